@@ -1,0 +1,115 @@
+// The one CLI: serve, worker, migrate, keys, demo. `npm start` runs `serve`.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { PERMISSIONS } from './domain/catalog.js';
+import { listKeys } from './repos/keys.js';
+import { openDeps, serve } from './server.js';
+import { changeApiKey, createApiKey, requireProject } from './services/admin.js';
+import { loadDemo } from './services/demo.js';
+import type { Rights } from './schemas/common.js';
+import { AppError } from './errors.js';
+
+const USAGE = `usage: edu-gateway <command>
+
+  serve                      migrate, then serve the API, admin UI and delivery worker
+  migrate                    apply database migrations and exit
+  demo                       load the example project of the API document (idempotent)
+  keys create --site SITE --name NAME [--permissions a,b] [--events a,b] [--templates a,b]
+              [--carts course,diploma] [--list-id N]
+                             create an API key; the full key is printed once
+  keys list [--site SITE]    list keys (never the key itself)
+  keys disable ID            disable a key
+
+Configuration comes from the environment (see README).`;
+
+const csv = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, sub, ...rest] = argv;
+  if (!cmd || cmd === '--help' || cmd === 'help') {
+    console.log(USAGE);
+    return cmd ? 0 : 1;
+  }
+  const config = loadConfig();
+
+  if (cmd === 'serve') {
+    const server = await serve(config);
+    const shutdown = (signal: string) => {
+      server.app.log.info({ signal }, 'shutting down');
+      server.stop().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    return -1;
+  }
+
+  const deps = await openDeps(config);
+  try {
+    await migrateToLatest(deps.db);
+    if (cmd === 'migrate') {
+      console.log('database is up to date');
+      return 0;
+    }
+    if (cmd === 'demo') {
+      const r = await loadDemo(deps);
+      console.log(r.created ? `Loaded the example project "${r.site_key}".` : `The example project "${r.site_key}" is already loaded; nothing changed.`);
+      for (const k of r.keys) {
+        console.log(k.key ? `  ${k.name}: ${k.key}` : `  ${k.name}: …${k.last4} (shown only when it was created)`);
+      }
+      if (r.keys.some((k) => k.key)) console.log('Store these keys now: they are not shown again.');
+      return 0;
+    }
+    if (cmd === 'keys' && sub === 'create') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { site: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, events: { type: 'string' }, templates: { type: 'string' }, carts: { type: 'string' }, 'list-id': { type: 'string' } },
+      });
+      if (!values.site || !values.name) throw new Error('keys create needs --site and --name');
+      const perms = csv(values.permissions);
+      const bad = perms.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
+      if (bad.length) throw new Error(`unknown permissions: ${bad.join(', ')} (known: ${PERMISSIONS.join(', ')})`);
+      const rights: Rights = {
+        permissions: perms as Rights['permissions'],
+        allowed_api_events: csv(values.events),
+        allowed_template_keys: csv(values.templates),
+        allowed_cart_types: csv(values.carts) as Rights['allowed_cart_types'],
+        ...(values['list-id'] ? { list_id: Number(values['list-id']) } : {}),
+      };
+      const k = await createApiKey(deps, { site_key: values.site, name: values.name, rights });
+      console.log(`created key ${k.id} (${k.name}) for ${k.site_key}:\n${k.key}\nStore it now: it is not shown again.`);
+      return 0;
+    }
+    if (cmd === 'keys' && sub === 'list') {
+      const { values } = parseArgs({ args: rest, options: { site: { type: 'string' } } });
+      const projectId = values.site ? (await requireProject(deps.db.db, values.site)).id : undefined;
+      for (const k of await listKeys(deps.db.db, projectId)) {
+        console.log(`${k.id}\t${k.site_key}\t${k.status}\t…${k.last4}\t${k.name}\t${(k.rights.permissions ?? []).join(',')}`);
+      }
+      return 0;
+    }
+    if (cmd === 'keys' && sub === 'disable') {
+      const id = Number(rest[0]);
+      if (!Number.isInteger(id) || id < 1) throw new Error('keys disable needs a key id');
+      await changeApiKey(deps, id, { status: 'disabled' });
+      console.log(`key ${id} disabled`);
+      return 0;
+    }
+    console.error(USAGE);
+    return 1;
+  } finally {
+    await deps.db.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err) => {
+    if (err instanceof ConfigError) console.error(`configuration error: ${err.message}`);
+    else if (err instanceof AppError) console.error(`error: ${err.message}`);
+    else console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

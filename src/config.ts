@@ -1,0 +1,91 @@
+// Configuration from the environment (SPEC §9). Parsed once, validated at start: a bad value stops the
+// process with a message naming the variable instead of surfacing later as a confusing failure.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import dotenv from 'dotenv';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  adminToken: string | null;
+  smtpUrl: string | null;
+  publicUrl: string;
+  redisUrl: string | null;
+  /** Secret for unsubscribe tokens; when unset one is generated once and kept in the database. */
+  secretKey: string | null;
+  bodyLimitBytes: number;
+  /** How long a transactional request waits for the first delivery attempt (SPEC §3). */
+  sendWaitMs: number;
+  idempotencyRetentionDays: number;
+  role: Role;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+export function defaultSqliteUrl(): string {
+  return `sqlite:${resolve('data', 'gateway.db')}`;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, readDotenv = true): Config {
+  if (readDotenv && existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+
+  let databaseUrl = env.DATABASE_URL?.trim() || defaultSqliteUrl();
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got "${databaseUrl}"`);
+  }
+  if (databaseUrl === 'sqlite:') databaseUrl = defaultSqliteUrl();
+
+  const adminToken = env.ADMIN_TOKEN?.trim() || null;
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new ConfigError('ADMIN_TOKEN must be at least 16 characters long');
+  }
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`;
+  const role = (env.ROLE?.trim() || 'all') as Role;
+  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError(`ROLE must be all, api or worker, got "${role}"`);
+
+  return {
+    port,
+    host,
+    databaseUrl,
+    adminToken,
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    secretKey: env.SECRET_KEY?.trim() || null,
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
+    sendWaitMs: int(env, 'SEND_WAIT_MS', 2000, 0, 30000),
+    idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),
+    role,
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+  };
+}

@@ -1,0 +1,69 @@
+// One place that knows both dialects. Everything above this file talks to Kysely<Database> and asks
+// `dialect` only where SQL genuinely differs (row locking, upserts are portable through Kysely).
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// int8 (bigserial ids, counts) as JS numbers: ids stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export interface DbOptions {
+  /** PostgreSQL only: a schema to create and use (tests isolate themselves this way). */
+  schema?: string;
+  poolSize?: number;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url);
+}
+
+export async function openDatabase(url: string, opts: DbOptions = {}): Promise<Db> {
+  if (isPostgresUrl(url)) {
+    if (opts.schema) {
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+      await admin.end();
+    }
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      options: opts.schema ? `-c search_path="${opts.schema}"` : undefined,
+    });
+    // An idle client erroring (server restart) must not crash the process; the pool replaces it.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  const path = url.replace(/^sqlite:/, '') || ':memory:';
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const conn = new SQLite(path);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('busy_timeout = 5000');
+  conn.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+export async function ping(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

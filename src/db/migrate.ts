@@ -1,0 +1,43 @@
+// Migrations live in code (not discovered on disk) so they run the same under tsx, in tests and from a
+// bundle. Each receives the dialect for the few DDL differences.
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Db, Dialect } from './index.js';
+import * as m001 from './migrations/001_init.js';
+
+export interface MigrationContext {
+  dialect: Dialect;
+}
+
+type Step = { up(db: Kysely<any>, ctx: MigrationContext): Promise<void> };
+const steps: Record<string, Step> = {
+  '001_init': m001,
+};
+
+class CodeProvider implements MigrationProvider {
+  constructor(private readonly dialect: Dialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, step] of Object.entries(steps)) {
+      out[name] = { up: (db) => step.up(db, { dialect: this.dialect }) };
+    }
+    return out;
+  }
+}
+
+export const migrationNames = Object.keys(steps);
+
+function migrator({ db, dialect }: Db): Migrator {
+  return new Migrator({ db, provider: new CodeProvider(dialect) });
+}
+
+export async function migrateToLatest(database: Db): Promise<string[]> {
+  const { error, results } = await migrator(database).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** True when every migration in the code has run (readiness check). */
+export async function migrationsCurrent(database: Db): Promise<boolean> {
+  const all = await migrator(database).getMigrations();
+  return all.every((m) => m.executedAt !== undefined);
+}

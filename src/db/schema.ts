@@ -1,0 +1,208 @@
+// Table types for Kysely. Times are integer milliseconds since the epoch in both dialects (comparable,
+// indexable, no time-zone surprises); JSON documents are stored as text and parsed in the repositories.
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface ProjectsTable {
+  id: Generated<number>;
+  site_key: string;
+  name: string;
+  from_email: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  key_hash: string;
+  last4: string;
+  status: 'active' | 'disabled';
+  rights: string;
+  rate_per_second: number | null;
+  rate_burst: number | null;
+  created_at: number;
+  disabled_at: number | null;
+}
+
+export type ContactStatus = 'active' | 'unsubscribed' | 'invalid' | 'admin_blocked';
+
+export interface ContactsTable {
+  id: Generated<number>;
+  project_id: number;
+  email: string;
+  name: string | null;
+  fields: string;
+  status: ContactStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ListsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  created_at: number;
+}
+
+export interface ListMembersTable {
+  list_id: number;
+  contact_id: number;
+  added_at: number;
+}
+
+export interface TemplatesTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  subject: string;
+  html: string;
+  text: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RoutesTable {
+  project_id: number;
+  routing_key: string;
+  template_id: number;
+}
+
+export interface CourseCategoriesTable {
+  project_id: number;
+  category_id: string;
+  list_id: number;
+  slug: string;
+  title: string;
+}
+
+export interface PaidListsTable {
+  project_id: number;
+  cart_type: string;
+  list_id: number;
+}
+
+export interface SequencesTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  steps: string;
+  created_at: number;
+}
+
+export interface CartChainsTable {
+  project_id: number;
+  cart_type: string;
+  sequence_id: number;
+}
+
+export interface OrdersTable {
+  id: Generated<number>;
+  project_id: number;
+  order_id: string;
+  cart_type: string;
+  contact_id: number;
+  status: 'unpaid' | 'paid';
+  course_name: string | null;
+  amount: number | null;
+  currency: string | null;
+  paid_at: string | null;
+  created_event_id: number | null;
+  paid_event_id: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  project_id: number;
+  key_id: number | null;
+  key_last4: string | null;
+  endpoint: string;
+  event_type: string | null;
+  email: string | null;
+  order_id: string | null;
+  idempotency_key: string | null;
+  http_status: number;
+  accepted: number;
+  error_code: string | null;
+  payload: string | null;
+  effects: string;
+  created_at: number;
+}
+
+export interface IdempotencyTable {
+  project_id: number;
+  idempotency_key: string;
+  request_hash: string;
+  endpoint: string;
+  response_status: number;
+  response_body: string;
+  event_id: number;
+  created_at: number;
+}
+
+export type EmailStatus = 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'cancelled' | 'suppressed';
+export type EmailKind = 'transactional' | 'cart' | 'campaign';
+
+export interface ScheduledEmailsTable {
+  id: Generated<number>;
+  project_id: number;
+  kind: EmailKind;
+  template_id: number;
+  template_key: string;
+  contact_id: number;
+  to_email: string;
+  to_name: string | null;
+  order_id: string | null;
+  event_id: number | null;
+  campaign_id: number | null;
+  chain_step: string | null;
+  context: string;
+  status: EmailStatus;
+  due_at: number;
+  attempts: number;
+  last_error: string | null;
+  locked_by: string | null;
+  locked_until: number | null;
+  sent_at: number | null;
+  message_id: string | null;
+  rendered: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface Database {
+  settings: SettingsTable;
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  contacts: ContactsTable;
+  lists: ListsTable;
+  list_members: ListMembersTable;
+  templates: TemplatesTable;
+  routes: RoutesTable;
+  course_categories: CourseCategoriesTable;
+  paid_lists: PaidListsTable;
+  sequences: SequencesTable;
+  cart_chains: CartChainsTable;
+  orders: OrdersTable;
+  events: EventsTable;
+  idempotency: IdempotencyTable;
+  scheduled_emails: ScheduledEmailsTable;
+}
+
+export type Project = Selectable<ProjectsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type ContactRow = Selectable<ContactsTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type OrderRow = Selectable<OrdersTable>;
+export type EventRow = Selectable<EventsTable>;
+export type EmailRow = Selectable<ScheduledEmailsTable>;
+export type NewEmail = Insertable<ScheduledEmailsTable>;
+export type NewEvent = Insertable<EventsTable>;
+export type EmailUpdate = Updateable<ScheduledEmailsTable>;

@@ -1,0 +1,56 @@
+// Authentication: scoped API keys for the gateway (SPEC §2), the admin bearer token (SPEC §6).
+// Both run as onRequest hooks, before the body is read, so a bad key is refused first (SPEC §1 order).
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hashKey, isWellFormedKey, sameHash } from '../../domain/keys.js';
+import { AppError } from '../../errors.js';
+import { findKeyByHash } from '../../repos/keys.js';
+import { findProjectById } from '../../repos/projects.js';
+import type { Deps, GatewayCall } from '../../services/context.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    gateway?: GatewayCall;
+    gatewayLogged?: boolean;
+  }
+}
+
+export function gatewayAuth(deps: Deps, endpoint: string) {
+  return async function onRequest(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const header = req.headers['x-api-key'];
+    const presented = Array.isArray(header) ? header[0] : header;
+    if (!presented || !presented.trim()) throw new AppError(401, 'missing_api_key', 'Send the project API key in the X-API-Key header');
+    const token = presented.trim();
+    // The checksum rejects typos and random strings without touching the database.
+    if (!isWellFormedKey(token)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    const hash = hashKey(token);
+    const key = await findKeyByHash(deps.db.db, hash);
+    if (!key || !sameHash(key.key_hash, hash)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    const project = await findProjectById(deps.db.db, key.project_id);
+    if (!project) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    req.gateway = { deps, project, key, endpoint };
+    if (key.status !== 'active') throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
+  };
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+export function adminAuth(deps: Deps) {
+  const expected = deps.config.adminToken ? digest(deps.config.adminToken) : null;
+  return async function onRequest(req: FastifyRequest): Promise<void> {
+    if (!expected) throw new AppError(401, 'unauthorized', 'The admin API is disabled: set ADMIN_TOKEN to enable it');
+    if (req.adminSession) return;
+    const h = req.headers.authorization;
+    const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
+    if (!m) throw new AppError(401, 'unauthorized', 'Send the admin token as Authorization: Bearer <token>');
+    // Compare digests so the comparison is constant-time whatever the lengths.
+    if (!timingSafeEqual(digest(m[1].trim()), expected)) throw new AppError(401, 'unauthorized', 'The admin token is not valid');
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the admin UI's session check (a logged-in browser). */
+    adminSession?: boolean;
+  }
+}

@@ -1,0 +1,135 @@
+// Contacts and address books (lists and their members).
+import type { ContactRow, ContactStatus } from '../db/schema.js';
+import { parseJson, type Executor } from './types.js';
+
+/** Contacts are unique per project by this form of the address (SPEC §4). */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Insert or update a contact. A name or fields sent now overwrite what was known, absent ones keep it;
+ * fields are merged so one event's values do not erase another's. Status is never changed here: an
+ * event must not resubscribe someone who unsubscribed.
+ */
+export async function upsertContact(
+  db: Executor,
+  projectId: number,
+  c: { email: string; name?: string | null; fields?: Record<string, unknown> },
+  now: number,
+): Promise<ContactRow> {
+  const email = normaliseEmail(c.email);
+  const existing = await db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirst();
+  if (existing) {
+    const name = c.name ? c.name : existing.name;
+    const fields = c.fields ? { ...parseJson<Record<string, unknown>>(existing.fields, {}), ...c.fields } : undefined;
+    if (name !== existing.name || fields) {
+      await db
+        .updateTable('contacts')
+        .set({ name, ...(fields ? { fields: JSON.stringify(fields) } : {}), updated_at: now })
+        .where('id', '=', existing.id)
+        .execute();
+    }
+    return { ...existing, name, fields: fields ? JSON.stringify(fields) : existing.fields };
+  }
+  // Two requests may race to create the same contact: the unique index decides, the loser reads.
+  await db
+    .insertInto('contacts')
+    .values({ project_id: projectId, email, name: c.name ?? null, fields: JSON.stringify(c.fields ?? {}), status: 'active', created_at: now, updated_at: now })
+    .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
+    .execute();
+  return db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirstOrThrow();
+}
+
+export async function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findContactByEmail(db: Executor, projectId: number, email: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', normaliseEmail(email)).executeTakeFirst();
+}
+
+export async function setContactStatus(db: Executor, id: number, status: ContactStatus, now: number): Promise<void> {
+  await db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id).execute();
+}
+
+export interface ListRow {
+  id: number;
+  project_id: number;
+  name: string;
+  created_at: number;
+}
+
+export async function findList(db: Executor, id: number): Promise<ListRow | undefined> {
+  return db.selectFrom('lists').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listLists(db: Executor, projectId: number): Promise<(ListRow & { members: number })[]> {
+  return db
+    .selectFrom('lists')
+    .leftJoin('list_members', 'list_members.list_id', 'lists.id')
+    .select(['lists.id', 'lists.project_id', 'lists.name', 'lists.created_at'])
+    .select((eb) => eb.fn.count<number>('list_members.contact_id').as('members'))
+    .where('lists.project_id', '=', projectId)
+    .groupBy(['lists.id', 'lists.project_id', 'lists.name', 'lists.created_at'])
+    .orderBy('lists.id')
+    .execute()
+    .then((rows) => rows.map((r) => ({ ...r, members: Number(r.members) })));
+}
+
+/** Address books are unique by name within a project; creating an existing one returns it. */
+export async function createList(db: Executor, projectId: number, name: string, now: number, id?: number): Promise<{ list: ListRow; created: boolean }> {
+  const existing = await db.selectFrom('lists').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
+  if (existing) return { list: existing, created: false };
+  const list = await db
+    .insertInto('lists')
+    .values({ ...(id !== undefined ? { id } : {}), project_id: projectId, name, created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { list, created: true };
+}
+
+/** Adds once; returns true when the contact was not yet in the book. */
+export async function addToList(db: Executor, listId: number, contactId: number, now: number): Promise<boolean> {
+  const res = await db
+    .insertInto('list_members')
+    .values({ list_id: listId, contact_id: contactId, added_at: now })
+    .onConflict((oc) => oc.columns(['list_id', 'contact_id']).doNothing())
+    .executeTakeFirst();
+  return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+export async function listMembers(db: Executor, listId: number, limit: number, afterContactId: number | null) {
+  let q = db
+    .selectFrom('list_members')
+    .innerJoin('contacts', 'contacts.id', 'list_members.contact_id')
+    .select(['contacts.id as contact_id', 'contacts.email', 'contacts.name', 'contacts.status', 'list_members.added_at'])
+    .where('list_members.list_id', '=', listId)
+    .orderBy('contacts.id')
+    .limit(limit + 1);
+  if (afterContactId !== null) q = q.where('contacts.id', '>', afterContactId);
+  return q.execute();
+}
+
+export async function searchContacts(db: Executor, opts: { projectId?: number; email?: string; limit: number; afterId: number | null }) {
+  let q = db
+    .selectFrom('contacts')
+    .innerJoin('projects', 'projects.id', 'contacts.project_id')
+    .select(['contacts.id', 'projects.site_key', 'contacts.email', 'contacts.name', 'contacts.status', 'contacts.fields', 'contacts.created_at', 'contacts.updated_at'])
+    .orderBy('contacts.id', 'desc')
+    .limit(opts.limit + 1);
+  if (opts.projectId !== undefined) q = q.where('contacts.project_id', '=', opts.projectId);
+  if (opts.email) q = q.where('contacts.email', 'like', `%${normaliseEmail(opts.email).replace(/[%_\\]/g, '')}%`);
+  if (opts.afterId !== null) q = q.where('contacts.id', '<', opts.afterId);
+  return q.execute();
+}
+
+export async function contactLists(db: Executor, contactId: number) {
+  return db
+    .selectFrom('list_members')
+    .innerJoin('lists', 'lists.id', 'list_members.list_id')
+    .select(['lists.id as list_id', 'lists.name', 'list_members.added_at'])
+    .where('list_members.contact_id', '=', contactId)
+    .orderBy('lists.id')
+    .execute();
+}

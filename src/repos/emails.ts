@@ -1,0 +1,136 @@
+// The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
+// them; the delivery worker claims and updates them.
+import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
+import { iso, parseJson, type Executor } from './types.js';
+
+export const PENDING: EmailStatus[] = ['scheduled', 'queued'];
+
+export async function insertEmail(db: Executor, e: NewEmail): Promise<number> {
+  const row = await db.insertInto('scheduled_emails').values(e).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function findEmail(db: Executor, id: number): Promise<EmailRow | undefined> {
+  return db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Cancels the pending cart-chain e-mails of one order; returns their ids. */
+export async function cancelPendingCartEmails(db: Executor, projectId: number, orderId: string, now: number): Promise<number[]> {
+  const rows = await db
+    .updateTable('scheduled_emails')
+    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid' })
+    .where('project_id', '=', projectId)
+    .where('order_id', '=', orderId)
+    .where('kind', '=', 'cart')
+    .where('status', 'in', PENDING)
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export interface EmailFilter {
+  projectId?: number;
+  orderId?: string;
+  status?: string;
+  to?: string;
+  eventId?: number;
+  contactId?: number;
+  campaignId?: number;
+  limit: number;
+  cursor: number | null;
+}
+
+/** Due-but-unsent rows are stored as `scheduled` and shown as `queued` once their time has come. */
+export function visibleStatus(status: EmailStatus, dueAt: number, now: number): EmailStatus {
+  return status === 'scheduled' && dueAt <= now ? 'queued' : status;
+}
+
+export async function listEmails(db: Executor, f: EmailFilter, now: number) {
+  let q = db
+    .selectFrom('scheduled_emails')
+    .innerJoin('projects', 'projects.id', 'scheduled_emails.project_id')
+    .select([
+      'scheduled_emails.id', 'projects.site_key', 'scheduled_emails.kind', 'scheduled_emails.template_key',
+      'scheduled_emails.to_email', 'scheduled_emails.status', 'scheduled_emails.due_at', 'scheduled_emails.sent_at',
+      'scheduled_emails.order_id', 'scheduled_emails.event_id', 'scheduled_emails.campaign_id', 'scheduled_emails.attempts',
+      'scheduled_emails.last_error', 'scheduled_emails.contact_id', 'scheduled_emails.chain_step',
+    ])
+    .orderBy('scheduled_emails.id', 'desc')
+    .limit(f.limit + 1);
+  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
+  if (f.orderId !== undefined) q = q.where('scheduled_emails.order_id', '=', f.orderId);
+  if (f.to !== undefined) q = q.where('scheduled_emails.to_email', '=', f.to.trim().toLowerCase());
+  if (f.eventId !== undefined) q = q.where('scheduled_emails.event_id', '=', f.eventId);
+  if (f.contactId !== undefined) q = q.where('scheduled_emails.contact_id', '=', f.contactId);
+  if (f.campaignId !== undefined) q = q.where('scheduled_emails.campaign_id', '=', f.campaignId);
+  if (f.status === 'queued') q = q.where((eb) => eb.or([eb('scheduled_emails.status', '=', 'queued'), eb.and([eb('scheduled_emails.status', '=', 'scheduled'), eb('scheduled_emails.due_at', '<=', now)])]));
+  else if (f.status === 'scheduled') q = q.where('scheduled_emails.status', '=', 'scheduled').where('scheduled_emails.due_at', '>', now);
+  else if (f.status !== undefined) q = q.where('scheduled_emails.status', '=', f.status as EmailStatus);
+  if (f.cursor !== null) q = q.where('scheduled_emails.id', '<', f.cursor);
+  const rows = await q.execute();
+  const more = rows.length > f.limit;
+  const items = rows.slice(0, f.limit).map((r) => ({
+    id: r.id,
+    site_key: r.site_key,
+    kind: r.kind,
+    template_key: r.template_key,
+    to: r.to_email,
+    status: visibleStatus(r.status, Number(r.due_at), now),
+    due_at: iso(r.due_at)!,
+    sent_at: iso(r.sent_at),
+    order_id: r.order_id,
+    event_id: r.event_id,
+    campaign_id: r.campaign_id,
+    contact_id: r.contact_id,
+    chain_step: r.chain_step,
+    attempts: r.attempts,
+    last_error: r.last_error,
+  }));
+  return { items, nextId: more ? items[items.length - 1].id : null };
+}
+
+export interface RenderedMessage {
+  subject: string;
+  html: string;
+  text: string;
+  headers: Record<string, string>;
+}
+
+export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
+  const rendered = parseJson<RenderedMessage | null>(r.rendered, null);
+  return {
+    id: r.id,
+    site_key: r.site_key,
+    kind: r.kind,
+    template_key: r.template_key,
+    to: r.to_email,
+    to_name: r.to_name,
+    status: visibleStatus(r.status, Number(r.due_at), now),
+    due_at: iso(r.due_at)!,
+    sent_at: iso(r.sent_at),
+    created_at: iso(r.created_at)!,
+    order_id: r.order_id,
+    event_id: r.event_id,
+    campaign_id: r.campaign_id,
+    contact_id: r.contact_id,
+    chain_step: r.chain_step,
+    attempts: r.attempts,
+    last_error: r.last_error,
+    message_id: r.message_id,
+    context: parseJson<Record<string, unknown>>(r.context, {}),
+    subject: rendered?.subject ?? null,
+    html: rendered?.html ?? null,
+    text: rendered?.text ?? null,
+    headers: rendered?.headers ?? {},
+  };
+}
+
+export async function findEmailWithSite(db: Executor, id: number) {
+  return db
+    .selectFrom('scheduled_emails')
+    .innerJoin('projects', 'projects.id', 'scheduled_emails.project_id')
+    .selectAll('scheduled_emails')
+    .select('projects.site_key')
+    .where('scheduled_emails.id', '=', id)
+    .executeTakeFirst();
+}

@@ -1,0 +1,62 @@
+// Templates and the per-project routing (routing key -> template).
+import type { TemplateRow } from '../db/schema.js';
+import type { Executor } from './types.js';
+
+export async function findTemplate(db: Executor, id: number): Promise<TemplateRow | undefined> {
+  return db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findTemplateByName(db: Executor, projectId: number, name: string): Promise<TemplateRow | undefined> {
+  return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
+}
+
+export async function listTemplates(db: Executor, projectId: number): Promise<TemplateRow[]> {
+  return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).orderBy('name').execute();
+}
+
+/** A template's name is its key, unique per project: saving the same name again updates it. */
+export async function upsertTemplate(
+  db: Executor,
+  projectId: number,
+  t: { name: string; subject: string; html: string; text: string },
+  now: number,
+): Promise<{ id: number; created: boolean }> {
+  const existing = await findTemplateByName(db, projectId, t.name);
+  if (existing) {
+    await db.updateTable('templates').set({ subject: t.subject, html: t.html, text: t.text, updated_at: now }).where('id', '=', existing.id).execute();
+    return { id: existing.id, created: false };
+  }
+  const row = await db
+    .insertInto('templates')
+    .values({ project_id: projectId, ...t, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, created: true };
+}
+
+export async function getRoutes(db: Executor, projectId: number): Promise<Record<string, string>> {
+  const rows = await db
+    .selectFrom('routes')
+    .innerJoin('templates', 'templates.id', 'routes.template_id')
+    .select(['routes.routing_key', 'templates.name'])
+    .where('routes.project_id', '=', projectId)
+    .orderBy('routes.routing_key')
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.routing_key, r.name]));
+}
+
+export async function replaceRoutes(db: Executor, projectId: number, routes: { routing_key: string; template_id: number }[]): Promise<void> {
+  await db.deleteFrom('routes').where('project_id', '=', projectId).execute();
+  if (routes.length) await db.insertInto('routes').values(routes.map((r) => ({ project_id: projectId, ...r }))).execute();
+}
+
+/** The template a routing key leads to in this project, if any. */
+export async function routedTemplate(db: Executor, projectId: number, routingKey: string): Promise<TemplateRow | undefined> {
+  return db
+    .selectFrom('routes')
+    .innerJoin('templates', 'templates.id', 'routes.template_id')
+    .selectAll('templates')
+    .where('routes.project_id', '=', projectId)
+    .where('routes.routing_key', '=', routingKey)
+    .executeTakeFirst();
+}

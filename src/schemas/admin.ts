@@ -1,0 +1,214 @@
+// Schemas of the admin and legacy configuration API (SPEC §6).
+import { Type, type Static } from '@sinclair/typebox';
+import { Cursor, Email, FieldsObject, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+
+const Ok = Type.Literal(true);
+const Id = Type.Integer({ minimum: 1 });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const Json = Type.Unknown();
+
+export const SiteKeyParams = Type.Object({ site_key: SiteKey });
+export const IdParams = Type.Object({ id: Id });
+export const ListIdParams = Type.Object({ list_id: Id });
+
+export const KeyView = Type.Object({
+  id: Type.Integer(),
+  site_key: Type.String(),
+  name: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]),
+  last4: Type.String(),
+  rights: Rights,
+  rate_limit: Type.Union([RateLimit, Type.Null()]),
+  created_at: Type.String(),
+  disabled_at: NullableString,
+});
+
+export const CreateKeyBody = Type.Object(
+  { site_key: SiteKey, name: ShortString(200), rights: Rights, rate_limit: Type.Optional(RateLimit) },
+  { additionalProperties: false },
+);
+export type CreateKeyBody = Static<typeof CreateKeyBody>;
+export const CreatedKey = Type.Intersect([KeyView, Type.Object({ key: Type.String({ description: 'the full key; shown only in this answer' }) })]);
+
+export const UpdateKeyBody = Type.Object(
+  { name: Type.Optional(ShortString(200)), rights: Type.Optional(Rights), rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])) },
+  { additionalProperties: false },
+);
+export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
+
+export const SiteBody = Type.Object(
+  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }), from_email: Email },
+  { additionalProperties: false },
+);
+export type SiteBody = Static<typeof SiteBody>;
+
+export const ProjectView = Type.Object({
+  id: Type.Integer(),
+  site_key: Type.String(),
+  name: Type.String(),
+  from_email: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+
+export const ContactUpsertBody = Type.Object(
+  { site_key: SiteKey, email: Email, name: Type.Optional(ShortString(500)), fields: Type.Optional(FieldsObject) },
+  { additionalProperties: false },
+);
+export type ContactUpsertBody = Static<typeof ContactUpsertBody>;
+
+export const TemplateBody = Type.Object(
+  {
+    site_key: SiteKey,
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.:-]+$', description: 'the template key routing and rights refer to' }),
+    subject: Type.String({ minLength: 1, maxLength: 1000 }),
+    html: Type.String({ maxLength: 500_000 }),
+    text: Type.String({ maxLength: 500_000 }),
+  },
+  { additionalProperties: false },
+);
+export type TemplateBody = Static<typeof TemplateBody>;
+
+export const TemplateView = Type.Object({
+  id: Type.Integer(), site_key: Type.String(), name: Type.String(), subject: Type.String(), html: Type.String(), text: Type.String(),
+  created_at: Type.String(), updated_at: Type.String(),
+});
+
+export const ListBody = Type.Object({ site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const ListMemberBody = Type.Object({ contact_id: Id }, { additionalProperties: false });
+export const ListView = Type.Object({ list_id: Type.Integer(), name: Type.String(), members: Type.Integer(), created_at: Type.String() });
+
+export const MemberView = Type.Object({
+  contact_id: Type.Integer(), email: Type.String(), name: NullableString, status: Type.String(), added_at: Type.String(),
+});
+
+export const RoutingBody = Type.Object(
+  { routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }) },
+  { additionalProperties: false },
+);
+export const RoutingResponse = Type.Object({ ok: Ok, site_key: Type.String(), routes: Type.Record(Type.String(), Type.String()) });
+
+export const Category = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 50 }),
+    list_id: Id,
+    slug: Type.String({ minLength: 1, maxLength: 200 }),
+    title: Type.String({ maxLength: 500, default: '' }),
+  },
+  { additionalProperties: false },
+);
+export const CategoriesBody = Type.Object({ categories: Type.Array(Category, { maxItems: 1000 }) }, { additionalProperties: false });
+export const CategoriesResponse = Type.Object({ ok: Ok, site_key: Type.String(), categories: Type.Array(Category) });
+
+export const PaidListsBody = Type.Object(
+  { lists: Type.Record(Type.String(), Id, { maxProperties: 10 }) },
+  { additionalProperties: false },
+);
+export const PaidListsResponse = Type.Object({ ok: Ok, site_key: Type.String(), lists: Type.Record(Type.String(), Type.Integer()) });
+
+export const ContactStatusBody = Type.Object(
+  { status: Type.Union(['active', 'unsubscribed', 'invalid', 'admin_blocked'].map((s) => Type.Literal(s))) },
+  { additionalProperties: false },
+);
+
+export const EventsQuery = Type.Object({
+  site_key: Type.Optional(SiteKey),
+  order_id: Type.Optional(ShortString(200)),
+  event_type: Type.Optional(ShortString(100)),
+  email: Type.Optional(ShortString(254)),
+  status: Type.Optional(Type.Union([Type.Literal('accepted'), Type.Literal('rejected')])),
+  since: Type.Optional(Type.String({ format: 'date-time' })),
+  until: Type.Optional(Type.String({ format: 'date-time' })),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
+  limit: Limit,
+  cursor: Cursor,
+});
+
+export const EventView = Type.Object({
+  id: Type.Integer(),
+  site_key: Type.String(),
+  received_at: Type.String(),
+  endpoint: Type.String(),
+  event_type: NullableString,
+  email: NullableString,
+  order_id: NullableString,
+  idempotency_key: NullableString,
+  key_id: Type.Union([Type.Integer(), Type.Null()]),
+  key_last4: NullableString,
+  http_status: Type.Integer(),
+  accepted: Type.Boolean(),
+  error_code: NullableString,
+  payload: Json,
+  effects: Type.Record(Type.String(), Json),
+});
+
+export const StatsQuery = Type.Object({
+  site_key: Type.Optional(SiteKey),
+  since: Type.Optional(Type.String({ format: 'date-time' })),
+  until: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+const Count = Type.Integer();
+const Bucket = { total: Count, accepted: Count, rejected: Count };
+export const StatsResponse = Type.Object({
+  ok: Ok,
+  site_key: Type.Union([Type.String(), Type.Null()]),
+  total: Count,
+  accepted: Count,
+  rejected: Count,
+  by_event_type: Type.Array(Type.Object({ event_type: NullableString, ...Bucket })),
+  by_day: Type.Array(Type.Object({ day: Type.String(), ...Bucket })),
+  rejected_by_code: Type.Array(Type.Object({ code: Type.String(), total: Count })),
+  emails_by_status: Type.Record(Type.String(), Count),
+});
+
+export const EmailStatusSchema = Type.Union(
+  ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'].map((s) => Type.Literal(s)),
+);
+
+export const EmailsQuery = Type.Object({
+  site_key: Type.Optional(SiteKey),
+  order_id: Type.Optional(ShortString(200)),
+  status: Type.Optional(EmailStatusSchema),
+  to: Type.Optional(ShortString(254)),
+  event_id: Type.Optional(Id),
+  contact_id: Type.Optional(Id),
+  campaign_id: Type.Optional(Id),
+  limit: Limit,
+  cursor: Cursor,
+});
+
+const EmailCommon = {
+  id: Type.Integer(),
+  site_key: Type.String(),
+  kind: Type.String(),
+  template_key: Type.String(),
+  to: Type.String(),
+  status: Type.String(),
+  due_at: Type.String(),
+  sent_at: NullableString,
+  order_id: NullableString,
+  event_id: Type.Union([Type.Integer(), Type.Null()]),
+  campaign_id: Type.Union([Type.Integer(), Type.Null()]),
+  contact_id: Type.Integer(),
+  chain_step: NullableString,
+  attempts: Type.Integer(),
+  last_error: NullableString,
+};
+export const EmailListItem = Type.Object(EmailCommon);
+export const EmailDetail = Type.Object({
+  ...EmailCommon,
+  to_name: NullableString,
+  created_at: Type.String(),
+  message_id: NullableString,
+  context: Type.Record(Type.String(), Json),
+  subject: NullableString,
+  html: NullableString,
+  text: NullableString,
+  headers: Type.Record(Type.String(), Type.String()),
+});
+
+export const Page = <T extends import('@sinclair/typebox').TSchema>(item: T) =>
+  Type.Object({ ok: Ok, items: Type.Array(item), next_cursor: Type.Union([Type.String(), Type.Null()]) });
+
+export { Ok, Id };

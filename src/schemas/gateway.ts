@@ -1,0 +1,140 @@
+// Request and response schemas of the external gateway (API document + SPEC §3). The same objects give
+// the TypeScript types, the validation and the OpenAPI document.
+import { Type, type Static } from '@sinclair/typebox';
+import { CartTypeSchema, Email, FieldsObject, ShortString } from './common.js';
+
+const common = {
+  email: Email,
+  name: Type.Optional(ShortString(500)),
+  order_id: Type.Optional(ShortString(200)),
+  idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'unique per project; the sample shape is <order_id>:<event_type>' })),
+  fields: Type.Optional(FieldsObject),
+};
+
+export const TransactionalBody = Type.Object(
+  {
+    event_type: Type.String({ minLength: 1, maxLength: 100 }),
+    ...common,
+    amount: Type.Optional(Type.Number()),
+    currency: Type.Optional(ShortString(10)),
+    cart_type: Type.Optional(ShortString(20)),
+    course_name: Type.Optional(ShortString(1000)),
+    course_id: Type.Optional(ShortString(200)),
+  },
+  {
+    additionalProperties: true,
+    examples: [{
+      event_type: 'contest_results', email: 'user@example.com', name: 'Anna',
+      idempotency_key: '1001:contest_results',
+      fields: { event_title: 'Spring contest', work_title: 'My project', place: '1' },
+    }],
+  },
+);
+export type TransactionalBody = Static<typeof TransactionalBody>;
+
+export const OrderCreatedBody = Type.Object(
+  {
+    cart_type: CartTypeSchema,
+    ...common,
+    order_id: ShortString(200),
+    course_name: Type.Optional(ShortString(1000)),
+  },
+  {
+    additionalProperties: true,
+    examples: [{
+      cart_type: 'course', email: 'user@example.com', name: 'Anna', order_id: '1001',
+      course_name: 'Inclusive education', fields: { pay_url: 'https://site.example/pay/1001' },
+    }],
+  },
+);
+export type OrderCreatedBody = Static<typeof OrderCreatedBody>;
+
+export const PurchaseBody = Type.Object(
+  {
+    cart_type: CartTypeSchema,
+    ...common,
+    order_id: ShortString(200),
+    course_id: Type.Optional(ShortString(200)),
+    amount: Type.Optional(Type.Number({ minimum: 0 })),
+    currency: Type.Optional(ShortString(10)),
+  },
+  {
+    additionalProperties: true,
+    examples: [{
+      cart_type: 'course', email: 'user@example.com', order_id: '1001', course_id: '77', amount: 2500, currency: 'RUB',
+      fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://site.example/account', course_category_id: '3' },
+    }],
+  },
+);
+export type PurchaseBody = Static<typeof PurchaseBody>;
+
+export const ScopedListContactBody = Type.Object(
+  { email: Email, name: Type.Optional(ShortString(500)), fields: Type.Optional(FieldsObject) },
+  { additionalProperties: true },
+);
+export type ScopedListContactBody = Static<typeof ScopedListContactBody>;
+
+export const TransactionalStatus = Type.Union(
+  ['sent', 'queued', 'scheduled', 'failed', 'suppressed', 'no_template'].map((s) => Type.Literal(s)),
+);
+
+export const TransactionalResponse = Type.Object({
+  ok: Type.Literal(true),
+  site_key: Type.String(),
+  event_type: Type.String(),
+  email: Type.String(),
+  event_id: Type.Integer(),
+  scheduled_email_id: Type.Union([Type.Integer(), Type.Null()]),
+  sent: Type.Integer(),
+  failed: Type.Integer(),
+  status: TransactionalStatus,
+});
+export type TransactionalResponse = Static<typeof TransactionalResponse>;
+
+export const OrderCreatedResponse = Type.Object({
+  ok: Type.Literal(true),
+  site_key: Type.String(),
+  event_id: Type.Integer(),
+  order_id: Type.String(),
+  cart_type: Type.String(),
+  scheduled_email_ids: Type.Array(Type.Integer()),
+  duplicate: Type.Boolean(),
+});
+export type OrderCreatedResponse = Static<typeof OrderCreatedResponse>;
+
+export const PurchaseResponse = Type.Object({
+  ok: Type.Literal(true),
+  site_key: Type.String(),
+  event_id: Type.Integer(),
+  order_id: Type.String(),
+  stopped: Type.Integer({ description: 'pending cart e-mails of this order that were cancelled' }),
+  address_books: Type.Array(Type.Integer()),
+  warnings: Type.Array(Type.String()),
+  duplicate: Type.Boolean(),
+});
+export type PurchaseResponse = Static<typeof PurchaseResponse>;
+
+export const ScopedListContactResponse = Type.Object({
+  ok: Type.Literal(true),
+  site_key: Type.String(),
+  event_id: Type.Integer(),
+  list_id: Type.Integer(),
+  contact_id: Type.Integer(),
+});
+
+export const CatalogResponse = Type.Object({
+  ok: Type.Literal(true),
+  site_key: Type.String(),
+  events: Type.Array(
+    Type.Object({
+      event_type: Type.String(),
+      description: Type.String(),
+      required_fields: Type.Array(Type.String()),
+      has_api: Type.Boolean(),
+      has_template: Type.Boolean(),
+      template_key: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+  supported_events: Type.Array(Type.String()),
+});
+export type CatalogResponse = Static<typeof CatalogResponse>;

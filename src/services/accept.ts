@@ -1,0 +1,137 @@
+// Accepting a gateway event: the event-log row, the event's effects and the idempotency record commit in
+// one transaction, or none of them does. A repeat of an idempotency key replays the first answer.
+import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import { insertEvent, setEventEffects } from '../repos/events.js';
+import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
+import type { Body } from '../domain/validation.js';
+import type { GatewayCall } from './context.js';
+
+export interface Described {
+  event_type: string | null;
+  email: string | null;
+  order_id: string | null;
+  idempotency_key: string | null;
+}
+
+const str = (v: unknown, max = 500): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+
+/** The searchable members of a request for the event log, whatever shape the body had. */
+export function describe(endpoint: string, body: unknown): Described {
+  const b = body && typeof body === 'object' && !Array.isArray(body) ? (body as Body) : {};
+  let eventType = str(b.event_type, 100);
+  const cart = str(b.cart_type, 20);
+  if (endpoint === 'order-created') eventType = cart ? `${cart}_order_created` : 'order_created';
+  if (endpoint === 'purchase') eventType = cart ? `${cart}_paid` : 'purchase';
+  if (endpoint === 'list-contact') eventType = 'list_contact_upsert';
+  if (endpoint === 'catalog') eventType = null;
+  const email = str(b.email, 254);
+  return {
+    event_type: eventType,
+    email: email ? email.trim().toLowerCase() : null,
+    order_id: typeof b.order_id === 'number' ? String(b.order_id) : str(b.order_id, 200),
+    idempotency_key: str(b.idempotency_key, 200),
+  };
+}
+
+/** Key order does not matter for "the same body". */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Body)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+export function requestHash(endpoint: string, body: Body): string {
+  return createHash('sha256').update(endpoint).update('\n').update(canonical(body)).digest('hex');
+}
+
+export interface Accepted<T> {
+  status: number;
+  body: T;
+  eventId: number;
+  replayed: boolean;
+}
+
+class IdempotencyRace extends Error {}
+
+export interface Work<T> {
+  response: T;
+  effects: Record<string, unknown>;
+}
+
+export async function acceptEvent<T extends object>(
+  call: GatewayCall,
+  body: Body,
+  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Work<T>>,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  const { deps, project, key, endpoint } = call;
+  const d = describe(endpoint, body);
+  const hash = requestHash(endpoint, body);
+  const now = deps.clock.now();
+
+  const replay = async (rec: IdempotencyRecord): Promise<Accepted<T>> => {
+    if (rec.request_hash !== hash) {
+      throw new AppError(422, 'idempotency_key_reused', 'This idempotency_key was already used with a different request body', {
+        idempotency_key: d.idempotency_key,
+        original_event_id: rec.event_id,
+      });
+    }
+    let stored = JSON.parse(rec.response_body) as T;
+    if (refresh) stored = await refresh(stored);
+    // The replay is itself a request the chronology should show, pointing at the original.
+    const eventId = await insertEvent(deps.db.db, {
+      project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...d,
+      http_status: rec.response_status, accepted: 1, error_code: null, payload: JSON.stringify(body),
+      effects: JSON.stringify({ replay_of: rec.event_id }), created_at: now,
+    });
+    return { status: rec.response_status, body: stored, eventId, replayed: true };
+  };
+
+  if (d.idempotency_key) {
+    const rec = await findIdempotency(deps.db.db, project.id, d.idempotency_key);
+    if (rec) return replay(rec);
+  }
+  try {
+    return await deps.db.db.transaction().execute(async (trx) => {
+      const eventId = await insertEvent(trx, {
+        project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...d,
+        http_status: 200, accepted: 1, error_code: null, payload: JSON.stringify(body), effects: '{}', created_at: now,
+      });
+      const { response, effects } = await work(trx, eventId, now);
+      await setEventEffects(trx, eventId, effects);
+      if (d.idempotency_key) {
+        const stored = await insertIdempotency(
+          trx,
+          { project_id: project.id, idempotency_key: d.idempotency_key, request_hash: hash, endpoint, response_status: 200, response_body: JSON.stringify(response), event_id: eventId },
+          now,
+        );
+        if (!stored) throw new IdempotencyRace();
+      }
+      return { status: 200, body: response, eventId, replayed: false };
+    });
+  } catch (e) {
+    // A concurrent request with the same key committed first: ours rolled back, answer as its repeat.
+    if (e instanceof IdempotencyRace && d.idempotency_key) {
+      const rec = await findIdempotency(deps.db.db, project.id, d.idempotency_key);
+      if (rec) return replay(rec);
+    }
+    throw e;
+  }
+}
+
+/** Logs a refused gateway request (SPEC §5: a developer debugging a 422 finds it in the chronology). */
+export async function logRejected(call: GatewayCall, body: unknown, status: number, code: string): Promise<void> {
+  const { deps, project, key, endpoint } = call;
+  const payload = body === undefined ? null : JSON.stringify(body);
+  await insertEvent(deps.db.db, {
+    project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...describe(endpoint, body),
+    http_status: status, accepted: 0, error_code: code,
+    payload: payload && payload.length > 70_000 ? null : payload,
+    effects: '{}', created_at: deps.clock.now(),
+  });
+}

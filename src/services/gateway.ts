@@ -1,0 +1,262 @@
+// The four gateway operations and the scoped address-book write, as plain functions over a checked key.
+// Checks run in the order of SPEC §1; effects happen through acceptEvent's single transaction.
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { CART_STEPS, CART_TYPES, CATALOG, cartStepKey, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { requireCartAllowed, requireEventAllowed, requireListAllowed, requirePermission, requireTemplateAllowed } from '../domain/rights.js';
+import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
+import { AppError, notFound, validationError } from '../errors.js';
+import { addToList, findList, upsertContact } from '../repos/contacts.js';
+import { cancelPendingCartEmails, findEmail, insertEmail, visibleStatus } from '../repos/emails.js';
+import { findOrder, insertUnpaidOrder, markOrderPaid } from '../repos/orders.js';
+import { cartChainSequence, findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
+import { findTemplate, getRoutes, routedTemplate } from '../repos/templates.js';
+import type { TemplateRow } from '../db/schema.js';
+import {
+  OrderCreatedBody, PurchaseBody, ScopedListContactBody, TransactionalBody,
+  type CatalogResponse, type OrderCreatedResponse, type PurchaseResponse, type TransactionalResponse,
+} from '../schemas/gateway.js';
+import { acceptEvent, type Accepted } from './accept.js';
+import type { GatewayCall } from './context.js';
+
+const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
+
+export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
+  const routes = await getRoutes(call.deps.db.db, call.project.id);
+  return {
+    ok: true,
+    site_key: call.project.site_key,
+    events: CATALOG.map((e) => ({
+      event_type: e.event_type,
+      description: e.description,
+      required_fields: requiredFieldsFor(e.event_type),
+      has_api: true,
+      has_template: e.event_type in routes,
+      template_key: routes[e.event_type] ?? null,
+    })),
+    supported_events: (call.key.rights.allowed_api_events ?? []).filter(isKnownEventType),
+  };
+}
+
+/** What templates see: top-level request members, then every member of fields (SPEC §8). */
+export function templateContext(body: Body): Record<string, unknown> {
+  const fields = body.fields && typeof body.fields === 'object' ? (body.fields as Body) : {};
+  const top = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key'));
+  return { ...fields, ...top, fields };
+}
+
+export async function transactional(call: GatewayCall, raw: unknown, opts: { respondAsync: boolean }): Promise<Accepted<TransactionalResponse>> {
+  const { deps, project, key } = call;
+  const body = requireObject(raw);
+  requirePermission(key.rights, 'transactional_send');
+
+  const et = body.event_type;
+  if (isAbsent(et)) {
+    const missing = ['event_type', ...(isAbsent(body.email) ? ['email'] : [])];
+    throw validationError(`Missing required fields: ${missing.join(', ')}`, { event_type: null, missing_fields: missing, required_fields: ['event_type', 'email'] });
+  }
+  if (typeof et !== 'string') {
+    throw validationError('event_type must be a string', { event_type: null, required_fields: ['event_type', 'email'], invalid_fields: { event_type: 'must be a string' } });
+  }
+  if (!isKnownEventType(et)) {
+    throw new AppError(422, 'unknown_event_type', `Unknown event type ${et}: it is neither in the catalog nor an extra event type`, { event_type: et });
+  }
+  requireEventAllowed(key.rights, et);
+  const required = requiredFieldsFor(et);
+  throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
+
+  const template = await routedTemplate(deps.db.db, project.id, et);
+  if (template) requireTemplateAllowed(key.rights, template.name);
+
+  const result = await acceptEvent<TransactionalResponse>(
+    call,
+    body,
+    async (trx, eventId, now) => {
+      const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
+      let emailId: number | null = null;
+      if (template) {
+        emailId = await insertEmail(trx, {
+          project_id: project.id, kind: 'transactional', template_id: template.id, template_key: template.name,
+          contact_id: contact.id, to_email: contact.email, to_name: (body.name as string | undefined) ?? contact.name,
+          order_id: (body.order_id as string | undefined) ?? null, event_id: eventId, campaign_id: null, chain_step: null,
+          context: JSON.stringify(templateContext(body)), status: 'queued', due_at: now, attempts: 0,
+          created_at: now, updated_at: now,
+        });
+      }
+      return {
+        response: {
+          ok: true, site_key: project.site_key, event_type: et, email: contact.email, event_id: eventId,
+          scheduled_email_id: emailId, sent: 0, failed: 0, status: template ? 'queued' : 'no_template',
+        },
+        effects: { contact_id: contact.id, scheduled_email_ids: emailId ? [emailId] : [], template_key: template?.name ?? null },
+      };
+    },
+    (stored) => currentStatus(call, stored),
+  );
+  if (result.replayed || result.body.scheduled_email_id === null) return result;
+
+  deps.delivery?.wake();
+  if (opts.respondAsync || !deps.delivery || deps.config.sendWaitMs === 0) return result;
+  await deps.delivery.waitForOutcome(result.body.scheduled_email_id, deps.config.sendWaitMs);
+  return { ...result, body: await currentStatus(call, result.body) };
+}
+
+/** Reports the e-mail as it stands now, so waits and replays tell the truth about delivery. */
+async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promise<TransactionalResponse> {
+  if (r.scheduled_email_id === null) return r;
+  const row = await findEmail(call.deps.db.db, r.scheduled_email_id);
+  if (!row) return r;
+  const s = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
+  const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
+  return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0 };
+}
+
+/** Cart endpoints: a known cart type outside the key's rights is 403; an unknown one is a 422 later. */
+function checkCart(call: GatewayCall, body: Body): void {
+  requirePermission(call.key.rights, 'cart_events_write');
+  const cart = body.cart_type;
+  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart)) requireCartAllowed(call.key.rights, cart);
+}
+
+interface ChainStep {
+  template: TemplateRow;
+  delayMinutes: number;
+  step: string;
+}
+
+/** The project's chain for a cart type: its configured sequence, else the routed 1h/1d/3d templates. */
+async function cartChain(trx: Transaction<Database>, projectId: number, cartType: string): Promise<ChainStep[]> {
+  const seq = await cartChainSequence(trx, projectId, cartType);
+  const steps: ChainStep[] = [];
+  if (seq) {
+    for (const [i, s] of seq.steps.entries()) {
+      const template = await findTemplate(trx, s.template_id);
+      if (template && template.project_id === projectId) steps.push({ template, delayMinutes: s.delay_minutes, step: `step${i + 1}` });
+    }
+    return steps;
+  }
+  for (const s of CART_STEPS) {
+    const template = await routedTemplate(trx, projectId, cartStepKey(cartType, s.step));
+    if (template) steps.push({ template, delayMinutes: s.delayMinutes, step: s.step });
+  }
+  return steps;
+}
+
+export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
+  const body = requireObject(raw);
+  checkCart(call, body);
+  const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
+  throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
+  const { project } = call;
+  const cartType = body.cart_type as string;
+  const orderId = body.order_id as string;
+  const fields = (body.fields as Body | undefined) ?? {};
+  const courseName = (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+
+  const result = await acceptEvent<OrderCreatedResponse>(call, body, async (trx, eventId, now) => {
+    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
+    const order = await insertUnpaidOrder(trx, { project_id: project.id, order_id: orderId, cart_type: cartType, contact_id: contact.id, course_name: courseName, event_id: eventId }, now);
+    const ids: number[] = [];
+    let note: string | null = null;
+    if (!order) {
+      const existing = await findOrder(trx, project.id, orderId);
+      note = existing?.status === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
+      const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: ids, duplicate: existing?.status !== 'paid' };
+      return { response, effects: { contact_id: contact.id, scheduled_email_ids: ids, note } };
+    }
+    const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
+    for (const s of await cartChain(trx, project.id, cartType)) {
+      ids.push(
+        await insertEmail(trx, {
+          project_id: project.id, kind: 'cart', template_id: s.template.id, template_key: s.template.name,
+          contact_id: contact.id, to_email: contact.email, to_name: (body.name as string | undefined) ?? contact.name,
+          order_id: orderId, event_id: eventId, campaign_id: null, chain_step: s.step, context,
+          status: 'scheduled', due_at: now + s.delayMinutes * 60_000, attempts: 0, created_at: now, updated_at: now,
+        }),
+      );
+    }
+    const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: ids, duplicate: false };
+    return { response, effects: { contact_id: contact.id, scheduled_email_ids: ids } };
+  });
+  return result;
+}
+
+export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {
+  const body = requireObject(raw);
+  checkCart(call, body);
+  const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
+  const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
+  if ('list_id' in body) problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
+  const fields = (body.fields as Body | undefined) ?? {};
+  const category = fields.course_category_id;
+  if (category !== undefined && category !== null && !(typeof category === 'string' || Number.isInteger(category))) {
+    problems.invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
+  }
+  if (fields.paid_at !== undefined && (typeof fields.paid_at !== 'string' || Number.isNaN(Date.parse(fields.paid_at)))) {
+    problems.invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
+  }
+  throwIfProblems(problems, et, CART_REQUIRED, 'purchase');
+  const { project } = call;
+  const cartType = body.cart_type as string;
+  const orderId = body.order_id as string;
+
+  return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
+    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
+    const { alreadyPaid } = await markOrderPaid(
+      trx,
+      {
+        project_id: project.id, order_id: orderId, cart_type: cartType, contact_id: contact.id,
+        amount: (body.amount as number | undefined) ?? null, currency: (body.currency as string | undefined) ?? null,
+        paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(), event_id: eventId,
+      },
+      now,
+    );
+    // Stopping the cart chain comes first and never depends on address-book configuration.
+    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now);
+    const books: number[] = [];
+    const warnings: string[] = [];
+    const paidList = (await getPaidLists(trx, project.id))[cartType];
+    if (paidList !== undefined) {
+      await addToList(trx, paidList, contact.id, now);
+      books.push(paidList);
+    } else {
+      warnings.push(`no address book of paid orders is configured for cart type ${cartType}`);
+    }
+    if (category !== undefined && category !== null && category !== '') {
+      if (cartType !== 'course') {
+        warnings.push('fields.course_category_id is used only for course purchases and was ignored');
+      } else {
+        const cat = await findCourseCategory(trx, project.id, String(category));
+        if (cat) {
+          await addToList(trx, cat.list_id, contact.id, now);
+          if (!books.includes(cat.list_id)) books.push(cat.list_id);
+        } else {
+          warnings.push(`unknown course category ${String(category)}: the contact was not added to a category address book`);
+        }
+      }
+    }
+    const response = {
+      ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId,
+      stopped: stopped.length, address_books: books, warnings, duplicate: alreadyPaid,
+    };
+    return { response, effects: { contact_id: contact.id, stopped_email_ids: stopped, address_books: books, warnings, already_paid: alreadyPaid } };
+  });
+}
+
+export async function scopedListContact(call: GatewayCall, listId: number, raw: unknown) {
+  const body = requireObject(raw);
+  requirePermission(call.key.rights, 'list_contacts_write');
+  requireListAllowed(call.key.rights, listId);
+  const list = await findList(call.deps.db.db, listId);
+  if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
+  throwIfProblems(collectProblems(ScopedListContactBody, body, ['email']), 'list_contact_upsert', ['email'], 'the address-book contact');
+  const { project } = call;
+  return acceptEvent(call, body, async (trx, eventId, now) => {
+    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined }, now);
+    const added = await addToList(trx, listId, contact.id, now);
+    return {
+      response: { ok: true as const, site_key: project.site_key, event_id: eventId, list_id: listId, contact_id: contact.id },
+      effects: { contact_id: contact.id, address_books: [listId], added },
+    };
+  });
+}
