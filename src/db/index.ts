@@ -12,6 +12,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** PostgreSQL schema the tables live in. */
+  schema?: string;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,7 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', schema: opts.schema ?? 'public', close: () => db.destroy() };
   }
   const path = url.replace(/^sqlite:/, '') || ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

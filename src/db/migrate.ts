@@ -26,8 +26,9 @@ class CodeProvider implements MigrationProvider {
 
 export const migrationNames = Object.keys(steps);
 
-function migrator({ db, dialect }: Db): Migrator {
-  return new Migrator({ db, provider: new CodeProvider(dialect) });
+function migrator({ db, dialect, schema }: Db): Migrator {
+  // Name the schema: Kysely's introspection otherwise sees another schema's migration table.
+  return new Migrator({ db, provider: new CodeProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
 export async function migrateToLatest(database: Db): Promise<string[]> {

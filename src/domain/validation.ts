@@ -52,6 +52,8 @@ export interface Problems {
  * fields prefixed `fields.`) that are absent or blank.
  */
 export function collectProblems(schema: TSchema, body: Body, required: string[]): Problems {
+  // Addresses are compared after trimming (SPEC §4); a pasted trailing space is not a client error.
+  if (typeof body.email === 'string') body.email = body.email.trim();
   const v = validator(schema);
   v(body);
   const { missing, invalid } = splitErrors(v.errors);
@@ -62,6 +64,9 @@ export function collectProblems(schema: TSchema, body: Body, required: string[])
     if (isAbsent(value) && !missing.includes(name)) {
       missing.push(name);
       delete invalid[name];
+    } else if (name.startsWith('fields.') && !isAbsent(value) && typeof value !== 'string') {
+      // Required members of fields are titles and names that templates print.
+      invalid[name] = 'must be a string';
     }
   }
   longStrings(body.fields, 'fields', invalid);

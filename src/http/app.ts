@@ -36,6 +36,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // Only JSON bodies are accepted (SPEC §1: anything else is 415).
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorEnvelope);
   registerErrorHandling(app);
 

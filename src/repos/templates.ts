@@ -28,7 +28,7 @@ export async function upsertTemplate(
   }
   const row = await db
     .insertInto('templates')
-    .values({ project_id: projectId, ...t, created_at: now, updated_at: now })
+    .values({ project_id: projectId, name: t.name, subject: t.subject, html: t.html, text: t.text, created_at: now, updated_at: now })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: row.id, created: true };
