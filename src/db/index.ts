@@ -47,7 +47,10 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', schema: opts.schema ?? 'public', close: () => db.destroy() };
+    // The schema in effect (search_path from the URL's options, PGOPTIONS or opts.schema) is where
+    // the migration bookkeeping must live too.
+    const { rows } = await pool.query<{ s: string }>('select current_schema() as s');
+    return { db, dialect: 'postgres', schema: rows[0]?.s ?? 'public', close: () => db.destroy() };
   }
   const path = url.replace(/^sqlite:/, '') || ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

@@ -157,10 +157,9 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
     const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
     const order = await insertUnpaidOrder(trx, { project_id: project.id, order_id: orderId, cart_type: cartType, contact_id: contact.id, course_name: courseName, event_id: eventId }, now);
     const ids: number[] = [];
-    let note: string | null = null;
     if (!order) {
       const existing = await findOrder(trx, project.id, orderId);
-      note = existing?.status === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
+      const note = existing?.status === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
       const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: ids, duplicate: existing?.status !== 'paid' };
       return { response, effects: { contact_id: contact.id, scheduled_email_ids: ids, note } };
     }
