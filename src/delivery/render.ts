@@ -1,0 +1,161 @@
+// Template rendering (SPEC §8) with liquidjs: `{{ name }}` and `{{name}}`, conditions and filters.
+//
+// Decisions, written down once:
+// - An unknown placeholder renders as the empty string (strictVariables off): a site that omits an
+//   optional field must still get its e-mail out, and `{{ x | default: "…" }}` gives a fallback.
+// - An unknown filter or tag is a parse error (strictFilters on), so a typo is refused when the template
+//   is saved instead of silently printing nothing in every e-mail.
+// - HTML part: every output is HTML-escaped by the engine (outputEscape). `| raw` is the author's
+//   explicit opt-out; `| escape` is a no-op there so Shopify-style templates do not double-escape.
+// - Subject: rendered plain, then every control character (CR, LF, TAB, …) becomes a space, so no value
+//   can start a new header line. Text part: plain, not escaped.
+// - include/render/layout are removed: they read files from the server's disk.
+import { Liquid, type Template } from 'liquidjs';
+
+export interface TemplateSource {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export type RenderedParts = TemplateSource;
+export type TemplatePart = keyof TemplateSource;
+
+export interface TemplateProblem {
+  part: TemplatePart;
+  /** 1-based, within that part. */
+  line: number;
+  column: number;
+  /** The parser's message without its position (that is in line/column). */
+  message: string;
+}
+
+function makeEngine(html: boolean): Liquid {
+  const engine = new Liquid({
+    strictVariables: false,
+    strictFilters: true,
+    ownPropertyOnly: true,
+    templates: {},
+    outputEscape: html ? 'escape' : undefined,
+    // Bounds against a template that loops for ever or builds huge strings.
+    parseLimit: 1_000_000,
+    renderLimit: 2_000,
+    memoryLimit: 50_000_000,
+  });
+  for (const tag of ['include', 'render', 'layout']) delete engine.tags[tag];
+  if (html) {
+    // The engine escapes the final value anyway; escaping here too would print `&amp;lt;`.
+    engine.registerFilter('escape', (v: unknown) => v);
+    engine.registerFilter('escape_once', (v: unknown) => v);
+  }
+  return engine;
+}
+
+const plainEngine = makeEngine(false);
+const htmlEngine = makeEngine(true);
+
+/** Bounded LRU of parsed templates: the worker renders the same few templates over and over. */
+class ParseCache {
+  private readonly map = new Map<string, Template[]>();
+  constructor(private readonly max: number) {}
+  get(engine: Liquid, kind: string, source: string): Template[] {
+    const key = `${kind}\u0000${source}`;
+    const hit = this.map.get(key);
+    if (hit) {
+      this.map.delete(key);
+      this.map.set(key, hit);
+      return hit;
+    }
+    const parsed = engine.parse(source);
+    this.map.set(key, parsed);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+    return parsed;
+  }
+}
+
+const cache = new ParseCache(500);
+
+// Control characters (C0, DEL, C1) and Unicode line/paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
+/** A value that is safe on one header line: control characters become a single space. */
+export function sanitizeHeaderValue(value: string): string {
+  return value.replace(CONTROL, ' ').replace(/ {2,}/g, ' ').trim();
+}
+
+export function renderMessage(tpl: TemplateSource, context: Record<string, unknown>): RenderedParts {
+  const subject = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.subject), context) as string;
+  const html = htmlEngine.renderSync(cache.get(htmlEngine, 'html', tpl.html), context) as string;
+  const text = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.text), context) as string;
+  return { subject: sanitizeHeaderValue(subject), html, text };
+}
+
+const POSITION = /,\s*line:(\d+),\s*col:(\d+)\s*$/;
+
+/** Null when all three parts parse; otherwise the first problem, with its 1-based line. */
+export function checkTemplate(tpl: TemplateSource): TemplateProblem | null {
+  const parts: [TemplatePart, Liquid][] = [['subject', plainEngine], ['html', htmlEngine], ['text', plainEngine]];
+  for (const [part, engine] of parts) {
+    const source = tpl[part];
+    if (typeof source !== 'string') return { part, line: 1, column: 1, message: `${part} must be a string` };
+    try {
+      engine.parse(source);
+    } catch (err) {
+      const e = err as Error & { token?: { getPosition?: () => [number, number] } };
+      const raw = e instanceof Error ? e.message : String(err);
+      const pos = e.token?.getPosition?.();
+      const m = POSITION.exec(raw);
+      const line = pos?.[0] ?? (m ? Number(m[1]) : 1);
+      const column = pos?.[1] ?? (m ? Number(m[2]) : 1);
+      return { part, line, column, message: raw.replace(POSITION, '') };
+    }
+  }
+  return null;
+}
+
+export interface ContextSources {
+  /** The event request body, or a context stored earlier by this function (re-building is harmless). */
+  request?: Record<string, unknown> | null;
+  contact?: { email: string; name: string | null } | null;
+  project?: { name: string; site_key: string } | null;
+  unsubscribeUrl?: string | null;
+}
+
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+function copyInto(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(source)) {
+    if (!UNSAFE_KEYS.has(k) && v !== undefined) target[k] = v;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
+
+/**
+ * The template context (SPEC §8). Precedence, lowest first: members of `fields`, top-level request
+ * fields (so `course_name` works from either place), then the service's own keys (`name`, `email`,
+ * `event_type`, `order_id`, `unsubscribe_url`, `project_name`, `project`), which a request cannot spoof.
+ * `fields` itself stays available as an object: `{{ fields.course_name }}`.
+ */
+export function buildContext(src: ContextSources): Record<string, unknown> {
+  const request = src.request ?? {};
+  const fields = isObject(request.fields) ? request.fields : {};
+  const ctx: Record<string, unknown> = {};
+  copyInto(ctx, fields);
+  copyInto(ctx, request);
+  ctx.fields = { ...fields };
+  // Keys only the service may set: a request (or an old stored context) cannot supply its own link.
+  for (const k of ['unsubscribe_url', 'project_name', 'project']) delete ctx[k];
+  ctx.name = nonEmpty(request.name) ? request.name : (src.contact?.name ?? '');
+  ctx.email = nonEmpty(request.email) ? request.email : (src.contact?.email ?? '');
+  ctx.event_type = request.event_type ?? null;
+  ctx.order_id = request.order_id ?? null;
+  if (src.unsubscribeUrl !== undefined) ctx.unsubscribe_url = src.unsubscribeUrl;
+  if (src.project) {
+    ctx.project_name = src.project.name;
+    ctx.project = { name: src.project.name, site_key: src.project.site_key };
+  }
+  return ctx;
+}

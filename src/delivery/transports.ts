@@ -1,0 +1,110 @@
+// Where rendered e-mails go: an SMTP relay through a pooled nodemailer transport, or the embedded capture
+// transport (the default without SMTP_URL), which accepts everything and sends nothing. In both cases
+// the worker keeps the rendered message in the row's `rendered` column, which is what the admin API and
+// UI show, so the capture transport itself needs to store nothing.
+import { createHash } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import { sanitizeHeaderValue } from './render.js';
+
+export interface OutgoingMessage {
+  from: { name: string; address: string };
+  to: { name?: string | null; address: string };
+  subject: string;
+  html: string;
+  text: string;
+  headers: Record<string, string>;
+  /** With angle brackets, e.g. `<email-12.site.ab12cd34@example.org>`. */
+  messageId: string;
+}
+
+export interface SendResult {
+  messageId: string;
+  response: string;
+}
+
+export interface Transport {
+  readonly kind: 'smtp' | 'capture';
+  send(msg: OutgoingMessage): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+export interface SmtpTransportOptions {
+  /** Simultaneous SMTP connections in the pool (default 5, env SMTP_POOL_SIZE). */
+  maxConnections?: number;
+  /** Messages per connection before it is recycled (default 100). */
+  maxMessages?: number;
+  /** Connect/greeting timeout in ms (default 30 s); socket inactivity timeout is twice that. */
+  timeoutMs?: number;
+}
+
+function cleanHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (/^[!-9;-~]+$/.test(k)) out[k] = sanitizeHeaderValue(String(v));
+  }
+  return out;
+}
+
+export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}): Transport {
+  const timeout = opts.timeoutMs ?? 30_000;
+  const maxConnections = opts.maxConnections ?? (Number(process.env.SMTP_POOL_SIZE) || 5);
+  const mailer = nodemailer.createTransport({
+    url,
+    pool: true,
+    maxConnections,
+    maxMessages: opts.maxMessages ?? 100,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout * 2,
+    // Nothing we send refers to files or URLs; refuse them outright.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return {
+    kind: 'smtp',
+    async send(msg) {
+      const info = await mailer.sendMail({
+        from: { name: sanitizeHeaderValue(msg.from.name), address: msg.from.address },
+        to: msg.to.name ? { name: sanitizeHeaderValue(msg.to.name), address: msg.to.address } : msg.to.address,
+        subject: sanitizeHeaderValue(msg.subject),
+        html: msg.html,
+        text: msg.text,
+        headers: cleanHeaders(msg.headers),
+        messageId: msg.messageId,
+      });
+      return { messageId: info.messageId ?? msg.messageId, response: String(info.response ?? '') };
+    },
+    async close() {
+      mailer.close();
+    },
+  };
+}
+
+export function createCaptureTransport(): Transport {
+  return {
+    kind: 'capture',
+    async send(msg) {
+      return { messageId: msg.messageId, response: '250 captured (no SMTP configured)' };
+    },
+    async close() {},
+  };
+}
+
+/** SMTP when a URL is configured, the capture transport otherwise (SPEC §8). */
+export function createTransportFromConfig(cfg: { smtpUrl: string | null }, opts: SmtpTransportOptions = {}): Transport {
+  return cfg.smtpUrl ? createSmtpTransport(cfg.smtpUrl, opts) : createCaptureTransport();
+}
+
+/**
+ * The Message-ID of one e-mail, a pure function of its id, its project and the installation, so a retry
+ * (even by another worker after a crash) carries the same id and receivers can de-duplicate. The
+ * installation tag keeps two installations (staging and production) from minting identical ids.
+ */
+export function makeMessageId(emailId: number, project: { site_key: string; from_email: string }, installationSecret = ''): string {
+  const site = project.site_key.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'site';
+  const at = project.from_email.lastIndexOf('@');
+  const rawDomain = at >= 0 ? project.from_email.slice(at + 1) : '';
+  const domain = rawDomain.toLowerCase().replace(/[^a-z0-9.-]+/g, '').replace(/^[.-]+|[.-]+$/g, '') || 'localhost';
+  const tag = createHash('sha256').update(`message-id:${installationSecret}`).digest('hex').slice(0, 8);
+  return `<email-${emailId}.${site}.${tag}@${domain}>`;
+}

@@ -1,0 +1,380 @@
+// The delivery worker: claims due e-mails under a lease, renders them, sends them and records the
+// outcome (SPEC §4, §8). Runs inside `serve` or alone; several workers may share a PostgreSQL outbox.
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Db } from '../db/index.js';
+import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
+import { findContact } from '../repos/contacts.js';
+import type { RenderedMessage } from '../repos/emails.js';
+import {
+  claimDue, emailProgress, markFailed, markRetry, markSent, markSuppressed, nextDueAt, releaseClaims, renewLease,
+} from '../repos/outbox.js';
+import { findProjectById } from '../repos/projects.js';
+import { findTemplate } from '../repos/templates.js';
+import { parseJson } from '../repos/types.js';
+import { systemClock, type Clock } from './clock.js';
+import { buildContext, renderMessage } from './render.js';
+import { backoffDelay, classifySmtpError, retryPolicyFromEnv, type RetryPolicy } from './smtpErrors.js';
+import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
+import { unsubscribeUrl } from './unsubscribe.js';
+
+export interface WorkerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface WorkerOptions {
+  db: Db;
+  transport: Transport;
+  clock?: Clock;
+  publicUrl: string;
+  /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
+  secret: string;
+  workerId?: string;
+  batchSize?: number;
+  leaseMs?: number;
+  concurrency?: number;
+  /** Longest sleep when nothing is due (due e-mails leave within about this long). */
+  pollMs?: number;
+  retry?: Partial<RetryPolicy>;
+  random?: () => number;
+  logger?: WorkerLogger;
+}
+
+/** What a waiting request reports: a final status, or `queued` when a retry has been scheduled. */
+export type Outcome = Extract<EmailStatus, 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'queued'>;
+
+export interface Worker {
+  readonly id: string;
+  start(): void;
+  /** Stops claiming, hands back unstarted claims, waits for in-flight sends. */
+  stop(): Promise<void>;
+  /** Something became due (a request created an e-mail): look now instead of at the next poll. */
+  wake(): void;
+  waitForOutcome(emailId: number, timeoutMs: number): Promise<Outcome | undefined>;
+  /** Claims and delivers one batch due at clock.now(), without the loop (CLI, tests). Returns its size. */
+  runOnce(): Promise<number>;
+}
+
+// Outcomes of every worker of this process; waiters in the same process hear them at once.
+const outcomeEvents = new EventEmitter();
+outcomeEvents.setMaxListeners(0);
+// While a worker runs here, most outcomes arrive as events and polling is only the safety net for
+// e-mails another process delivers; without one, polling is the only way to learn anything.
+let localWorkers = 0;
+
+const noopLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Resolves when the e-mail leaves `scheduled`/`queued`/`sending` for the first time seen (a retry counts:
+ * `queued`), or undefined on timeout. Works in any process: an outcome from a worker in this process
+ * arrives through the event; one from another process is found by polling the row every 50 ms.
+ */
+export async function waitForEmailOutcome(db: Db, emailId: number, timeoutMs: number): Promise<Outcome | undefined> {
+  return new Promise<Outcome | undefined>((resolve) => {
+    let done = false;
+    const event = `email:${emailId}`;
+    const finish = (o: Outcome | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      outcomeEvents.off(event, finish);
+      resolve(o);
+    };
+    const timer = setTimeout(() => finish(undefined), Math.max(0, timeoutMs));
+    outcomeEvents.on(event, finish);
+    void (async () => {
+      while (!done) {
+        try {
+          const row = await emailProgress(db.db, emailId);
+          if (!row) return finish(undefined);
+          if (['sent', 'failed', 'suppressed', 'cancelled'].includes(row.status)) return finish(row.status as Outcome);
+          if (row.status !== 'sending' && row.attempts > 0) return finish('queued');
+        } catch {
+          // A failed poll is retried; the timeout still bounds the wait.
+        }
+        await sleep(localWorkers > 0 ? 200 : 50);
+      }
+    })();
+  });
+}
+
+interface BatchCache {
+  projects: Map<number, Promise<Project | undefined>>;
+  templates: Map<number, Promise<TemplateRow | undefined>>;
+}
+
+export function createWorker(opts: WorkerOptions): Worker {
+  const { db: database, transport } = opts;
+  const db = database.db;
+  const clock = opts.clock ?? systemClock;
+  const id = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const batchSize = Math.max(1, opts.batchSize ?? 50);
+  const leaseMs = Math.max(100, opts.leaseMs ?? 60_000);
+  const concurrency = Math.max(1, opts.concurrency ?? 10);
+  const pollMs = Math.max(10, opts.pollMs ?? 1000);
+  const retry: RetryPolicy = { ...retryPolicyFromEnv(), ...opts.retry };
+  const random = opts.random ?? Math.random;
+  const log = opts.logger ?? noopLogger;
+
+  let running = false;
+  let loopDone: Promise<void> | null = null;
+  let stopping: Promise<void> | null = null;
+  let heartbeat: NodeJS.Timeout | null = null;
+  const held = new Set<number>(); // claimed and not finished: queued here or in flight
+  const queue: { row: EmailRow; cache: BatchCache }[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let wakeUp: (() => void) | null = null;
+  let wakePending = false;
+
+  const signal = () => {
+    if (wakeUp) wakeUp();
+    else wakePending = true;
+  };
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (wakePending || !running) {
+        wakePending = false;
+        return resolve();
+      }
+      const t = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(t);
+        wakeUp = null;
+        resolve();
+      };
+      wakeUp = done;
+    });
+
+  const newCache = (): BatchCache => ({ projects: new Map(), templates: new Map() });
+  const cached = <T>(m: Map<number, Promise<T>>, key: number, load: () => Promise<T>) => {
+    let p = m.get(key);
+    if (!p) m.set(key, (p = load()));
+    return p;
+  };
+
+  function emit(emailId: number, outcome: Outcome) {
+    outcomeEvents.emit(`email:${emailId}`, outcome);
+  }
+
+  function suppressionReason(row: EmailRow, contact: ContactRow): string | null {
+    if (contact.status === 'invalid') return 'suppressed: the address is invalid';
+    if (contact.status === 'admin_blocked') return 'suppressed: the contact is blocked by an administrator';
+    // An unsubscribed person still gets e-mails about their own order, course or document.
+    if (contact.status === 'unsubscribed' && row.kind !== 'transactional') return 'suppressed: the contact unsubscribed';
+    return null;
+  }
+
+  /** One e-mail from claim to recorded outcome; returns what was recorded (undefined: lease lost). */
+  async function deliver(row: EmailRow, cache: BatchCache): Promise<Outcome | undefined> {
+    const record = async (outcome: Outcome, write: Promise<boolean>) => {
+      if (await write) return outcome;
+      log.warn({ email_id: row.id, worker: id }, 'lease lost before the outcome was recorded; another worker owns the e-mail');
+      return undefined;
+    };
+    if (row.attempts >= retry.maxAttempts) {
+      const error = `gave up after ${row.attempts} attempts; last error: ${row.last_error ?? 'none'}`;
+      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error, countAttempt: false }));
+    }
+    const [contact, project, template] = await Promise.all([
+      findContact(db, row.contact_id),
+      cached(cache.projects, row.project_id, () => findProjectById(db, row.project_id)),
+      cached(cache.templates, row.template_id, () => findTemplate(db, row.template_id)),
+    ]);
+    if (!contact || !project || !template) {
+      const what = !contact ? 'contact' : !project ? 'project' : `template ${row.template_id}`;
+      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false }));
+    }
+    const reason = suppressionReason(row, contact);
+    if (reason) return record('suppressed', markSuppressed(db, row.id, id, { now: clock.now(), reason }));
+
+    const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
+    const context = buildContext({
+      request: parseJson<Record<string, unknown>>(row.context, {}),
+      contact,
+      project,
+      unsubscribeUrl: unsubscribe,
+    });
+    let parts;
+    try {
+      parts = renderMessage(template, context);
+    } catch (err) {
+      // The same template and context fail the same way every time: no point retrying.
+      const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
+      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error, countAttempt: false }));
+    }
+
+    const headers: Record<string, string> = {};
+    if (row.kind === 'cart' || row.kind === 'campaign') {
+      headers['List-Unsubscribe'] = `<${unsubscribe}>`;
+      headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
+    }
+    const messageId = makeMessageId(row.id, project, opts.secret);
+    const msg: OutgoingMessage = {
+      from: { name: project.name, address: project.from_email },
+      to: { name: row.to_name ?? contact.name, address: row.to_email },
+      subject: parts.subject,
+      html: parts.html,
+      text: parts.text,
+      headers,
+      messageId,
+    };
+    const shown: RenderedMessage = {
+      ...parts,
+      headers: {
+        From: `"${project.name.replace(/["\\\r\n]/g, '')}" <${project.from_email}>`,
+        To: msg.to.name ? `"${msg.to.name.replace(/["\\\r\n]/g, '')}" <${row.to_email}>` : row.to_email,
+        Subject: parts.subject,
+        'Message-ID': messageId,
+        ...headers,
+      },
+    };
+    const rendered = JSON.stringify(shown);
+
+    try {
+      const res = await transport.send(msg);
+      log.info({ email_id: row.id, message_id: messageId, response: res.response }, 'e-mail sent');
+      return record('sent', markSent(db, row.id, id, { now: clock.now(), rendered, messageId }));
+    } catch (err) {
+      const f = classifySmtpError(err);
+      const attempts = row.attempts + 1;
+      const now = clock.now();
+      if (f.transient && attempts < retry.maxAttempts) {
+        const dueAt = now + backoffDelay(attempts, retry, random);
+        log.warn({ email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message }, 'send failed, will retry');
+        return record('queued', markRetry(db, row.id, id, { now, dueAt, error: f.message, rendered, messageId }));
+      }
+      const error = f.transient ? `${f.message} (gave up after ${attempts} attempts)` : f.message;
+      log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
+      if (f.recipientInvalid) {
+        // admin_blocked is the stronger statement about the contact and is kept.
+        await db
+          .updateTable('contacts')
+          .set({ status: 'invalid', updated_at: now })
+          .where('id', '=', contact.id)
+          .where('status', '!=', 'admin_blocked')
+          .execute();
+      }
+      return record('failed', markFailed(db, row.id, id, { now, error, rendered, messageId }));
+    }
+  }
+
+  async function deliverSafely(row: EmailRow, cache: BatchCache): Promise<void> {
+    try {
+      const outcome = await deliver(row, cache);
+      if (outcome) emit(row.id, outcome);
+    } catch (err) {
+      // Typically the database went away mid-way: the lease expires and the e-mail is tried again.
+      log.error({ email_id: row.id, err }, 'delivery crashed; the e-mail is retried when its lease expires');
+    }
+  }
+
+  function pump() {
+    while (running && inFlight.size < concurrency && queue.length) {
+      const { row, cache } = queue.shift()!;
+      const task = deliverSafely(row, cache).finally(() => {
+        inFlight.delete(task);
+        held.delete(row.id);
+        pump();
+        signal();
+      });
+      inFlight.add(task);
+    }
+  }
+
+  async function claim(limit: number): Promise<EmailRow[]> {
+    const rows = await claimDue(db, database.dialect, { workerId: id, now: clock.now(), leaseMs, limit });
+    for (const r of rows) held.add(r.id);
+    return rows;
+  }
+
+  async function loop() {
+    const threshold = Math.ceil(batchSize / 2);
+    while (running) {
+      try {
+        const room = batchSize - held.size;
+        let claimed = 0;
+        if (room >= threshold) {
+          const rows = await claim(room);
+          claimed = rows.length;
+          const cache = newCache();
+          for (const row of rows) queue.push({ row, cache });
+          pump();
+          if (claimed === room) continue; // more may be due: claim again as soon as there is room
+        }
+        if (held.size > 0) {
+          await wait(pollMs);
+          continue;
+        }
+        const next = await nextDueAt(db);
+        let delay = next === null ? pollMs : Math.min(pollMs, Math.max(0, next - clock.now()));
+        // Due but not claimable (another worker holds it right now): do not spin.
+        if (claimed === 0) delay = Math.max(delay, 20);
+        await wait(delay);
+      } catch (err) {
+        log.error({ err }, 'outbox poll failed; retrying');
+        await wait(pollMs);
+      }
+    }
+  }
+
+  async function renew() {
+    try {
+      await renewLease(db, id, [...held], clock.now(), leaseMs);
+    } catch (err) {
+      log.warn({ err }, 'could not renew leases');
+    }
+  }
+
+  return {
+    id,
+    start() {
+      if (running) return;
+      running = true;
+      localWorkers++;
+      heartbeat = setInterval(() => void renew(), Math.max(50, Math.floor(leaseMs / 3)));
+      heartbeat.unref();
+      loopDone = loop();
+    },
+    stop() {
+      if (!running) return stopping ?? Promise.resolve();
+      running = false;
+      localWorkers--;
+      signal();
+      stopping = (async () => {
+        await loopDone;
+        loopDone = null;
+        const unstarted = queue.splice(0).map((q) => q.row.id);
+        for (const rid of unstarted) held.delete(rid);
+        try {
+          await releaseClaims(db, id, unstarted, clock.now());
+        } catch (err) {
+          log.warn({ err }, 'could not hand back unstarted e-mails; their lease will expire');
+        }
+        await Promise.all([...inFlight]);
+        if (heartbeat) clearInterval(heartbeat);
+        heartbeat = null;
+      })();
+      return stopping;
+    },
+    wake: signal,
+    waitForOutcome: (emailId, timeoutMs) => waitForEmailOutcome(database, emailId, timeoutMs),
+    async runOnce() {
+      const rows = await claim(batchSize);
+      const cache = newCache();
+      let next = 0;
+      const lane = async () => {
+        while (next < rows.length) {
+          const row = rows[next++];
+          await deliverSafely(row, cache);
+          held.delete(row.id);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
+      return rows.length;
+    },
+  };
+}

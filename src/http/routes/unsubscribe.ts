@@ -1,0 +1,92 @@
+// One-click unsubscribe (SPEC §4, RFC 8058). GET shows a confirmation page with a button and changes
+// nothing (mail scanners and link previews follow GET links); POST unsubscribes at once, which is what
+// mail clients send for `List-Unsubscribe-Post: List-Unsubscribe=One-Click`. No login: the signed token
+// in the path is the authorisation.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { Db } from '../../db/index.js';
+import type { ContactRow } from '../../db/schema.js';
+import type { Clock } from '../../delivery/clock.js';
+import { resolveUnsubscribeToken, unsubscribeContact } from '../../delivery/unsubscribe.js';
+import { findProjectById } from '../../repos/projects.js';
+
+export interface UnsubscribeRouteOptions {
+  db: Db;
+  secret: string;
+  clock: Clock;
+}
+
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** j***@example.org: enough for the person to recognise the address, little for anyone else. */
+function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${email[0]}***${email.slice(at)}`;
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${esc(title)}</title></head>
+<body style="margin:0;background:#f4f5f7;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2933">
+<main style="max-width:28rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12)">
+<h1 style="font-size:1.3rem;margin:0 0 1rem">${esc(title)}</h1>
+${body}
+</main></body></html>`;
+}
+
+function send(reply: FastifyReply, status: number, html: string) {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    // The token is in the URL: never hand it to another site.
+    .header('referrer-policy', 'no-referrer')
+    .header('x-robots-tag', 'noindex')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .send(html);
+}
+
+const invalidPage = () =>
+  page('Link not valid', '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>');
+
+export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeRouteOptions): Promise<void> {
+  // RFC 8058 clients POST a form body (urlencoded or multipart); its content does not matter here.
+  for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data']) {
+    if (!app.hasContentTypeParser(type)) app.addContentTypeParser(type, { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) => done(null, {}));
+  }
+
+  const lookup = async (token: string): Promise<{ contact: ContactRow; projectName: string } | null> => {
+    const contact = await resolveUnsubscribeToken(opts.db.db, opts.secret, token);
+    if (!contact) return null;
+    const project = await findProjectById(opts.db.db, contact.project_id);
+    return { contact, projectName: project?.name ?? 'this site' };
+  };
+
+  const params = { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } as const;
+  const schema = { params, hide: true };
+
+  app.get<{ Params: { token: string } }>('/u/:token', { schema }, async (req, reply) => {
+    const found = await lookup(req.params.token);
+    if (!found) return send(reply, 404, invalidPage());
+    const { contact, projectName } = found;
+    if (contact.status !== 'active') {
+      return send(reply, 200, page('You are unsubscribed', `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives reminder and newsletter e-mails from ${esc(projectName)}.</p>`));
+    }
+    const body = `<p style="margin:0 0 1.5rem">Stop reminder and newsletter e-mails from <strong>${esc(projectName)}</strong> to ${esc(maskEmail(contact.email))}?
+E-mails about your own orders, courses and documents will still arrive.</p>
+<form method="post" style="margin:0"><button type="submit" style="font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#c81e1e;color:#fff;cursor:pointer">Unsubscribe</button></form>`;
+    return send(reply, 200, page('Unsubscribe', body));
+  });
+
+  app.post<{ Params: { token: string } }>('/u/:token', { schema, bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const found = await lookup(req.params.token);
+    if (!found) return send(reply, 404, invalidPage());
+    const { contact, projectName } = found;
+    const before = contact.status;
+    await unsubscribeContact(opts.db.db, contact, opts.clock.now());
+    if (before === 'active') req.log.info({ contact_id: contact.id, project_id: contact.project_id }, 'contact unsubscribed by link');
+    return send(reply, 200, page('You are unsubscribed', `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive reminder and newsletter e-mails from ${esc(projectName)}.</p>`));
+  });
+}

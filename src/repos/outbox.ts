@@ -1,0 +1,155 @@
+// The delivery worker's side of the outbox (scheduled_emails). A worker claims rows under a lease
+// (locked_by, locked_until) and every later write is guarded by `locked_by = <its id>`: a worker that
+// lost its lease (it stalled and another took over) cannot overwrite the newer outcome.
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import type { Dialect } from '../db/index.js';
+import type { Database, EmailRow, EmailStatus } from '../db/schema.js';
+
+// Literal SQL (not bound parameters) so both SQLite and PostgreSQL match the partial indexes of
+// migration 001 (emails_pending_due, emails_sending_lease), whose predicates are these exact terms.
+const IS_PENDING = sql<SqlBool>`status in ('scheduled', 'queued')`;
+const IS_SENDING = sql<SqlBool>`status = 'sending'`;
+
+const LEASE_EXPIRED_NOTE = 'lease expired: the worker delivering it stopped before recording an outcome';
+
+export interface ClaimOptions {
+  workerId: string;
+  now: number;
+  leaseMs: number;
+  limit: number;
+}
+
+/**
+ * Claims up to `limit` e-mails in one statement: due pending ones (oldest due first) and ones whose lease
+ * expired (a crashed worker's). On PostgreSQL the candidate rows are locked with FOR UPDATE SKIP LOCKED,
+ * so concurrent workers take disjoint sets without waiting on each other; SQLite has a single writer and
+ * runs the statement atomically. A reclaimed expired lease counts as one attempt (the interrupted one),
+ * so an e-mail that crashes its worker every time still reaches the attempt limit.
+ */
+export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimOptions): Promise<EmailRow[]> {
+  if (o.limit <= 0) return [];
+  const lock = <T extends { forUpdate(): T; skipLocked(): T }>(q: T): T => (dialect === 'postgres' ? q.forUpdate().skipLocked() : q);
+  return db
+    .with('expired', (qb) =>
+      lock(qb.selectFrom('scheduled_emails').select('id').where(IS_SENDING).where('locked_until', '<', o.now).orderBy('locked_until').limit(o.limit)),
+    )
+    .with('pending', (qb) =>
+      lock(qb.selectFrom('scheduled_emails').select('id').where(IS_PENDING).where('due_at', '<=', o.now).orderBy('due_at').limit(o.limit)),
+    )
+    .updateTable('scheduled_emails')
+    .set({
+      status: 'sending',
+      locked_by: o.workerId,
+      locked_until: o.now + o.leaseMs,
+      updated_at: o.now,
+      attempts: sql<number>`case when status = 'sending' then attempts + 1 else attempts end`,
+      last_error: sql<string | null>`case when status = 'sending' then ${LEASE_EXPIRED_NOTE} else last_error end`,
+    })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom(eb.selectFrom('expired').select('id').unionAll(eb.selectFrom('pending').select('id')).as('candidates'))
+        .select('candidates.id')
+        .limit(o.limit),
+    )
+    // Re-checked on the row itself: the claim is only valid if the row is still claimable.
+    .where((eb) =>
+      eb.or([eb.and([IS_PENDING, eb('due_at', '<=', o.now)]), eb.and([IS_SENDING, eb('locked_until', '<', o.now)])]),
+    )
+    .returningAll()
+    .execute();
+}
+
+/** Extends the lease of e-mails this worker still holds (long SMTP sessions outlive one lease). */
+export async function renewLease(db: Kysely<Database>, workerId: string, ids: number[], now: number, leaseMs: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const res = await db
+    .updateTable('scheduled_emails')
+    .set({ locked_until: now + leaseMs })
+    .where('id', 'in', ids)
+    .where('locked_by', '=', workerId)
+    .where(IS_SENDING)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Hands claimed-but-unstarted e-mails back at shutdown so nobody waits for the lease to expire. */
+export async function releaseClaims(db: Kysely<Database>, workerId: string, ids: number[], now: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const res = await db
+    .updateTable('scheduled_emails')
+    .set({ status: 'scheduled', locked_by: null, locked_until: null, updated_at: now })
+    .where('id', 'in', ids)
+    .where('locked_by', '=', workerId)
+    .where(IS_SENDING)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+export interface RenderedColumns {
+  rendered?: string | null;
+  messageId?: string | null;
+}
+
+async function finish(
+  db: Kysely<Database>,
+  id: number,
+  workerId: string,
+  values: Partial<{ status: EmailStatus; due_at: number; last_error: string | null; sent_at: number; locked_by: string | null }> & { now: number; countAttempt: boolean },
+  extra: RenderedColumns,
+): Promise<boolean> {
+  const { now, countAttempt, ...rest } = values;
+  const res = await db
+    .updateTable('scheduled_emails')
+    .set({
+      ...rest,
+      locked_until: null,
+      updated_at: now,
+      ...(countAttempt ? { attempts: sql<number>`attempts + 1` } : {}),
+      ...(extra.rendered !== undefined ? { rendered: extra.rendered } : {}),
+      ...(extra.messageId !== undefined ? { message_id: extra.messageId } : {}),
+    })
+    .where('id', '=', id)
+    .where('locked_by', '=', workerId)
+    .where(IS_SENDING)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+// Each returns false when this worker no longer holds the lease (nothing is written then).
+
+export function markSent(db: Kysely<Database>, id: number, workerId: string, o: { now: number; response?: string } & RenderedColumns) {
+  // last_error is cleared: an earlier transient failure is history once the e-mail went out.
+  return finish(db, id, workerId, { status: 'sent', sent_at: o.now, last_error: null, now: o.now, countAttempt: true }, o);
+}
+
+/** Back to `scheduled` for another attempt at `dueAt`; the lock is cleared so any worker may take it. */
+export function markRetry(db: Kysely<Database>, id: number, workerId: string, o: { now: number; dueAt: number; error: string } & RenderedColumns) {
+  return finish(db, id, workerId, { status: 'scheduled', due_at: o.dueAt, last_error: o.error, locked_by: null, now: o.now, countAttempt: true }, o);
+}
+
+/** `countAttempt: false` when giving up without trying (template error, attempt limit already reached). */
+export function markFailed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns) {
+  return finish(db, id, workerId, { status: 'failed', last_error: o.error, now: o.now, countAttempt: o.countAttempt ?? true }, o);
+}
+
+export function markSuppressed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; reason: string }) {
+  return finish(db, id, workerId, { status: 'suppressed', last_error: o.reason, now: o.now, countAttempt: false }, {});
+}
+
+/**
+ * When the worker next has something to do: the earliest pending due time or lease expiry, or null when
+ * the outbox is idle. Both halves read one partial index each.
+ */
+export async function nextDueAt(db: Kysely<Database>): Promise<number | null> {
+  const [pending, lease] = await Promise.all([
+    db.selectFrom('scheduled_emails').select((eb) => eb.fn.min('due_at').as('t')).where(IS_PENDING).executeTakeFirst(),
+    db.selectFrom('scheduled_emails').select((eb) => eb.fn.min('locked_until').as('t')).where(IS_SENDING).executeTakeFirst(),
+  ]);
+  const times = [pending?.t, lease?.t].filter((t): t is number => t !== null && t !== undefined).map(Number);
+  return times.length ? Math.min(...times) : null;
+}
+
+/** Status and attempts only: what a waiting request polls. */
+export async function emailProgress(db: Kysely<Database>, id: number): Promise<{ status: EmailStatus; attempts: number; due_at: number } | undefined> {
+  return db.selectFrom('scheduled_emails').select(['status', 'attempts', 'due_at']).where('id', '=', id).executeTakeFirst();
+}
