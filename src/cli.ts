@@ -4,7 +4,9 @@ import { ConfigError, loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { PERMISSIONS } from './domain/catalog.js';
 import { listKeys } from './repos/keys.js';
-import { openDeps, serve } from './server.js';
+import { openDatabase } from './db/index.js';
+import { start } from './server.js';
+import { systemClock } from './services/context.js';
 import { changeApiKey, createApiKey, requireProject } from './services/admin.js';
 import { loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
@@ -13,6 +15,8 @@ import { AppError } from './errors.js';
 const USAGE = `usage: edu-gateway <command>
 
   serve                      migrate, then serve the API, admin UI and delivery worker
+                             (ROLE=api serves without the worker)
+  worker                     run only the delivery worker
   migrate                    apply database migrations and exit
   demo                       load the example project of the API document (idempotent)
   keys create --site SITE --name NAME [--permissions a,b] [--events a,b] [--templates a,b]
@@ -33,18 +37,21 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
 
-  if (cmd === 'serve') {
-    const server = await serve(config);
+  if (cmd === 'serve' || cmd === 'worker') {
+    const running = await start(config, { role: cmd === 'worker' ? 'worker' : config.role });
     const shutdown = (signal: string) => {
-      server.app.log.info({ signal }, 'shutting down');
-      server.stop().then(() => process.exit(0), () => process.exit(1));
+      console.error(`${signal}: finishing in-flight work, then exiting`);
+      running.stop().then(() => process.exit(0), (err) => {
+        console.error(err);
+        process.exit(1);
+      });
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
     return -1;
   }
 
-  const deps = await openDeps(config);
+  const deps = { db: await openDatabase(config.databaseUrl), config, clock: systemClock };
   try {
     await migrateToLatest(deps.db);
     if (cmd === 'migrate') {

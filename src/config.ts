@@ -22,9 +22,24 @@ export interface Config {
   idempotencyRetentionDays: number;
   role: Role;
   logLevel: string;
+  /** Default per-key limit when a key has none of its own (SPEC §7). */
+  rateLimit: { per_second: number; burst: number };
 }
 
 export class ConfigError extends Error {}
+
+// Read before any other module evaluates, so limits that shape schemas at import time see .env too.
+if (existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
+
+/** Limits that shape request schemas (SPEC §7); loadConfig validates the same variables strictly. */
+export const FIELD_LIMITS = {
+  maxMembers: lenientInt(process.env.FIELDS_MAX_MEMBERS, 100),
+  maxString: lenientInt(process.env.FIELDS_MAX_STRING, 10_000),
+};
+
+function lenientInt(raw: string | undefined, def: number): number {
+  return raw && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : def;
+}
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -54,8 +69,9 @@ export function defaultSqliteUrl(): string {
   return `sqlite:${resolve('data', 'gateway.db')}`;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, readDotenv = true): Config {
-  if (readDotenv && existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  int(env, 'FIELDS_MAX_MEMBERS', 100, 1, 10_000);
+  int(env, 'FIELDS_MAX_STRING', 10_000, 1, 10_000_000);
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
 
@@ -87,5 +103,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, readDotenv = tr
     idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    rateLimit: { per_second: int(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000), burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000) },
   };
 }

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'template_not_allowed'
   | 'not_found'
   | 'unauthorized'
+  | 'csrf_failed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'validation_error'

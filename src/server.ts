@@ -1,29 +1,73 @@
 // Process wiring for `serve` and `worker`: open and migrate the database, build the app, start the
-// delivery worker, and shut both down cleanly on SIGTERM/SIGINT.
+// delivery worker, and shut everything down in order on SIGTERM/SIGINT (stop taking requests, let the
+// worker finish in-flight sends, close the transport and the database).
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.js';
-import { openDatabase, type Db } from './db/index.js';
+import pino from 'pino';
+import type { Config, Role } from './config.js';
+import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
-import { buildApp } from './http/app.js';
-import { systemClock, type Deps } from './services/context.js';
+import { createTransportFromConfig, type Transport } from './delivery/transports.js';
+import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worker.js';
+import { buildApp, installationSecret, LOG_REDACT } from './http/app.js';
+import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
+import { createRateLimiter } from './services/rateLimiter.js';
 
-export async function openDeps(config: Config): Promise<Deps> {
-  const db: Db = await openDatabase(config.databaseUrl);
-  return { db, config, clock: systemClock };
+export interface Running {
+  app: FastifyInstance | null;
+  worker: Worker | null;
+  deps: Deps;
+  stop(): Promise<void>;
 }
 
-export async function serve(config: Config): Promise<{ app: FastifyInstance; stop(): Promise<void> }> {
-  const deps = await openDeps(config);
-  await migrateToLatest(deps.db);
-  const app = await buildApp(deps, { logger: { level: config.logLevel } });
-  if (!config.adminToken) app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
-  await app.listen({ port: config.port, host: config.host });
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await app.close();
-    await deps.db.close();
-  };
-  return { app, stop };
+
+export interface StartOptions {
+  role?: Role;
+  clock?: Clock;
+  transport?: Transport;
+  logger?: pino.Logger;
+  /** Listen (serve) or only build (tests that inject). */
+  listen?: boolean;
+}
+
+export async function start(config: Config, opts: StartOptions = {}): Promise<Running> {
+  const role = opts.role ?? config.role;
+  const log = opts.logger ?? pino({ level: config.logLevel, redact: LOG_REDACT });
+  const db = await openDatabase(config.databaseUrl);
+  await migrateToLatest(db);
+  const clock = opts.clock ?? systemClock;
+  const base: Deps = { db, config, clock };
+  const secret = await installationSecret(base);
+
+  let worker: Worker | null = null;
+  let transport: Transport | null = null;
+  if (role !== 'api') {
+    transport = opts.transport ?? createTransportFromConfig(config);
+    worker = createWorker({ db, transport, clock, publicUrl: config.publicUrl, secret, logger: log.child({ component: 'worker' }) });
+  }
+  // Without a local worker a request still learns the outcome: another process's worker writes it.
+  const delivery: DeliveryHooks = worker
+    ? { wake: () => worker!.wake(), waitForOutcome: (id, ms) => worker!.waitForOutcome(id, ms) }
+    : { wake: () => {}, waitForOutcome: (id, ms) => waitForEmailOutcome(db, id, ms) };
+  const rateLimiter = createRateLimiter(config.redisUrl, clock, (err) => log.warn({ err }, 'rate-limit store unavailable: allowing requests'));
+  const deps: Deps = { ...base, delivery, rateLimiter, secret };
+
+  let app: FastifyInstance | null = null;
+  if (role !== 'worker') {
+    app = await buildApp(deps, { logger: log });
+    if (!config.adminToken) app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
+    if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
+  }
+  worker?.start();
+  log.info({ role, database: db.dialect, transport: transport?.kind ?? null, rateLimits: rateLimiter.kind }, 'started');
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (app) await app.close();
+      if (worker) await worker.stop();
+      if (transport) await transport.close();
+      await rateLimiter.close();
+      await db.close();
+    })());
+  return { app, worker, deps, stop };
 }

@@ -3,6 +3,8 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Db, Dialect } from './index.js';
 import * as m001 from './migrations/001_init.js';
+import * as m003 from './migrations/003_campaigns.js';
+import * as m002 from './migrations/002_sessions.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -11,6 +13,8 @@ export interface MigrationContext {
 type Step = { up(db: Kysely<any>, ctx: MigrationContext): Promise<void> };
 const steps: Record<string, Step> = {
   '001_init': m001,
+  '003_campaigns': m003,
+  '002_sessions': m002,
 };
 
 class CodeProvider implements MigrationProvider {

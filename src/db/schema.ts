@@ -172,13 +172,33 @@ export interface ScheduledEmailsTable {
   updated_at: number;
 }
 
+export interface CampaignsTable {
+  id: Generated<number>;
+  project_id: number;
+  template_id: number;
+  list_id: number;
+  send_at: number;
+  recipients: number;
+  created_at: number;
+}
+
 export interface SettingsTable {
   name: string;
   value: string;
 }
 
+/** Admin UI sessions; `id` is the SHA-256 of the cookie token, never the token itself. */
+export interface SessionsTable {
+  id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+  last_seen: number;
+}
+
 export interface Database {
   settings: SettingsTable;
+  campaigns: CampaignsTable;
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   contacts: ContactsTable;
@@ -194,6 +214,7 @@ export interface Database {
   events: EventsTable;
   idempotency: IdempotencyTable;
   scheduled_emails: ScheduledEmailsTable;
+  sessions: SessionsTable;
 }
 
 export type Project = Selectable<ProjectsTable>;

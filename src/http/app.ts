@@ -1,7 +1,7 @@
 // Builds the Fastify application: plugins, the error envelope, and the route groups by area. The
 // process wiring (database, worker, signals) is in server.ts so tests can build apps freely.
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { bodyAjv, paramAjv } from '../schemas/ajv.js';
 import { ErrorEnvelope } from '../schemas/common.js';
@@ -9,10 +9,13 @@ import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
+import { automationRoutes } from './routes/automation.js';
 import { adminDataRoutes } from './routes/adminData.js';
 import { gatewayRoutes } from './routes/gateway.js';
 import { healthRoutes } from './routes/health.js';
 import { legacyRoutes } from './routes/legacy.js';
+import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { getOrCreateSecret } from '../repos/projects.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -20,9 +23,18 @@ export interface AppOptions {
   logger?: boolean | object;
 }
 
+/** Never log a key, a token or a session cookie. */
+export const LOG_REDACT = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+
+/** The installation's secret for unsubscribe links: configured, or made once and kept in the database. */
+export async function installationSecret(deps: Deps): Promise<string> {
+  return deps.config.secretKey ?? getOrCreateSecret(deps.db.db, 'unsubscribe_secret');
+}
+
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: opts.logger ?? false,
+  const logger = opts.logger;
+  const app: FastifyInstance = Fastify({
+    ...(logger && typeof logger === 'object' && 'child' in logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: logger ?? false }),
     bodyLimit: deps.config.bodyLimitBytes,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -66,12 +78,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
 
   await app.register(healthRoutes, { deps });
+  await app.register(unsubscribeRoutes, { db: deps.db, clock: deps.clock, secret: deps.secret ?? (await installationSecret(deps)) });
   await app.register(gatewayRoutes, { deps });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminAuth(deps));
     await admin.register(adminConfigRoutes, { deps });
     await admin.register(adminDataRoutes, { deps });
     await admin.register(legacyRoutes, { deps });
+    await admin.register(automationRoutes, { deps });
   });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,8 +1,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { FIELD_LIMITS } from '../config.js';
 import { CART_TYPES, PERMISSIONS } from '../domain/catalog.js';
 
-export const MAX_STRING = 10_000;
-export const MAX_FIELDS = 100;
+export const MAX_STRING = FIELD_LIMITS.maxString;
+export const MAX_FIELDS = FIELD_LIMITS.maxMembers;
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -31,7 +32,7 @@ export const Email = Type.String({ format: 'email', maxLength: 254 });
 export const ShortString = (max = 200) => Type.String({ maxLength: max });
 export const FieldsObject = Type.Record(Type.String(), Type.Unknown(), {
   maxProperties: MAX_FIELDS,
-  description: 'Named values used by templates; at most 100 members, strings at most 10,000 characters',
+  description: `Named values used by templates; at most ${MAX_FIELDS} members, strings at most ${MAX_STRING} characters`,
 });
 export const CartTypeSchema = Type.Union(CART_TYPES.map((c) => Type.Literal(c)));
 export const IsoTime = Type.String({ format: 'date-time' });

@@ -23,7 +23,7 @@ export function describe(endpoint: string, body: unknown): Described {
   const b = body && typeof body === 'object' && !Array.isArray(body) ? (body as Body) : {};
   let eventType = str(b.event_type, 100);
   const cart = str(b.cart_type, 20);
-  if (endpoint === 'order-created') eventType = cart ? `${cart}_order_created` : 'order_created';
+  if (endpoint === 'order-created' || endpoint === 'unpaid-order') eventType = cart ? `${cart}_order_created` : 'order_created';
   if (endpoint === 'purchase') eventType = cart ? `${cart}_paid` : 'purchase';
   if (endpoint === 'list-contact') eventType = 'list_contact_upsert';
   if (endpoint === 'catalog') eventType = null;
@@ -85,7 +85,7 @@ export async function acceptEvent<T extends object>(
     if (refresh) stored = await refresh(stored);
     // The replay is itself a request the chronology should show, pointing at the original.
     const eventId = await insertEvent(deps.db.db, {
-      project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...d,
+      project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...d,
       http_status: rec.response_status, accepted: 1, error_code: null, payload: JSON.stringify(body),
       effects: JSON.stringify({ replay_of: rec.event_id }), created_at: now,
     });
@@ -99,7 +99,7 @@ export async function acceptEvent<T extends object>(
   try {
     return await deps.db.db.transaction().execute(async (trx) => {
       const eventId = await insertEvent(trx, {
-        project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...d,
+        project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...d,
         http_status: 200, accepted: 1, error_code: null, payload: JSON.stringify(body), effects: '{}', created_at: now,
       });
       const { response, effects } = await work(trx, eventId, now);
@@ -129,7 +129,7 @@ export async function logRejected(call: GatewayCall, body: unknown, status: numb
   const { deps, project, key, endpoint } = call;
   const payload = body === undefined ? null : JSON.stringify(body);
   await insertEvent(deps.db.db, {
-    project_id: project.id, key_id: key.id, key_last4: key.last4, endpoint, ...describe(endpoint, body),
+    project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...describe(endpoint, body),
     http_status: status, accepted: 0, error_code: code,
     payload: payload && payload.length > 70_000 ? null : payload,
     effects: '{}', created_at: deps.clock.now(),

@@ -2,12 +2,10 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { Project } from '../db/schema.js';
 import type { ApiKey } from '../repos/keys.js';
+import type { RateLimiter } from './rateLimiter.js';
 
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
+import type { Clock } from '../delivery/clock.js';
+export { systemClock, type Clock } from '../delivery/clock.js';
 
 /** What delivery offers the request path: wake the worker, and wait for an e-mail's first attempt. */
 export interface DeliveryHooks {
@@ -20,12 +18,16 @@ export interface Deps {
   config: Config;
   clock: Clock;
   delivery?: DeliveryHooks;
+  /** Per-key request limits; absent means unlimited (some tests). `serve` always sets one. */
+  rateLimiter?: RateLimiter;
+  /** Signs unsubscribe links; the same in every process of an installation. */
+  secret?: string;
 }
 
-/** A gateway request after its key was checked. */
+/** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */
 export interface GatewayCall {
   deps: Deps;
   project: Project;
-  key: ApiKey;
+  key: ApiKey | null;
   endpoint: string;
 }

@@ -21,6 +21,9 @@ import type { GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 
+/** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
+const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
+
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
   const routes = await getRoutes(call.deps.db.db, call.project.id);
   return {
@@ -34,7 +37,7 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
       has_template: e.event_type in routes,
       template_key: routes[e.event_type] ?? null,
     })),
-    supported_events: (call.key.rights.allowed_api_events ?? []).filter(isKnownEventType),
+    supported_events: (rightsOf(call).allowed_api_events ?? []).filter(isKnownEventType),
   };
 }
 
@@ -46,9 +49,10 @@ export function templateContext(body: Body): Record<string, unknown> {
 }
 
 export async function transactional(call: GatewayCall, raw: unknown, opts: { respondAsync: boolean }): Promise<Accepted<TransactionalResponse>> {
-  const { deps, project, key } = call;
+  const { deps, project } = call;
+  const rights = rightsOf(call);
   const body = requireObject(raw);
-  requirePermission(key.rights, 'transactional_send');
+  requirePermission(rights, 'transactional_send');
 
   const et = body.event_type;
   if (isAbsent(et)) {
@@ -61,12 +65,12 @@ export async function transactional(call: GatewayCall, raw: unknown, opts: { res
   if (!isKnownEventType(et)) {
     throw new AppError(422, 'unknown_event_type', `Unknown event type ${et}: it is neither in the catalog nor an extra event type`, { event_type: et });
   }
-  requireEventAllowed(key.rights, et);
+  requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
   throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
 
   const template = await routedTemplate(deps.db.db, project.id, et);
-  if (template) requireTemplateAllowed(key.rights, template.name);
+  if (template) requireTemplateAllowed(rights, template.name);
 
   const result = await acceptEvent<TransactionalResponse>(
     call,
@@ -113,9 +117,9 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
 
 /** Cart endpoints: a known cart type outside the key's rights is 403; an unknown one is a 422 later. */
 function checkCart(call: GatewayCall, body: Body): void {
-  requirePermission(call.key.rights, 'cart_events_write');
+  requirePermission(rightsOf(call), 'cart_events_write');
   const cart = body.cart_type;
-  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart)) requireCartAllowed(call.key.rights, cart);
+  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart)) requireCartAllowed(rightsOf(call), cart);
 }
 
 interface ChainStep {
@@ -147,6 +151,11 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
   throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
+  return createOrder(call, body);
+}
+
+/** The effects of order-created on a validated body (also the legacy unpaid-order endpoint). */
+export async function createOrder(call: GatewayCall, body: Body): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
   const cartType = body.cart_type as string;
   const orderId = body.order_id as string;
@@ -244,8 +253,8 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
 
 export async function scopedListContact(call: GatewayCall, listId: number, raw: unknown) {
   const body = requireObject(raw);
-  requirePermission(call.key.rights, 'list_contacts_write');
-  requireListAllowed(call.key.rights, listId);
+  requirePermission(rightsOf(call), 'list_contacts_write');
+  requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);
   if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
   throwIfProblems(collectProblems(ScopedListContactBody, body, ['email']), 'list_contact_upsert', ['email'], 'the address-book contact');

@@ -58,7 +58,7 @@ export async function testDatabase(dialect: DialectCase['name']) {
 export async function createTestApp(dialect: DialectCase['name'], env: Record<string, string> = {}, extra: Partial<Deps> = {}): Promise<TestApp> {
   const t = await testDatabase(dialect);
   await migrateToLatest(t.db);
-  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env } as NodeJS.ProcessEnv, false);
+  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env } as NodeJS.ProcessEnv);
   const clock = new ManualClock();
   const deps: Deps = { db: t.db, config, clock, ...extra };
   const app = await buildApp(deps);

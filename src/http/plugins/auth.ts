@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 export function gatewayAuth(deps: Deps, endpoint: string) {
-  return async function onRequest(req: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return async function onRequest(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = req.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
     if (!presented || !presented.trim()) throw new AppError(401, 'missing_api_key', 'Send the project API key in the X-API-Key header');
@@ -30,6 +30,15 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
     if (!project) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
     req.gateway = { deps, project, key, endpoint };
     if (key.status !== 'active') throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
+    if (deps.rateLimiter) {
+      const limit = key.rate_limit ?? deps.config.rateLimit;
+      const d = await deps.rateLimiter.take(`key:${key.id}`, limit);
+      const headers = { 'RateLimit-Limit': String(d.limit), 'RateLimit-Remaining': String(d.remaining), 'RateLimit-Reset': String(d.resetSeconds) };
+      if (!d.allowed) {
+        throw new AppError(429, 'rate_limited', `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { ...headers, 'Retry-After': String(d.retryAfterSeconds) });
+      }
+      reply.headers(headers);
+    }
   };
 }
 

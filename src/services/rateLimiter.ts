@@ -1,0 +1,111 @@
+// Per-key rate limits (SPEC §7): a token bucket of `burst` tokens refilled at `per_second`. Counted in
+// Redis when REDIS_URL is set (one bucket shared by every API process), in memory otherwise.
+import { Redis } from 'ioredis';
+import type { Clock } from './context.js';
+
+export interface RateLimit {
+  per_second: number;
+  burst: number;
+}
+
+export const DEFAULT_RATE_LIMIT: RateLimit = { per_second: 50, burst: 100 };
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again (RateLimit-Reset). */
+  resetSeconds: number;
+  /** Seconds until one request is allowed again (Retry-After), when refused. */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  take(bucket: string, limit: RateLimit): Promise<Decision>;
+  close(): Promise<void>;
+  readonly kind: 'memory' | 'redis';
+}
+
+/** The arithmetic both stores share: refill since the last take, then spend one token. */
+export function refill(tokens: number, lastMs: number, nowMs: number, limit: RateLimit): number {
+  return Math.min(limit.burst, tokens + (Math.max(0, nowMs - lastMs) * limit.per_second) / 1000);
+}
+
+export function decide(tokensAfter: number, allowed: boolean, limit: RateLimit): Decision {
+  return {
+    allowed,
+    limit: limit.burst,
+    remaining: Math.max(0, Math.floor(tokensAfter)),
+    resetSeconds: Math.ceil((limit.burst - tokensAfter) / limit.per_second),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokensAfter) / limit.per_second)),
+  };
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  readonly kind = 'memory' as const;
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly clock: Clock) {}
+
+  async take(bucket: string, limit: RateLimit): Promise<Decision> {
+    const now = this.clock.now();
+    const b = this.buckets.get(bucket);
+    let tokens = b ? refill(b.tokens, b.at, now, limit) : limit.burst;
+    const allowed = tokens >= 1;
+    if (allowed) tokens -= 1;
+    this.buckets.set(bucket, { tokens, at: now });
+    // Full buckets carry no information: drop them so the map stays as small as the active keys.
+    if (this.buckets.size > 10_000) {
+      for (const [k, v] of this.buckets) if (refill(v.tokens, v.at, now, limit) >= limit.burst) this.buckets.delete(k);
+    }
+    return decide(tokens, allowed, limit);
+  }
+
+  async close(): Promise<void> {}
+}
+
+// Atomic in Redis, timed by the Redis server's clock so instances with skewed clocks agree.
+const SCRIPT = `
+local rate = tonumber(ARGV[1]) / 1000
+local burst = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1])
+local at = tonumber(b[2])
+if tokens == nil then tokens = burst; at = now end
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + 1000)
+return {allowed, tostring(tokens)}
+`;
+
+export class RedisRateLimiter implements RateLimiter {
+  readonly kind = 'redis' as const;
+  private readonly redis: Redis;
+  constructor(url: string, private readonly onError: (err: unknown) => void = () => {}, private readonly prefix = 'egw:rl:') {
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    this.redis.on('error', (err) => this.onError(err));
+    this.redis.defineCommand('egwTake', { numberOfKeys: 1, lua: SCRIPT });
+  }
+
+  async take(bucket: string, limit: RateLimit): Promise<Decision> {
+    try {
+      const [allowed, tokens] = (await (this.redis as any).egwTake(this.prefix + bucket, limit.per_second, limit.burst)) as [number, string];
+      return decide(Number(tokens), allowed === 1, limit);
+    } catch (err) {
+      // Fail open: a rate-limit store outage must not stop e-mail; it is logged and counted.
+      this.onError(err);
+      return decide(limit.burst, true, limit);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+export function createRateLimiter(redisUrl: string | null, clock: Clock, onError?: (err: unknown) => void): RateLimiter {
+  return redisUrl ? new RedisRateLimiter(redisUrl, onError) : new MemoryRateLimiter(clock);
+}
