@@ -2,13 +2,13 @@
 // headers, retries on 4xx and on a dead server, permanent 5xx, and the 5.1.1 invalid-address rule.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { ParsedMail } from 'mailparser';
 import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
 import { resolveUnsubscribeToken } from '../src/delivery/unsubscribe.js';
 import { createWorker, type Worker, type WorkerOptions } from '../src/delivery/worker.js';
 import {
   PUBLIC_URL, SECRET, addContact, addEmail, closedPort, contactStatus, emailRow, openTestDb, seedProject, startSmtp,
   type Seeded, type TestDb, type TestSmtp,
+  rawHeader,
 } from './fixtures/delivery-support.js';
 
 const TEMPLATE = {
@@ -18,11 +18,6 @@ const TEMPLATE = {
 };
 
 /** The raw value of a header as received (mailparser folds List-* headers into one parsed object). */
-function rawHeader(mail: ParsedMail, name: string): string | undefined {
-  const line = mail.headerLines.find((h) => h.key === name.toLowerCase())?.line;
-  return line === undefined ? undefined : line.slice(line.indexOf(':') + 1).replace(/\r?\n\s+/g, ' ').trim();
-}
-
 describe('delivery over SMTP', () => {
   let t: TestDb;
   let seeded: Seeded;
