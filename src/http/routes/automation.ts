@@ -29,7 +29,7 @@ const CampaignBody = Type.Object(
   { additionalProperties: false },
 );
 const CartChainsBody = Type.Object(
-  { chains: Type.Record(Type.Union(CART_TYPES.map((c) => Type.Literal(c))), Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])) },
+  { chains: Type.Record(Type.String({ description: CART_TYPES.join(', ') }), Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]), { maxProperties: 10 }) },
   { additionalProperties: false },
 );
 const Counts = {
