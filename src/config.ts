@@ -20,6 +20,10 @@ export interface Config {
   /** How long a transactional request waits for the first delivery attempt (SPEC §3). */
   sendWaitMs: number;
   idempotencyRetentionDays: number;
+  eventPayloadRetentionDays: number;
+  messageBodyRetentionDays: number;
+  /** Port of the metrics/health listener of a `worker` process (none when unset). */
+  metricsPort: number | null;
   role: Role;
   logLevel: string;
   /** Default per-key limit when a key has none of its own (SPEC §7). */
@@ -101,6 +105,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     sendWaitMs: int(env, 'SEND_WAIT_MS', 2000, 0, 30000),
     idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),
+    eventPayloadRetentionDays: int(env, 'EVENT_PAYLOAD_RETENTION_DAYS', 90, 1, 36500),
+    messageBodyRetentionDays: int(env, 'MESSAGE_BODY_RETENTION_DAYS', 30, 1, 36500),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     rateLimit: { per_second: int(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000), burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000) },

@@ -8,9 +8,11 @@ import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createTransportFromConfig, type Transport } from './delivery/transports.js';
 import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worker.js';
-import { buildApp, installationSecret, LOG_REDACT } from './http/app.js';
+import { buildApp, buildOpsApp, installationSecret, LOG_REDACT } from './http/app.js';
+import { purgeExpired } from './delivery/retention.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
+import { Metrics } from './metrics.js';
 
 export interface Running {
   app: FastifyInstance | null;
@@ -38,18 +40,29 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const base: Deps = { db, config, clock };
   const secret = await installationSecret(base);
 
+  const metrics = new Metrics();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   if (role !== 'api') {
     transport = opts.transport ?? createTransportFromConfig(config);
-    worker = createWorker({ db, transport, clock, publicUrl: config.publicUrl, secret, logger: log.child({ component: 'worker' }) });
+    worker = createWorker({
+      db, transport, clock, publicUrl: config.publicUrl, secret, logger: log.child({ component: 'worker' }),
+      onOutcome: (o) => {
+        metrics.emails.inc({ kind: o.kind, outcome: o.outcome });
+        metrics.sendDuration.observe(o.durationMs / 1000);
+        if (o.outcome === 'sent') metrics.sendLag.observe(o.lagMs / 1000);
+      },
+    });
   }
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker!.wake(), waitForOutcome: (id, ms) => worker!.waitForOutcome(id, ms) }
     : { wake: () => {}, waitForOutcome: (id, ms) => waitForEmailOutcome(db, id, ms) };
-  const rateLimiter = createRateLimiter(config.redisUrl, clock, (err) => log.warn({ err }, 'rate-limit store unavailable: allowing requests'));
-  const deps: Deps = { ...base, delivery, rateLimiter, secret };
+  const rateLimiter = createRateLimiter(config.redisUrl, clock, (err) => {
+    metrics.rateLimitStoreErrors.inc();
+    log.warn({ err }, 'rate-limit store unavailable: allowing requests');
+  });
+  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics };
 
   let app: FastifyInstance | null = null;
   if (role !== 'worker') {
@@ -58,12 +71,31 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
   }
   worker?.start();
+  let retentionTimer: NodeJS.Timeout | null = null;
+  if (worker) {
+    const purge = () =>
+      purgeExpired(db.db, { eventPayloadDays: config.eventPayloadRetentionDays, messageBodyDays: config.messageBodyRetentionDays, idempotencyDays: config.idempotencyRetentionDays }, clock.now()).then(
+        (p) => log.info(p, 'retention: purged expired data'),
+        (err) => log.error({ err }, 'retention purge failed; retried next hour'),
+      );
+    void purge();
+    retentionTimer = setInterval(purge, 3_600_000);
+    retentionTimer.unref();
+  }
+  // A worker-only process has no API, but its metrics and health should still be scrapeable.
+  let opsApp: FastifyInstance | null = null;
+  if (role === 'worker' && config.metricsPort && opts.listen !== false) {
+    opsApp = await buildOpsApp(deps, metrics);
+    await opsApp.listen({ port: config.metricsPort, host: config.host });
+  }
   log.info({ role, database: db.dialect, transport: transport?.kind ?? null, rateLimits: rateLimiter.kind }, 'started');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      if (retentionTimer) clearInterval(retentionTimer);
       if (app) await app.close();
+      if (opsApp) await opsApp.close();
       if (worker) await worker.stop();
       if (transport) await transport.close();
       await rateLimiter.close();

@@ -41,6 +41,8 @@ export interface WorkerOptions {
   retry?: Partial<RetryPolicy>;
   random?: () => number;
   logger?: WorkerLogger;
+  /** Told every recorded outcome (metrics): kind, how long delivery took, how late after due it was. */
+  onOutcome?: (o: { outcome: Outcome; kind: EmailRow['kind']; durationMs: number; lagMs: number }) => void;
 }
 
 /** What a waiting request reports: a final status, or `queued` when a retry has been scheduled. */
@@ -264,8 +266,12 @@ export function createWorker(opts: WorkerOptions): Worker {
 
   async function deliverSafely(row: EmailRow, cache: BatchCache): Promise<void> {
     try {
+      const started = Date.now();
       const outcome = await deliver(row, cache);
-      if (outcome) emit(row.id, outcome);
+      if (outcome) {
+        emit(row.id, outcome);
+        opts.onOutcome?.({ outcome, kind: row.kind, durationMs: Date.now() - started, lagMs: Math.max(0, clock.now() - Number(row.due_at)) });
+      }
     } catch (err) {
       // Typically the database went away mid-way: the lease expires and the e-mail is tried again.
       log.error({ email_id: row.id, err }, 'delivery crashed; the e-mail is retried when its lease expires');

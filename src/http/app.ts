@@ -8,12 +8,17 @@ import { ErrorEnvelope } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { automationRoutes } from './routes/automation.js';
 import { adminDataRoutes } from './routes/adminData.js';
+import { adminUiRoutes } from './routes/adminUi.js';
 import { gatewayRoutes } from './routes/gateway.js';
 import { healthRoutes } from './routes/health.js';
+import { docsRoutes, metricsRoutes } from './routes/operations.js';
+import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
+import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
 import { getOrCreateSecret } from '../repos/projects.js';
 
@@ -77,6 +82,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
 
+  // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
+  await registerSessions(app, deps);
+  const metrics = deps.metrics ?? new Metrics();
+  await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
   await app.register(unsubscribeRoutes, { db: deps.db, clock: deps.clock, secret: deps.secret ?? (await installationSecret(deps)) });
   await app.register(gatewayRoutes, { deps });
@@ -85,9 +94,21 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(adminConfigRoutes, { deps });
     await admin.register(adminDataRoutes, { deps });
     await admin.register(legacyRoutes, { deps });
+    await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
   });
 
+  await app.register(uiRoutes);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(docsRoutes);
+  return app;
+}
+
+/** Health and metrics only: what a worker-only process serves on METRICS_PORT. */
+export async function buildOpsApp(deps: Deps, metrics: Metrics): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  registerErrorHandling(app);
+  await app.register(metricsRoutes, { deps, metrics });
+  await app.register(healthRoutes, { deps });
   return app;
 }

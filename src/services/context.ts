@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Project } from '../db/schema.js';
 import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
+import type { Metrics } from '../metrics.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -22,6 +23,7 @@ export interface Deps {
   rateLimiter?: RateLimiter;
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
+  metrics?: Metrics;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */

@@ -1,0 +1,40 @@
+// Operations: Prometheus metrics and the rendered API documentation.
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Metrics } from '../../metrics.js';
+import { outboxBacklog } from '../../repos/campaigns.js';
+import { describe } from '../../services/accept.js';
+import type { Deps } from '../../services/context.js';
+
+// Not encapsulated: the response hook must see every route of the app.
+export const metricsRoutes = fp(async function metricsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps; metrics: Metrics }): Promise<void> {
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const status = String(reply.statusCode);
+    metrics.httpRequests.inc({ method: req.method, route, status });
+    metrics.httpDuration.observe({ route }, reply.elapsedTime / 1000);
+    if (req.gateway && req.gateway.endpoint !== 'catalog') {
+      const type = metrics.eventType(describe(req.gateway.endpoint, req.body).event_type);
+      metrics.events.inc({ event_type: type, outcome: reply.statusCode < 300 ? 'accepted' : 'rejected' });
+    }
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    // Outbox figures are read at scrape time: the database is the truth shared by every process.
+    try {
+      const b = await outboxBacklog(deps.db.db, deps.clock.now());
+      metrics.outboxDue.set(b.due);
+      metrics.outboxOldest.set(b.oldest_due_age_seconds);
+    } catch {
+      // An unreachable database shows in /readyz; the rest of the metrics are still worth serving.
+    }
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+});
+
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
+  // Served from the package's own files: no CDN, works offline.
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+}
