@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import dotenv from 'dotenv';
+import { retryPolicyFromEnv, type RetryPolicy } from './delivery/smtpErrors.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -22,6 +23,8 @@ export interface Config {
   idempotencyRetentionDays: number;
   eventPayloadRetentionDays: number;
   messageBodyRetentionDays: number;
+  retry: RetryPolicy;
+  smtpPoolSize: number;
   /** Port of the metrics/health listener of a `worker` process (none when unset). */
   metricsPort: number | null;
   role: Role;
@@ -107,6 +110,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),
     eventPayloadRetentionDays: int(env, 'EVENT_PAYLOAD_RETENTION_DAYS', 90, 1, 36500),
     messageBodyRetentionDays: int(env, 'MESSAGE_BODY_RETENTION_DAYS', 30, 1, 36500),
+    retry: (() => {
+      try {
+        return retryPolicyFromEnv(env);
+      } catch (e) {
+        throw new ConfigError((e as Error).message);
+      }
+    })(),
+    smtpPoolSize: int(env, 'SMTP_POOL_SIZE', 5, 1, 100),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',

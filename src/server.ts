@@ -44,9 +44,9 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   if (role !== 'api') {
-    transport = opts.transport ?? createTransportFromConfig(config);
+    transport = opts.transport ?? createTransportFromConfig(config, { maxConnections: config.smtpPoolSize });
     worker = createWorker({
-      db, transport, clock, publicUrl: config.publicUrl, secret, logger: log.child({ component: 'worker' }),
+      db, transport, clock, publicUrl: config.publicUrl, secret, retry: config.retry, logger: log.child({ component: 'worker' }),
       onOutcome: (o) => {
         metrics.emails.inc({ kind: o.kind, outcome: o.outcome });
         metrics.sendDuration.observe(o.durationMs / 1000);
