@@ -3,7 +3,7 @@
 // another contact: changing an id changes the address the MAC is checked against.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ContactRow } from '../db/schema.js';
-import { findContact, normaliseEmail } from '../repos/contacts.js';
+import { findContact, normaliseEmail, setContactStatus } from '../repos/contacts.js';
 import type { Executor } from '../repos/types.js';
 
 export interface TokenSubject {
@@ -67,11 +67,6 @@ export async function resolveUnsubscribeToken(db: Executor, secret: string, toke
  */
 export async function unsubscribeContact(db: Executor, contact: ContactRow, now: number): Promise<ContactRow['status']> {
   if (contact.status !== 'active') return contact.status;
-  await db
-    .updateTable('contacts')
-    .set({ status: 'unsubscribed', updated_at: now })
-    .where('id', '=', contact.id)
-    .where('status', '=', 'active')
-    .execute();
+  await setContactStatus(db, contact.id, 'unsubscribed', now, ['active']);
   return 'unsubscribed';
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
-import { findContact } from '../repos/contacts.js';
+import { findContact, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
   claimDue, emailProgress, markFailed, markRetry, markSent, markSuppressed, nextDueAt, releaseClaims, renewLease,
@@ -253,12 +253,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
       if (f.recipientInvalid) {
         // admin_blocked is the stronger statement about the contact and is kept.
-        await db
-          .updateTable('contacts')
-          .set({ status: 'invalid', updated_at: now })
-          .where('id', '=', contact.id)
-          .where('status', '!=', 'admin_blocked')
-          .execute();
+        await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid']);
       }
       return record('failed', markFailed(db, row.id, id, { now, error, rendered, messageId }));
     }

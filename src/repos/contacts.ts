@@ -49,8 +49,11 @@ export async function findContactByEmail(db: Executor, projectId: number, email:
   return db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', normaliseEmail(email)).executeTakeFirst();
 }
 
-export async function setContactStatus(db: Executor, id: number, status: ContactStatus, now: number): Promise<void> {
-  await db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id).execute();
+export async function setContactStatus(db: Executor, id: number, status: ContactStatus, now: number, onlyFrom?: ContactStatus[]): Promise<void> {
+  let q = db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id);
+  // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
+  if (onlyFrom) q = q.where('status', 'in', onlyFrom);
+  await q.execute();
 }
 
 export interface ListRow {
