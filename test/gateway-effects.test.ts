@@ -35,6 +35,9 @@ for (const d of DIALECTS) {
       assert.equal(ol.template_key, null);
       assert.ok(r.body.supported_events.includes('course_paid'));
       assert.ok(!r.body.supported_events.includes('webinar_registration_created'));
+      const logged = await events(t.app, `?site_key=${site}&limit=1`);
+      assert.equal(logged[0].endpoint, 'catalog', 'reads are in the chronology too');
+      assert.equal(logged[0].accepted, true);
     });
 
     it('transactional with a routed template: one queued e-mail with the request as context', async () => {

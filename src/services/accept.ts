@@ -124,14 +124,17 @@ export async function acceptEvent<T extends object>(
   }
 }
 
-/** Logs a refused gateway request (SPEC §5: a developer debugging a 422 finds it in the chronology). */
-export async function logRejected(call: GatewayCall, body: unknown, status: number, code: string): Promise<void> {
+/**
+ * Logs a gateway request that changed nothing: a refusal (SPEC §5: a developer debugging a 422 finds
+ * it in the chronology), or a read such as the catalog (code null).
+ */
+export async function logRequest(call: GatewayCall, body: unknown, status: number, code: string | null, effects: Record<string, unknown> = {}): Promise<void> {
   const { deps, project, key, endpoint } = call;
   const payload = body === undefined ? null : JSON.stringify(body);
   await insertEvent(deps.db.db, {
     project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...describe(endpoint, body),
-    http_status: status, accepted: 0, error_code: code,
+    http_status: status, accepted: code === null ? 1 : 0, error_code: code,
     payload: payload && payload.length > 70_000 ? null : payload,
-    effects: '{}', created_at: deps.clock.now(),
+    effects: JSON.stringify(effects), created_at: deps.clock.now(),
   });
 }

@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
-import { logRejected } from '../../services/accept.js';
+import { logRequest } from '../../services/accept.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;
@@ -50,7 +50,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (req.gateway && !req.gatewayLogged) {
       req.gatewayLogged = true;
       try {
-        await logRejected(req.gateway, req.body, e.status, e.code);
+        await logRequest(req.gateway, req.body, e.status, e.code);
       } catch (logErr) {
         req.log.error({ err: logErr }, 'could not log a rejected event');
       }

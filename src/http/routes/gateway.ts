@@ -9,7 +9,7 @@ import {
   CatalogResponse, OrderCreatedBody, OrderCreatedResponse, PurchaseBody, PurchaseResponse,
   ScopedListContactBody, ScopedListContactResponse, TransactionalBody, TransactionalResponse,
 } from '../../schemas/gateway.js';
-import type { Accepted } from '../../services/accept.js';
+import { logRequest, type Accepted } from '../../services/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
 import { gatewayAuth } from '../plugins/auth.js';
@@ -36,8 +36,10 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
       response: { 200: CatalogResponse, ...errors(401, 403, 429, 500) },
     },
   }, async (req) => {
+    const catalog = await gateway.catalog(req.gateway!);
     req.gatewayLogged = true;
-    return gateway.catalog(req.gateway!);
+    await logRequest(req.gateway!, undefined, 200, null, { supported_events: catalog.supported_events.length });
+    return catalog;
   });
 
   app.post('/api/scoped/send/transactional', {
