@@ -18,7 +18,23 @@ export const ErrorEnvelope = Type.Object(
       ),
     }),
   },
-  { $id: 'ErrorEnvelope', description: 'Every error answer (SPEC §1)' },
+  {
+    $id: 'ErrorEnvelope',
+    description: 'Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it',
+    examples: [{
+      detail: {
+        ok: false,
+        error: {
+          code: 'validation_error',
+          message: 'Validation failed for event type contest_results: missing fields.event_title, fields.work_title',
+          event_type: 'contest_results',
+          missing_fields: ['fields.event_title', 'fields.work_title'],
+          required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'],
+          invalid_fields: {},
+        },
+      },
+    }],
+  },
 );
 
 /** Error responses for a route, all with the envelope. */
