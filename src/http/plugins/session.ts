@@ -1,0 +1,207 @@
+// Admin UI sessions (SPEC §6): the browser logs in once with the admin token and then carries an
+// HttpOnly session cookie instead of the token.
+//
+// - Sessions live in the database (`sessions`, keyed by the SHA-256 of the cookie token), so logout and
+//   expiry are real and every process of an installation agrees. Lifetime 12 h (a working day), ended
+//   sooner after 2 h without a request.
+// - A root onRequest hook turns a valid cookie into `req.adminSession = true`, which the admin routes'
+//   own hook (plugins/auth.ts) accepts in place of the bearer token. A request that carries an
+//   Authorization header is left to that header alone: API clients never depend on cookies.
+// - CSRF: every unsafe request authenticated by the cookie must echo the session's CSRF token in
+//   X-CSRF-Token (and, when the browser names an Origin, it must be ours). SameSite=Strict already
+//   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
+// - Login attempts are rate limited per client address, plus a global cap on failures, in memory.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import { deleteExpiredSessions, deleteSession, findSession, insertSession, touchSession, type SessionRow } from '../../repos/sessions.js';
+import { errors } from '../../schemas/common.js';
+import type { Deps } from '../../services/context.js';
+
+export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
+export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
+/** last_seen is written at most this often: one UPDATE per minute per session, not per request. */
+const TOUCH_EVERY_MS = 60 * 1000;
+
+export const LOGIN_WINDOW_MS = 60 * 1000;
+export const LOGIN_ATTEMPTS_PER_IP = 10;
+/** Failed logins from all addresses together; caps guessing spread over many (or spoofed) addresses. */
+export const LOGIN_FAILURES_GLOBAL = 100;
+
+export const CSRF_HEADER = 'x-csrf-token';
+export const SESSION_PATH = '/api/admin/session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The session row behind `adminSession`, for the session routes (CSRF token, logout). */
+    adminSessionRow?: SessionRow;
+  }
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+const sameText = (a: string, b: string) => timingSafeEqual(sha256(a), sha256(b));
+
+/** Sliding-window counters in memory; bounded in size so a flood of addresses cannot grow it for ever. */
+export class LoginLimiter {
+  private readonly perIp = new Map<string, number[]>();
+  private failures: number[] = [];
+
+  constructor(
+    private readonly opts = { windowMs: LOGIN_WINDOW_MS, perIp: LOGIN_ATTEMPTS_PER_IP, globalFailures: LOGIN_FAILURES_GLOBAL, maxTracked: 10_000 },
+  ) {}
+
+  /** Counts one attempt; returns the seconds to wait when over a limit, else 0. */
+  attempt(ip: string, now: number): number {
+    const since = now - this.opts.windowMs;
+    this.failures = this.failures.filter((t) => t > since);
+    if (this.failures.length >= this.opts.globalFailures) return Math.ceil((this.failures[0] + this.opts.windowMs - now) / 1000);
+    const hits = (this.perIp.get(ip) ?? []).filter((t) => t > since);
+    if (hits.length >= this.opts.perIp) {
+      this.perIp.set(ip, hits);
+      return Math.max(1, Math.ceil((hits[0] + this.opts.windowMs - now) / 1000));
+    }
+    hits.push(now);
+    this.perIp.delete(ip); // re-insert: the map's order is then least recently seen first
+    this.perIp.set(ip, hits);
+    if (this.perIp.size > this.opts.maxTracked) this.perIp.delete(this.perIp.keys().next().value as string);
+    return 0;
+  }
+
+  failed(now: number): void {
+    this.failures.push(now);
+    if (this.failures.length > this.opts.globalFailures) this.failures.shift();
+  }
+}
+
+function readCookie(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+/** Only the admin and legacy API is reachable with the session; the gateway and unsubscribe pages never are. */
+function usesSession(url: string): boolean {
+  const path = url.split('?')[0];
+  return path.startsWith('/api/') && !path.startsWith('/api/scoped/');
+}
+
+export interface SessionOptions {
+  limiter?: LoginLimiter;
+}
+
+export async function registerSessions(app: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
+  const db = deps.db.db;
+  const limiter = opts.limiter ?? new LoginLimiter();
+  const publicUrl = new URL(deps.config.publicUrl);
+  const secure = publicUrl.protocol === 'https:';
+  // __Host- makes the browser refuse the cookie unless it is Secure, host-only and Path=/.
+  const cookieName = secure ? '__Host-egw_session' : 'egw_session';
+  const expectedToken = deps.config.adminToken ? sha256(deps.config.adminToken) : null;
+
+  const cookie = (value: string, maxAgeSeconds: number) =>
+    `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+
+  const sameOrigin = (req: FastifyRequest): boolean => {
+    const origin = req.headers.origin;
+    if (!origin) return true; // not sent by every browser on every request; the CSRF token still decides
+    return origin === publicUrl.origin || origin === `${req.protocol}://${req.host}`;
+  };
+
+  async function validSession(req: FastifyRequest): Promise<SessionRow | null> {
+    const token = readCookie(req.headers.cookie, cookieName);
+    if (!token || !TOKEN_SHAPE.test(token)) return null;
+    const row = await findSession(db, sha256(token).toString('hex'));
+    const now = deps.clock.now();
+    if (!row || row.expires_at <= now || row.last_seen + SESSION_IDLE_MS <= now) return null;
+    if (now - row.last_seen >= TOUCH_EVERY_MS) {
+      await touchSession(db, row.id, now);
+      row.last_seen = now;
+    }
+    return row;
+  }
+
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    if (!usesSession(req.url) || req.headers.authorization !== undefined) return;
+    // Logging in is not authenticated by the cookie: a stale or foreign one must not get in its way.
+    if (req.method === 'POST' && req.url.split('?')[0] === SESSION_PATH) return;
+    const row = await validSession(req);
+    if (!row) return;
+    if (!SAFE_METHODS.has(req.method)) {
+      const given = req.headers[CSRF_HEADER];
+      if (typeof given !== 'string' || !sameText(given, row.csrf_token) || !sameOrigin(req)) {
+        throw new AppError(403, 'csrf_failed', 'This change needs the session\'s CSRF token in the X-CSRF-Token header; reload the page and try again');
+      }
+    }
+    req.adminSession = true;
+    req.adminSessionRow = row;
+  });
+
+  const SessionInfo = Type.Object({
+    ok: Type.Literal(true),
+    csrf_token: Type.String({ description: 'send it as X-CSRF-Token with every change made with this session' }),
+    expires_at: Type.String({ description: 'the latest the session can last (ISO 8601)' }),
+    idle_timeout_seconds: Type.Integer(),
+  });
+  const info = (row: SessionRow) => ({
+    ok: true as const, csrf_token: row.csrf_token, expires_at: new Date(row.expires_at).toISOString(), idle_timeout_seconds: SESSION_IDLE_MS / 1000,
+  });
+  const tags = ['admin'];
+  const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+
+  app.post(SESSION_PATH, {
+    schema: {
+      tags, summary: 'Admin UI login: exchanges the admin token for a session cookie (rate limited per address)',
+      body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
+      response: { 200: SessionInfo, ...errors(400, 401, 403, 415, 422, 429, 500) },
+    },
+  }, async (req, reply) => {
+    const now = deps.clock.now();
+    const wait = limiter.attempt(req.ip, now);
+    if (wait > 0) {
+      throw new AppError(429, 'rate_limited', `Too many login attempts; try again in ${wait} s`, { retry_after_seconds: wait }, { 'retry-after': String(wait) });
+    }
+    if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
+    if (!expectedToken) throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
+    const { token } = req.body as { token: string };
+    if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
+      limiter.failed(now);
+      req.log.warn({ ip: req.ip }, 'admin UI login refused');
+      throw new AppError(401, 'unauthorized', 'The admin token is not valid');
+    }
+    // A fresh token at every login (no session fixation); the previous session of this browser ends.
+    const previous = readCookie(req.headers.cookie, cookieName);
+    if (previous && TOKEN_SHAPE.test(previous)) await deleteSession(db, sha256(previous).toString('hex'));
+    await deleteExpiredSessions(db, now, now - SESSION_IDLE_MS);
+    const secret = randomBytes(32).toString('base64url');
+    const row: SessionRow = {
+      id: sha256(secret).toString('hex'), csrf_token: randomBytes(32).toString('base64url'),
+      created_at: now, expires_at: now + SESSION_LIFETIME_MS, last_seen: now,
+    };
+    await insertSession(db, row);
+    req.log.info({ ip: req.ip }, 'admin UI login');
+    noStore(reply).header('set-cookie', cookie(secret, SESSION_LIFETIME_MS / 1000));
+    return info(row);
+  });
+
+  app.get(SESSION_PATH, {
+    schema: { tags, summary: 'The current admin UI session and its CSRF token (session cookie only)', response: { 200: SessionInfo, ...errors(401, 500) } },
+  }, async (req, reply) => {
+    if (!req.adminSessionRow) throw new AppError(401, 'unauthorized', 'Not logged in, or the session has expired');
+    noStore(reply);
+    return info(req.adminSessionRow);
+  });
+
+  app.delete(SESSION_PATH, {
+    schema: { tags, summary: 'Admin UI logout: ends the session (needs X-CSRF-Token)', response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errors(403, 500) } },
+  }, async (req, reply) => {
+    if (req.adminSessionRow) await deleteSession(db, req.adminSessionRow.id);
+    noStore(reply).header('set-cookie', cookie('', 0));
+    return { ok: true as const };
+  });
+}

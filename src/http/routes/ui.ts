@@ -1,0 +1,102 @@
+// Serves the admin web UI: one HTML shell for every /ui/ path (the browser-side router picks the page)
+// and the static assets under /ui/assets/. Everything is read from src/ui once at start and kept in
+// memory with an ETag: a handful of small files, no path ever reaches the file system from a request,
+// so there is no traversal to defend against, and nothing is fetched from anywhere else (no CDN).
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors.js';
+import { sendError } from '../plugins/errors.js';
+
+export const UI_ROOT = fileURLToPath(new URL('../../ui/', import.meta.url));
+
+// The e-mail previews are srcdoc iframes with sandbox="" (no scripts, unique origin); a srcdoc document
+// inherits this policy, which is why inline styles (e-mail HTML lives on them) and https images are
+// allowed while scripts stay 'self' only and nothing else may be framed, posted to or connected to.
+export const UI_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: https:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "manifest-src 'self'",
+].join('; ');
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+};
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+function load(file: string): Asset {
+  const body = readFileSync(file);
+  return { body, type: TYPES[extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
+/** Every file under dir, keyed by its path relative to dir with forward slashes. */
+function loadTree(dir: string): Map<string, Asset> {
+  const out = new Map<string, Asset>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const full = join(d, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (TYPES[extname(name)]) out.set(relative(dir, full).split(sep).join('/'), load(full));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function securityHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('cross-origin-opener-policy', 'same-origin')
+    .header('cross-origin-resource-policy', 'same-origin');
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
+  // no-cache = revalidate every time: an upgraded server never runs against stale scripts.
+  securityHeaders(reply).header('cache-control', 'no-cache').header('etag', asset.etag);
+  if (req.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+  return reply.type(asset.type).send(asset.body);
+}
+
+export async function uiRoutes(app: FastifyInstance, opts: { root?: string } = {}): Promise<void> {
+  const root = opts.root ?? UI_ROOT;
+  const shell = load(join(root, 'index.html'));
+  const assets = loadTree(join(root, 'assets'));
+  const hide = { schema: { hide: true } };
+
+  const page = async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('content-security-policy', UI_CSP);
+    return send(req, reply, shell);
+  };
+  app.get('/', hide, async (_req, reply) => reply.redirect('/ui/', 302));
+  app.get('/ui', hide, async (_req, reply) => reply.redirect('/ui/', 301));
+  app.get('/ui/', hide, page);
+  app.get('/ui/*', hide, page);
+  app.get('/ui/assets/*', hide, async (req, reply) => {
+    const asset = assets.get((req.params as { '*': string })['*']);
+    if (!asset) return sendError(reply, new AppError(404, 'not_found', 'No such asset'));
+    return send(req, reply, asset);
+  });
+}

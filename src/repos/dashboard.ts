@@ -1,0 +1,181 @@
+// The admin UI dashboard's figures: events per day by outcome and type, e-mails by outcome, the outbox
+// right now, and cart recovery. Every query groups in the database (a busy installation has millions of
+// rows) and returns a few hundred groups at most; days without rows are filled in here.
+import { sql, type RawBuilder } from 'kysely';
+import type { Dialect } from '../db/index.js';
+import type { Executor } from './types.js';
+
+export interface DashboardFilter {
+  projectId?: number;
+  since: number;
+  until: number;
+  now: number;
+}
+
+/** UTC calendar day of an epoch-milliseconds column, as YYYY-MM-DD, in the dialect's SQL. */
+function day(dialect: Dialect, column: string): RawBuilder<string> {
+  const ref = sql.ref(column);
+  return dialect === 'postgres'
+    ? sql<string>`to_char(to_timestamp(${ref} / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`
+    : sql<string>`strftime('%Y-%m-%d', ${ref} / 1000, 'unixepoch')`;
+}
+
+/** Every UTC day from since to until (exclusive), so charts show quiet days as zero instead of gaps. */
+export function daysBetween(since: number, until: number): string[] {
+  const out: string[] = [];
+  const start = new Date(since);
+  let t = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
+  while (t < until && out.length < 1000) {
+    out.push(new Date(t).toISOString().slice(0, 10));
+    t += 86_400_000;
+  }
+  return out;
+}
+
+const n = (v: unknown) => Number(v ?? 0);
+
+export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
+  let q = db
+    .selectFrom('events')
+    .select([day(dialect, 'events.created_at').as('day'), 'events.event_type', 'events.accepted', sql<number>`count(*)`.as('total')])
+    .where('events.created_at', '>=', f.since)
+    .where('events.created_at', '<', f.until)
+    .groupBy([day(dialect, 'events.created_at'), 'events.event_type', 'events.accepted']);
+  if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
+  const rows = await q.execute();
+
+  const days = daysBetween(f.since, f.until);
+  const byDay = new Map(days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} as Record<string, number> }]));
+  const byType = new Map<string, { event_type: string; accepted: number; rejected: number; total: number }>();
+  for (const r of rows) {
+    const type = r.event_type ?? '(none)';
+    const total = n(r.total);
+    const accepted = n(r.accepted) === 1;
+    const d = byDay.get(r.day);
+    if (d) {
+      d[accepted ? 'accepted' : 'rejected'] += total;
+      d.by_type[type] = (d.by_type[type] ?? 0) + total;
+    }
+    const t = byType.get(type) ?? { event_type: type, accepted: 0, rejected: 0, total: 0 };
+    t[accepted ? 'accepted' : 'rejected'] += total;
+    t.total += total;
+    byType.set(type, t);
+  }
+  return {
+    events_by_day: [...byDay.values()],
+    events_by_type: [...byType.values()].sort((a, b) => b.total - a.total || a.event_type.localeCompare(b.event_type)),
+  };
+}
+
+export const EMAIL_OUTCOMES = ['sent', 'failed', 'suppressed', 'cancelled', 'pending'] as const;
+type Outcome = (typeof EMAIL_OUTCOMES)[number];
+const outcomeOf = (status: string): Outcome => (EMAIL_OUTCOMES as readonly string[]).includes(status) ? (status as Outcome) : 'pending';
+
+/** E-mails created in the window, by the day they were created and what became of them. */
+export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
+  let q = db
+    .selectFrom('scheduled_emails')
+    .select([day(dialect, 'scheduled_emails.created_at').as('day'), 'scheduled_emails.status', sql<number>`count(*)`.as('total')])
+    .where('scheduled_emails.created_at', '>=', f.since)
+    .where('scheduled_emails.created_at', '<', f.until)
+    .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
+  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
+  const rows = await q.execute();
+  const empty = () => ({ sent: 0, failed: 0, suppressed: 0, cancelled: 0, pending: 0 });
+  const byDay = new Map(daysBetween(f.since, f.until).map((d) => [d, { day: d, ...empty() }]));
+  const totals: Record<Outcome, number> = empty();
+  for (const r of rows) {
+    const o = outcomeOf(r.status);
+    totals[o] += n(r.total);
+    const d = byDay.get(r.day);
+    if (d) d[o] += n(r.total);
+  }
+  return { emails_by_day: [...byDay.values()], emails_by_outcome: totals };
+}
+
+/** The outbox now: waiting for their time, due and waiting for a worker, being sent; the oldest due. */
+export async function outboxDepth(db: Executor, f: { projectId?: number; now: number }) {
+  let q = db
+    .selectFrom('scheduled_emails')
+    .select([
+      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at > ${f.now} then 1 else 0 end)`.as('scheduled'),
+      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then 1 else 0 end)`.as('queued'),
+      sql<number>`sum(case when status = 'sending' then 1 else 0 end)`.as('sending'),
+      sql<number | null>`min(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then due_at else null end)`.as('oldest_due'),
+    ])
+    .where('status', 'in', ['scheduled', 'queued', 'sending']);
+  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  const r = await q.executeTakeFirst();
+  const oldest = r?.oldest_due === null || r?.oldest_due === undefined ? null : Number(r.oldest_due);
+  return {
+    scheduled: n(r?.scheduled),
+    queued: n(r?.queued),
+    sending: n(r?.sending),
+    oldest_due_at: oldest === null ? null : new Date(oldest).toISOString(),
+    oldest_due_age_seconds: oldest === null ? null : Math.max(0, Math.round((f.now - oldest) / 1000)),
+  };
+}
+
+/**
+ * Cart recovery for orders created (order-created events) in the window: how many were paid, how many
+ * of those were paid after at least one cart e-mail had gone out to that order (the chain "recovered"
+ * them), and the amounts per currency. The payment time is the purchase event's time.
+ */
+export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
+  const recovered = sql<number>`case when o.status = 'paid' and exists (
+      select 1 from scheduled_emails e
+      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status = 'sent'
+        and e.sent_at <= coalesce(pe.created_at, o.updated_at)
+    ) then 1 else 0 end`;
+  let inner = db
+    .selectFrom('orders as o')
+    .leftJoin('events as pe', 'pe.id', 'o.paid_event_id')
+    .select([day(dialect, 'o.created_at').as('day'), 'o.cart_type', 'o.currency', 'o.status', 'o.amount', recovered.as('recovered')])
+    .where('o.created_event_id', 'is not', null)
+    .where('o.created_at', '>=', f.since)
+    .where('o.created_at', '<', f.until);
+  if (f.projectId !== undefined) inner = inner.where('o.project_id', '=', f.projectId);
+  const rows = await db
+    .selectFrom(inner.as('x'))
+    .select(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered', sql<number>`count(*)`.as('orders'), sql<number | null>`sum(x.amount)`.as('amount')])
+    .groupBy(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered'])
+    .execute();
+
+  const byDay = new Map(daysBetween(f.since, f.until).map((d) => [d, { day: d, created: 0, paid: 0, recovered: 0 }]));
+  const byCart = new Map<string, { cart_type: string; created: number; paid: number; recovered: number }>();
+  const money = new Map<string, { currency: string; paid: number; recovered: number }>();
+  const totals = { orders_created: 0, orders_paid: 0, paid_after_cart_email: 0 };
+  for (const r of rows) {
+    const count = n(r.orders);
+    const paid = r.status === 'paid';
+    const rec = n(r.recovered) === 1;
+    totals.orders_created += count;
+    const d = byDay.get(r.day);
+    const c = byCart.get(r.cart_type) ?? { cart_type: r.cart_type, created: 0, paid: 0, recovered: 0 };
+    c.created += count;
+    if (d) d.created += count;
+    if (paid) {
+      totals.orders_paid += count;
+      c.paid += count;
+      if (d) d.paid += count;
+      const cur = r.currency ?? '';
+      const m = money.get(cur) ?? { currency: cur, paid: 0, recovered: 0 };
+      m.paid += n(r.amount);
+      if (rec) m.recovered += n(r.amount);
+      money.set(cur, m);
+    }
+    if (rec) {
+      totals.paid_after_cart_email += count;
+      c.recovered += count;
+      if (d) d.recovered += count;
+    }
+    byCart.set(r.cart_type, c);
+  }
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    ...totals,
+    by_day: [...byDay.values()],
+    by_cart_type: [...byCart.values()].sort((a, b) => a.cart_type.localeCompare(b.cart_type)),
+    amounts: [...money.values()].map((m) => ({ currency: m.currency, paid: round(m.paid), recovered: round(m.recovered) })).sort((a, b) => a.currency.localeCompare(b.currency)),
+  };
+}

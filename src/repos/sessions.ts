@@ -1,0 +1,34 @@
+// Admin UI sessions (the `sessions` table of migration 002). Rows are looked up by the SHA-256 of the
+// cookie token; the token itself is only ever in the browser's cookie.
+import type { Selectable } from 'kysely';
+import type { SessionsTable } from '../db/schema.js';
+import type { Executor } from './types.js';
+
+export type SessionRow = Selectable<SessionsTable>;
+
+export async function insertSession(db: Executor, s: SessionRow): Promise<void> {
+  await db.insertInto('sessions').values(s).execute();
+}
+
+export async function findSession(db: Executor, id: string): Promise<SessionRow | undefined> {
+  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  // bigint columns come back as numbers on both dialects, but be explicit: comparisons depend on it.
+  return row && { ...row, created_at: Number(row.created_at), expires_at: Number(row.expires_at), last_seen: Number(row.last_seen) };
+}
+
+export async function touchSession(db: Executor, id: string, now: number): Promise<void> {
+  await db.updateTable('sessions').set({ last_seen: now }).where('id', '=', id).execute();
+}
+
+export async function deleteSession(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id', '=', id).execute();
+}
+
+/** Housekeeping at each login: the table never grows beyond the sessions still alive. */
+export async function deleteExpiredSessions(db: Executor, now: number, idleCutoff: number): Promise<number> {
+  const res = await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen', '<', idleCutoff)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

@@ -1,0 +1,113 @@
+// Schemas of the admin endpoints the web UI needs beyond the admin API of SPEC §6: catalog metadata,
+// dashboard figures, template preview, e-mail actions and contact search.
+import { Type, type Static } from '@sinclair/typebox';
+import { EmailListItem, EventView, Ok } from './admin.js';
+import { Cursor, Limit, ShortString, SiteKey } from './common.js';
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const Count = Type.Integer({ minimum: 0 });
+
+export const UiMeta = Type.Object({
+  ok: Ok,
+  catalog: Type.Array(Type.Object({ event_type: Type.String(), description: Type.String(), fields: Type.Array(Type.String()) })),
+  extra_event_types: Type.Array(Type.String()),
+  cart_types: Type.Array(Type.String()),
+  cart_steps: Type.Array(Type.Object({ step: Type.String(), delay_minutes: Type.Integer() })),
+  permissions: Type.Array(Type.String()),
+  known_template_keys: Type.Array(Type.String()),
+  routing_keys: Type.Array(Type.String()),
+  contact_statuses: Type.Array(Type.String()),
+  email_statuses: Type.Array(Type.String()),
+});
+
+export const DashboardQuery = Type.Object({
+  site_key: Type.Optional(SiteKey),
+  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 14, description: 'the window: this many UTC days up to today' })),
+});
+
+const EmailOutcomes = { sent: Count, failed: Count, suppressed: Count, cancelled: Count, pending: Count };
+export const DashboardResponse = Type.Object({
+  ok: Ok,
+  site_key: NullableString,
+  since: Type.String(),
+  until: Type.String(),
+  events_by_day: Type.Array(Type.Object({ day: Type.String(), accepted: Count, rejected: Count, by_type: Type.Record(Type.String(), Count) })),
+  events_by_type: Type.Array(Type.Object({ event_type: Type.String(), accepted: Count, rejected: Count, total: Count })),
+  emails_by_day: Type.Array(Type.Object({ day: Type.String(), ...EmailOutcomes })),
+  emails_by_outcome: Type.Object(EmailOutcomes),
+  outbox: Type.Object({
+    scheduled: Count, queued: Count, sending: Count,
+    oldest_due_at: NullableString,
+    oldest_due_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  carts: Type.Object({
+    orders_created: Count,
+    orders_paid: Count,
+    paid_after_cart_email: Count,
+    by_day: Type.Array(Type.Object({ day: Type.String(), created: Count, paid: Count, recovered: Count })),
+    by_cart_type: Type.Array(Type.Object({ cart_type: Type.String(), created: Count, paid: Count, recovered: Count })),
+    amounts: Type.Array(Type.Object({ currency: Type.String(), paid: Type.Number(), recovered: Type.Number() })),
+  }),
+});
+
+const Part = Type.String({ maxLength: 500_000 });
+export const PreviewBody = Type.Object(
+  {
+    site_key: SiteKey,
+    subject: Type.String({ maxLength: 1000 }),
+    html: Part,
+    text: Part,
+    event_type: Type.Optional(Type.String({ maxLength: 100, description: 'routing key whose sample values to use' })),
+    sample: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 200, description: 'the event request to render with; defaults to sample values for event_type' })),
+  },
+  { additionalProperties: false },
+);
+export type PreviewBody = Static<typeof PreviewBody>;
+
+export const PreviewResponse = Type.Object({
+  ok: Ok,
+  subject: Type.String(),
+  html: Type.String(),
+  text: Type.String(),
+  sample: Type.Record(Type.String(), Type.Unknown(), { description: 'the event request that was rendered' }),
+});
+
+export const EmailActionResponse = Type.Object({ ok: Ok, id: Type.Integer(), status: Type.String() });
+
+export const EmailPreviewResponse = Type.Object({
+  ok: Ok,
+  id: Type.Integer(),
+  stored: Type.Boolean({ description: 'true: what was sent; false: rendered now from the current template' }),
+  subject: Type.String(),
+  html: Type.String(),
+  text: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
+});
+
+export const ContactsQuery = Type.Object({
+  email: Type.Optional(ShortString(254)),
+  site_key: Type.Optional(SiteKey),
+  limit: Limit,
+  cursor: Cursor,
+});
+
+const ContactCore = {
+  id: Type.Integer(),
+  site_key: Type.String(),
+  email: Type.String(),
+  name: NullableString,
+  status: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+};
+export const ContactItem = Type.Object(ContactCore);
+
+export const ContactDetail = Type.Object({
+  ok: Ok,
+  contact: Type.Object({ ...ContactCore, fields: Type.Record(Type.String(), Type.Unknown()) }),
+  lists: Type.Array(Type.Object({ list_id: Type.Integer(), name: Type.String(), added_at: Type.String() })),
+  events: Type.Array(EventView),
+  events_more: Type.Boolean(),
+  emails: Type.Array(EmailListItem),
+  emails_more: Type.Boolean(),
+});

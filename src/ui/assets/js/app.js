@@ -1,0 +1,141 @@
+/* global document, window, history, location, Element, URLSearchParams */
+// The admin UI's shell: session bootstrap, the top bar, and a small history-API router. Every page is
+// a module function that returns a DOM node; links are real links (keyboard, middle-click and bookmarks
+// work), and the router only intercepts plain clicks on same-origin /ui/ links.
+import { api, ApiError, describeError, setCsrfToken, setUnauthorizedHandler } from './api.js';
+import { clear, errorBox, h, toast } from './dom.js';
+import { contactPage, contactsPage } from './pages/contacts.js';
+import { dashboardPage } from './pages/dashboard.js';
+import { emailPage, emailsPage } from './pages/emails.js';
+import { eventPage, eventsPage } from './pages/events.js';
+import { listPage } from './pages/lists.js';
+import { loginPage } from './pages/login.js';
+import { projectPage, projectsPage } from './pages/projects.js';
+import { templateEditorPage } from './pages/templates.js';
+
+const routes = [
+  { re: /^\/ui\/?$/, page: dashboardPage, nav: 'dashboard' },
+  { re: /^\/ui\/login$/, page: loginPage, public: true },
+  { re: /^\/ui\/projects$/, page: projectsPage, nav: 'projects' },
+  { re: /^\/ui\/projects\/([^/]+)$/, page: projectPage, nav: 'projects' },
+  { re: /^\/ui\/projects\/([^/]+)\/templates\/new$/, page: (ctx) => templateEditorPage(ctx, true), nav: 'projects' },
+  { re: /^\/ui\/projects\/([^/]+)\/templates\/([^/]+)$/, page: (ctx) => templateEditorPage(ctx, false), nav: 'projects' },
+  { re: /^\/ui\/projects\/([^/]+)\/lists\/(\d+)$/, page: listPage, nav: 'projects' },
+  { re: /^\/ui\/events$/, page: eventsPage, nav: 'events' },
+  { re: /^\/ui\/events\/(\d+)$/, page: eventPage, nav: 'events' },
+  { re: /^\/ui\/emails$/, page: emailsPage, nav: 'emails' },
+  { re: /^\/ui\/emails\/(\d+)$/, page: emailPage, nav: 'emails' },
+  { re: /^\/ui\/contacts$/, page: contactsPage, nav: 'contacts' },
+  { re: /^\/ui\/contacts\/(\d+)$/, page: contactPage, nav: 'contacts' },
+];
+
+const NAV = [
+  ['dashboard', '/ui/', 'Dashboard'],
+  ['projects', '/ui/projects', 'Projects'],
+  ['events', '/ui/events', 'Events'],
+  ['emails', '/ui/emails', 'E-mails'],
+  ['contacts', '/ui/contacts', 'Contacts'],
+];
+
+const state = { session: null, renderSeq: 0, leave: [] };
+const main = () => document.getElementById('main');
+
+/** focus: a selector of what gets the focus after the page is drawn (default: its heading). */
+export function navigate(url, { replace = false, state: histState = null, keepFocus = false, focus = null } = {}) {
+  if (replace) history.replaceState(histState, '', url);
+  else history.pushState(histState, '', url);
+  return render({ keepFocus, focus });
+}
+
+async function logout() {
+  try {
+    await api('DELETE', '/api/admin/session');
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 401)) toast(describeError(e), 'bad');
+  }
+  state.session = null;
+  setCsrfToken(null);
+  navigate('/ui/login', { replace: true });
+}
+
+function drawTopbar(active) {
+  const bar = clear(document.getElementById('topbar'));
+  bar.append(h('a', { href: '/ui/', class: 'brand' }, 'Mail gateway'));
+  if (!state.session) return;
+  bar.append(
+    h('nav', { 'aria-label': 'Main' }, h('ul', {}, NAV.map(([key, href, label]) =>
+      h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, label))))),
+    h('button', { type: 'button', class: 'logout', onclick: logout }, 'Log out'),
+  );
+}
+
+export function loggedIn(session) {
+  state.session = session;
+  setCsrfToken(session.csrf_token);
+}
+
+async function render({ keepFocus = false, focus = null } = {}) {
+  const seq = ++state.renderSeq;
+  for (const fn of state.leave.splice(0)) fn();
+  const path = location.pathname;
+  const route = routes.find((r) => r.re.test(path));
+  if (route && !route.public && !state.session) {
+    return navigate(`/ui/login?next=${encodeURIComponent(path + location.search)}`, { replace: true });
+  }
+  drawTopbar(route?.nav);
+  const target = main();
+  const ctx = {
+    params: route ? route.re.exec(path).slice(1).map(decodeURIComponent) : [],
+    query: new URLSearchParams(location.search),
+    state: history.state ?? {},
+    navigate,
+    loggedIn,
+    onLeave: (fn) => state.leave.push(fn),
+    isCurrent: () => seq === state.renderSeq,
+  };
+  target.setAttribute('aria-busy', 'true');
+  let node;
+  try {
+    node = route ? await route.page(ctx) : h('section', {}, h('h1', { tabindex: '-1' }, 'Page not found'), h('p', {}, h('a', { href: '/ui/' }, 'Back to the dashboard')));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return undefined; // the login page is on its way
+    node = h('section', {}, h('h1', { tabindex: '-1' }, e instanceof ApiError && e.status === 404 ? 'Not found' : 'Something went wrong'), errorBox(describeError(e)));
+  }
+  if (seq !== state.renderSeq) return undefined; // the user moved on while this page loaded
+  clear(target).append(node);
+  target.removeAttribute('aria-busy');
+  const h1 = target.querySelector('h1');
+  document.title = `${h1?.textContent ?? 'Admin'} · Mail gateway`;
+  if (!keepFocus) ((focus && target.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
+  return undefined;
+}
+
+document.addEventListener('click', (ev) => {
+  if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
+  if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin || !a.pathname.startsWith('/ui/')) return;
+  if (a.pathname.startsWith('/ui/assets/')) return;
+  ev.preventDefault();
+  navigate(a.pathname + a.search);
+});
+window.addEventListener('popstate', () => render());
+
+setUnauthorizedHandler(() => {
+  if (!state.session) return;
+  state.session = null;
+  setCsrfToken(null);
+  toast('Your session has ended: log in again', 'warn');
+  const here = location.pathname + location.search;
+  navigate(`/ui/login?next=${encodeURIComponent(here)}`, { replace: true });
+});
+
+async function start() {
+  try {
+    loggedIn(await api('GET', '/api/admin/session', undefined, { quiet401: true }));
+  } catch {
+    state.session = null;
+  }
+  await render();
+}
+
+start();

@@ -1,0 +1,61 @@
+/* global location, URLSearchParams, FormData */
+// Paging and filters for the long lists (events, e-mails, contacts, address-book members). The page's
+// URL holds the filters and the cursor, so every page is a bookmarkable link; the cursors of the pages
+// before this one travel in history.state so "Previous" walks back without the server keeping anything.
+import { h, pager } from './dom.js';
+
+function urlWith(ctx, changes) {
+  const q = new URLSearchParams(ctx.query);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === null || v === undefined || v === '') q.delete(k);
+    else q.set(k, v);
+  }
+  const s = q.toString();
+  return location.pathname + (s ? `?${s}` : '');
+}
+
+/** Previous/next page controls for a cursor-paged list. */
+export function cursorPager(ctx, nextCursor, shown) {
+  const stack = Array.isArray(ctx.state.stack) ? ctx.state.stack : [];
+  const current = ctx.query.get('cursor');
+  const go = (cursor, newStack) => ctx.navigate(urlWith(ctx, { cursor }), { state: { stack: newStack }, focus: '.table-wrap' });
+  const pageNo = current ? (stack.length ? stack.length + 1 : null) : 1;
+  return pager({
+    info: `${pageNo ? `Page ${pageNo}` : 'Later page'} · ${shown} shown`,
+    prev: current ? () => go(stack.length ? stack[stack.length - 1] : null, stack.slice(0, -1)) : null,
+    next: nextCursor ? () => go(nextCursor, [...stack, current ?? '']) : null,
+  });
+}
+
+/**
+ * A filter form over the URL's query: each control's name is a query parameter. Submitting starts again
+ * at the first page; "Clear" drops every filter.
+ */
+export function filterForm(ctx, controls, { label = 'Filters' } = {}) {
+  const form = h('form', {
+    class: 'filters',
+    role: 'search',
+    'aria-label': label,
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      const changes = { cursor: null };
+      for (const [k, v] of new FormData(form).entries()) changes[k] = typeof v === 'string' ? v.trim() : v;
+      for (const el of form.elements) {
+        if (el.name && el.type === 'datetime-local') changes[el.name] = el.value ? new Date(el.value).toISOString() : null;
+      }
+      ctx.navigate(urlWith(ctx, changes), { focus: '.table-wrap' });
+    },
+  }, controls, h('div', { class: 'filter-actions' },
+    h('button', { type: 'submit', class: 'primary' }, 'Apply'),
+    h('a', { href: location.pathname, class: 'button' }, 'Clear')));
+  return form;
+}
+
+/** The value for a datetime-local input from an ISO time in the URL (local time, minutes). */
+export function localInputValue(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
