@@ -25,6 +25,8 @@ export interface Config {
   messageBodyRetentionDays: number;
   retry: RetryPolicy;
   smtpPoolSize: number;
+  /** Trust X-Forwarded-For from a reverse proxy (client addresses for login limits and logs). */
+  trustProxy: boolean;
   /** Port of the metrics/health listener of a `worker` process (none when unset). */
   metricsPort: number | null;
   role: Role;
@@ -118,6 +120,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }
     })(),
     smtpPoolSize: int(env, 'SMTP_POOL_SIZE', 5, 1, 100),
+    trustProxy: (() => {
+      const v = (env.TRUST_PROXY ?? '').trim().toLowerCase();
+      if (!['', 'true', 'false', '1', '0'].includes(v)) throw new ConfigError(`TRUST_PROXY must be true or false, got "${env.TRUST_PROXY}"`);
+      return v === 'true' || v === '1';
+    })(),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',

@@ -46,7 +46,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    trustProxy: true,
+    // Only behind a proxy that sets X-Forwarded-For; otherwise clients could forge their address.
+    trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never);

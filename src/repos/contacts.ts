@@ -114,19 +114,6 @@ export async function listMembers(db: Executor, listId: number, limit: number, a
   return q.execute();
 }
 
-export async function searchContacts(db: Executor, opts: { projectId?: number; email?: string; limit: number; afterId: number | null }) {
-  let q = db
-    .selectFrom('contacts')
-    .innerJoin('projects', 'projects.id', 'contacts.project_id')
-    .select(['contacts.id', 'projects.site_key', 'contacts.email', 'contacts.name', 'contacts.status', 'contacts.fields', 'contacts.created_at', 'contacts.updated_at'])
-    .orderBy('contacts.id', 'desc')
-    .limit(opts.limit + 1);
-  if (opts.projectId !== undefined) q = q.where('contacts.project_id', '=', opts.projectId);
-  if (opts.email) q = q.where('contacts.email', 'like', `%${normaliseEmail(opts.email).replace(/[%_\\]/g, '')}%`);
-  if (opts.afterId !== null) q = q.where('contacts.id', '<', opts.afterId);
-  return q.execute();
-}
-
 export async function contactLists(db: Executor, contactId: number) {
   return db
     .selectFrom('list_members')
