@@ -349,6 +349,18 @@ describe('admin UI in a browser', { skip }, () => {
     assert.equal(status, 401);
   });
 
+  it('renders the API reference at /docs from local assets', async () => {
+    const external: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(base)) external.push(r.url());
+    });
+    await page.goto(`${base}/docs/`);
+    await page.locator('.swagger-ui .info .title', { hasText: 'Educational messaging gateway' }).waitFor();
+    await page.locator('.opblock-summary-path', { hasText: '/api/scoped/send/transactional' }).first().waitFor();
+    assert.deepEqual(external, [], 'no request leaves the service');
+    await shot('api-docs', false);
+  });
+
   it('raised no script error and no Content-Security-Policy violation', () => {
     assert.deepEqual(problems, []);
   });

@@ -36,5 +36,10 @@ export const metricsRoutes = fp(async function metricsRoutes(app: FastifyInstanc
 
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Served from the package's own files: no CDN, works offline.
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: true });
+  // Swagger UI sets some styles inline, hence 'unsafe-inline' for styles only; scripts stay 'self'.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
+    staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  });
 }
