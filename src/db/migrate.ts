@@ -5,6 +5,7 @@ import type { Db, Dialect } from './index.js';
 import * as m001 from './migrations/001_init.js';
 import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
+import * as m004 from './migrations/004_config_version.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -15,6 +16,7 @@ const steps: Record<string, Step> = {
   '001_init': m001,
   '003_campaigns': m003,
   '002_sessions': m002,
+  '004_config_version': m004,
 };
 
 class CodeProvider implements MigrationProvider {

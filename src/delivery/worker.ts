@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
-import { findContact, setContactStatus } from '../repos/contacts.js';
+import { findContact, findContacts, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
-  claimDue, emailProgress, markFailed, markRetry, markSent, markSuppressed, nextDueAt, releaseClaims, renewLease,
+  claimDue, emailProgress, FINISH_BATCH, finishes, finishMany, nextDueAt, releaseClaims, renewLease, type Finish,
 } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
 import { findTemplate } from '../repos/templates.js';
@@ -107,6 +107,8 @@ export async function waitForEmailOutcome(db: Db, emailId: number, timeoutMs: nu
 interface BatchCache {
   projects: Map<number, Promise<Project | undefined>>;
   templates: Map<number, Promise<TemplateRow | undefined>>;
+  /** Read once per claimed batch (one query), right after the claim. */
+  contacts: Map<number, Promise<ContactRow | undefined>>;
 }
 
 export function createWorker(opts: WorkerOptions): Worker {
@@ -114,10 +116,14 @@ export function createWorker(opts: WorkerOptions): Worker {
   const db = database.db;
   const clock = opts.clock ?? systemClock;
   const id = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const batchSize = Math.max(1, opts.batchSize ?? 50);
+  // Claims of up to 200: under a backlog each claim, contact read and outcome write carries more
+  // e-mails (on SQLite those wait their turn behind the API's commits).
+  const batchSize = Math.max(1, opts.batchSize ?? 200);
   const leaseMs = Math.max(100, opts.leaseMs ?? 60_000);
   const concurrency = Math.max(1, opts.concurrency ?? 10);
-  const pollMs = Math.max(10, opts.pollMs ?? 1000);
+  // E-mails made due by another process (an API-only process, a campaign) are found by this poll: 200 ms
+  // keeps them well inside the one-second promise; an idle poll is two reads of small partial indexes.
+  const pollMs = Math.max(10, opts.pollMs ?? 200);
   const retry: RetryPolicy = { ...retryPolicyFromEnv(), ...opts.retry };
   const random = opts.random ?? Math.random;
   const log = opts.logger ?? noopLogger;
@@ -151,12 +157,40 @@ export function createWorker(opts: WorkerOptions): Worker {
       wakeUp = done;
     });
 
-  const newCache = (): BatchCache => ({ projects: new Map(), templates: new Map() });
+  const newCache = (): BatchCache => ({ projects: new Map(), templates: new Map(), contacts: new Map() });
   const cached = <T>(m: Map<number, Promise<T>>, key: number, load: () => Promise<T>) => {
     let p = m.get(key);
     if (!p) m.set(key, (p = load()));
     return p;
   };
+
+  // Outcomes are written in batches: every delivery that finishes while a write is under way joins the
+  // next one, a single UPDATE for all of them (on SQLite one fsync instead of one per e-mail).
+  const writes: { item: Finish; resolve(ok: boolean): void; reject(e: unknown): void }[] = [];
+  let writing = false;
+  function write(item: Finish): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      writes.push({ item, resolve, reject });
+      if (!writing) void flushWrites();
+    });
+  }
+  async function flushWrites() {
+    writing = true;
+    try {
+      while (writes.length) {
+        await new Promise<void>((r) => setImmediate(r));
+        const batch = writes.splice(0, FINISH_BATCH);
+        try {
+          const written = await finishMany(db, id, batch.map((w) => w.item));
+          for (const w of batch) w.resolve(written.has(w.item.id));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      writing = false;
+    }
+  }
 
   function emit(emailId: number, outcome: Outcome) {
     outcomeEvents.emit(`email:${emailId}`, outcome);
@@ -171,27 +205,29 @@ export function createWorker(opts: WorkerOptions): Worker {
   }
 
   /** One e-mail from claim to recorded outcome; returns what was recorded (undefined: lease lost). */
-  async function deliver(row: EmailRow, cache: BatchCache): Promise<Outcome | undefined> {
+  async function deliver(row: EmailRow, cache: BatchCache, release: () => void): Promise<Outcome | undefined> {
     const record = async (outcome: Outcome, write: Promise<boolean>) => {
+      // The send is over: its slot goes to the next e-mail while the outcome waits for its batched write.
+      release();
       if (await write) return outcome;
       log.warn({ email_id: row.id, worker: id }, 'lease lost before the outcome was recorded; another worker owns the e-mail');
       return undefined;
     };
     if (row.attempts >= retry.maxAttempts) {
       const error = `gave up after ${row.attempts} attempts; last error: ${row.last_error ?? 'none'}`;
-      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error, countAttempt: false }));
+      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
     const [contact, project, template] = await Promise.all([
-      findContact(db, row.contact_id),
+      cached(cache.contacts, row.contact_id, () => findContact(db, row.contact_id)),
       cached(cache.projects, row.project_id, () => findProjectById(db, row.project_id)),
       cached(cache.templates, row.template_id, () => findTemplate(db, row.template_id)),
     ]);
     if (!contact || !project || !template) {
       const what = !contact ? 'contact' : !project ? 'project' : `template ${row.template_id}`;
-      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false }));
+      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false })));
     }
     const reason = suppressionReason(row, contact);
-    if (reason) return record('suppressed', markSuppressed(db, row.id, id, { now: clock.now(), reason }));
+    if (reason) return record('suppressed', write(finishes.suppressed(row.id, { now: clock.now(), reason })));
 
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
     const context = buildContext({
@@ -206,7 +242,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
-      return record('failed', markFailed(db, row.id, id, { now: clock.now(), error, countAttempt: false }));
+      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
 
     const headers: Record<string, string> = {};
@@ -239,7 +275,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     try {
       const res = await transport.send(msg);
       log.info({ email_id: row.id, message_id: messageId, response: res.response }, 'e-mail sent');
-      return record('sent', markSent(db, row.id, id, { now: clock.now(), rendered, messageId }));
+      return record('sent', write(finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
     } catch (err) {
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
@@ -247,7 +283,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       if (f.transient && attempts < retry.maxAttempts) {
         const dueAt = now + backoffDelay(attempts, retry, random);
         log.warn({ email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message }, 'send failed, will retry');
-        return record('queued', markRetry(db, row.id, id, { now, dueAt, error: f.message, rendered, messageId }));
+        return record('queued', write(finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })));
       }
       const error = f.transient ? `${f.message} (gave up after ${attempts} attempts)` : f.message;
       log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
@@ -255,14 +291,14 @@ export function createWorker(opts: WorkerOptions): Worker {
         // admin_blocked is the stronger statement about the contact and is kept.
         await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid']);
       }
-      return record('failed', markFailed(db, row.id, id, { now, error, rendered, messageId }));
+      return record('failed', write(finishes.failed(row.id, { now, error, rendered, messageId })));
     }
   }
 
-  async function deliverSafely(row: EmailRow, cache: BatchCache): Promise<void> {
+  async function deliverSafely(row: EmailRow, cache: BatchCache, release: () => void = () => {}): Promise<void> {
     try {
       const started = Date.now();
-      const outcome = await deliver(row, cache);
+      const outcome = await deliver(row, cache, release);
       if (outcome) {
         emit(row.id, outcome);
         opts.onOutcome?.({ outcome, kind: row.kind, durationMs: Date.now() - started, lagMs: Math.max(0, clock.now() - Number(row.due_at)) });
@@ -273,10 +309,22 @@ export function createWorker(opts: WorkerOptions): Worker {
     }
   }
 
+  // `concurrency` bounds e-mails being rendered and sent; ones waiting for their outcome to be written
+  // (held, in inFlight) no longer take a slot.
+  let sending = 0;
   function pump() {
-    while (running && inFlight.size < concurrency && queue.length) {
+    while (running && sending < concurrency && queue.length) {
       const { row, cache } = queue.shift()!;
-      const task = deliverSafely(row, cache).finally(() => {
+      sending++;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        sending--;
+        pump();
+      };
+      const task = deliverSafely(row, cache, release).finally(() => {
+        release();
         inFlight.delete(task);
         held.delete(row.id);
         pump();
@@ -292,6 +340,20 @@ export function createWorker(opts: WorkerOptions): Worker {
     return rows;
   }
 
+  /** The batch's contacts in one query (suppression is checked on these, read after the claim). */
+  function prefetchContacts(rows: EmailRow[], cache: BatchCache): void {
+    const ids = [...new Set(rows.map((r) => r.contact_id))];
+    if (ids.length < 2) return;
+    const all = findContacts(db, ids);
+    for (const cid of ids) {
+      const one = all.then((m) => m.get(cid));
+      one.catch(() => {}); // a row never delivered (stop) must not leave an unhandled rejection
+      cache.contacts.set(cid, one);
+    }
+    // A failed read is not kept: each delivery then reads its own contact.
+    all.catch(() => ids.forEach((cid) => cache.contacts.delete(cid)));
+  }
+
   async function loop() {
     const threshold = Math.ceil(batchSize / 2);
     while (running) {
@@ -302,6 +364,7 @@ export function createWorker(opts: WorkerOptions): Worker {
           const rows = await claim(room);
           claimed = rows.length;
           const cache = newCache();
+          prefetchContacts(rows, cache);
           for (const row of rows) queue.push({ row, cache });
           pump();
           if (claimed === room) continue; // more may be due: claim again as soon as there is room
@@ -366,6 +429,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     async runOnce() {
       const rows = await claim(batchSize);
       const cache = newCache();
+      prefetchContacts(rows, cache);
       let next = 0;
       const lane = async () => {
         while (next < rows.length) {

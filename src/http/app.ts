@@ -108,6 +108,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 /** Health and metrics only: what a worker-only process serves on METRICS_PORT. */
 export async function buildOpsApp(deps: Deps, metrics: Metrics): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
+  // The health routes' error responses refer to the envelope schema.
+  app.addSchema(ErrorEnvelope);
   registerErrorHandling(app);
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });

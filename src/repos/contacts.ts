@@ -33,16 +33,24 @@ export async function upsertContact(
     return { ...existing, name, fields: fields ? JSON.stringify(fields) : existing.fields };
   }
   // Two requests may race to create the same contact: the unique index decides, the loser reads.
-  await db
+  const created = await db
     .insertInto('contacts')
     .values({ project_id: projectId, email, name: c.name ?? null, fields: JSON.stringify(c.fields ?? {}), status: 'active', created_at: now, updated_at: now })
     .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
-    .execute();
-  return db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirstOrThrow();
+    .returningAll()
+    .executeTakeFirst();
+  return created ?? db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirstOrThrow();
 }
 
 export async function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Many contacts by id in one query. */
+export async function findContacts(db: Executor, ids: number[]): Promise<Map<number, ContactRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('contacts').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
 export async function findContactByEmail(db: Executor, projectId: number, email: string): Promise<ContactRow | undefined> {

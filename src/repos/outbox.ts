@@ -136,6 +136,66 @@ export function markSuppressed(db: Kysely<Database>, id: number, workerId: strin
   return finish(db, id, workerId, { status: 'suppressed', last_error: o.reason, now: o.now, countAttempt: false }, {});
 }
 
+/** One recorded outcome, as finishMany writes it (the mark* functions above, for many e-mails at once). */
+export interface Finish {
+  id: number;
+  now: number;
+  status: EmailStatus;
+  countAttempt: boolean;
+  /** Retry: the new due time. */
+  dueAt?: number;
+  /** undefined keeps the stored value. */
+  lastError?: string | null;
+  sentAt?: number;
+  /** Retry: clear locked_by so any worker may take it. */
+  releaseLock?: boolean;
+  rendered?: string | null;
+  messageId?: string | null;
+}
+
+export const finishes = {
+  sent: (id: number, o: { now: number } & RenderedColumns): Finish => ({ id, now: o.now, status: 'sent', sentAt: o.now, lastError: null, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
+  retry: (id: number, o: { now: number; dueAt: number; error: string } & RenderedColumns): Finish => ({ id, now: o.now, status: 'scheduled', dueAt: o.dueAt, lastError: o.error, releaseLock: true, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
+  failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({ id, now: o.now, status: 'failed', lastError: o.error, countAttempt: o.countAttempt ?? true, rendered: o.rendered, messageId: o.messageId }),
+  suppressed: (id: number, o: { now: number; reason: string }): Finish => ({ id, now: o.now, status: 'suppressed', lastError: o.reason, countAttempt: false }),
+};
+
+/** Most rows per finishMany statement (13 bound values each; SQLite allows 32766). */
+export const FINISH_BATCH = 200;
+
+/**
+ * Records many outcomes in one UPDATE … FROM (VALUES …) (SQLite 3.33+, PostgreSQL), with the same guard
+ * as the single-row writes: only rows this worker still holds in `sending` change. Returns the ids that
+ * were written; an id missing from it lost its lease. One statement, so on SQLite one fsync for all.
+ */
+export async function finishMany(db: Kysely<Database>, workerId: string, items: Finish[]): Promise<Set<number>> {
+  if (items.length === 0) return new Set();
+  const flag = (b: boolean) => (b ? 1 : 0);
+  const rows = items.map((f) =>
+    sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${flag(f.lastError !== undefined)} as integer),
+      cast(${f.lastError ?? null} as text), cast(${f.sentAt ?? null} as bigint), cast(${flag(f.releaseLock === true)} as integer),
+      cast(${f.now} as bigint), cast(${flag(f.countAttempt)} as integer), cast(${flag(f.rendered !== undefined)} as integer),
+      cast(${f.rendered ?? null} as text), cast(${flag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
+  );
+  // VALUES columns are column1..column13 in both dialects.
+  const res = await sql<{ id: number }>`
+    update scheduled_emails set
+      status = v.column2,
+      due_at = coalesce(v.column3, scheduled_emails.due_at),
+      last_error = case when v.column4 = 1 then v.column5 else scheduled_emails.last_error end,
+      sent_at = coalesce(v.column6, scheduled_emails.sent_at),
+      locked_by = case when v.column7 = 1 then null else scheduled_emails.locked_by end,
+      locked_until = null,
+      updated_at = v.column8,
+      attempts = scheduled_emails.attempts + v.column9,
+      rendered = case when v.column10 = 1 then v.column11 else scheduled_emails.rendered end,
+      message_id = case when v.column12 = 1 then v.column13 else scheduled_emails.message_id end
+    from (values ${sql.join(rows)}) as v
+    where scheduled_emails.id = v.column1 and scheduled_emails.locked_by = ${workerId} and ${IS_SENDING}
+    returning scheduled_emails.id`.execute(db);
+  return new Set(res.rows.map((r) => Number(r.id)));
+}
+
 /**
  * When the worker next has something to do: the earliest pending due time or lease expiry, or null when
  * the outbox is idle. Both halves read one partial index each.

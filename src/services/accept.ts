@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { inTransaction } from '../db/groupCommit.js';
 import { AppError } from '../errors.js';
 import { insertEvent, setEventEffects } from '../repos/events.js';
 import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
@@ -92,12 +93,12 @@ export async function acceptEvent<T extends object>(
     return { status: rec.response_status, body: stored, eventId, replayed: true };
   };
 
-  if (d.idempotency_key) {
-    const rec = await findIdempotency(deps.db.db, project.id, d.idempotency_key);
-    if (rec) return replay(rec);
-  }
+  // Optimistic about idempotency keys: a new key (the common case) costs no read before the
+  // transaction; a key already stored makes insertIdempotency fail, the work rolls back and the stored
+  // answer is replayed below.
   try {
-    return await deps.db.db.transaction().execute(async (trx) => {
+    // Group-committed on SQLite: concurrent requests share one commit, each answered only after it.
+    return await inTransaction(deps.db, async (trx) => {
       const eventId = await insertEvent(trx, {
         project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...d,
         http_status: 200, accepted: 1, error_code: null, payload: JSON.stringify(body), effects: '{}', created_at: now,
@@ -115,7 +116,8 @@ export async function acceptEvent<T extends object>(
       return { status: 200, body: response, eventId, replayed: false };
     });
   } catch (e) {
-    // A concurrent request with the same key committed first: ours rolled back, answer as its repeat.
+    // The key was stored before (a repeat) or by a concurrent request that committed first: ours rolled
+    // back, answer as the repeat of the stored request.
     if (e instanceof IdempotencyRace && d.idempotency_key) {
       const rec = await findIdempotency(deps.db.db, project.id, d.idempotency_key);
       if (rec) return replay(rec);

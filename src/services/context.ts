@@ -4,6 +4,7 @@ import type { Project } from '../db/schema.js';
 import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
+import type { ConfigSnapshot } from './configCache.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -32,4 +33,6 @@ export interface GatewayCall {
   project: Project;
   key: ApiKey | null;
   endpoint: string;
+  /** The configuration snapshot the key was checked against (read anew when absent). */
+  config?: ConfigSnapshot;
 }

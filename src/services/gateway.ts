@@ -1,22 +1,23 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
-// Checks run in the order of SPEC §1; effects happen through acceptEvent's single transaction.
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { CART_STEPS, CART_TYPES, CATALOG, cartStepKey, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+// Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
+// for transactional sends and orders, as a plan that acceptPlanned may carry out with others' at once.
+import { CART_TYPES, CATALOG, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
 import { requireCartAllowed, requireEventAllowed, requireListAllowed, requirePermission, requireTemplateAllowed } from '../domain/rights.js';
 import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
-import { cancelPendingCartEmails, findEmail, insertEmail, visibleStatus } from '../repos/emails.js';
-import { findOrder, insertUnpaidOrder, markOrderPaid } from '../repos/orders.js';
-import { cartChainSequence, findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
-import { findTemplate, getRoutes, routedTemplate } from '../repos/templates.js';
-import type { TemplateRow } from '../db/schema.js';
+import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
+import { markOrderPaid } from '../repos/orders.js';
+import { findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
+import { getRoutes } from '../repos/templates.js';
 import {
   OrderCreatedBody, PurchaseBody, ScopedListContactBody, TransactionalBody,
   type CatalogResponse, type OrderCreatedResponse, type PurchaseResponse, type TransactionalResponse,
 } from '../schemas/gateway.js';
 import { acceptEvent, type Accepted } from './accept.js';
+import { acceptPlanned } from './acceptBatch.js';
+import type { AcceptPlan } from './acceptPlan.js';
+import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import type { GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
@@ -69,24 +70,16 @@ export async function transactional(call: GatewayCall, raw: unknown, opts: { res
   const required = requiredFieldsFor(et);
   throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
 
-  const template = await routedTemplate(deps.db.db, project.id, et);
+  const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
 
-  const result = await acceptEvent<TransactionalResponse>(
-    call,
-    body,
-    async (trx, eventId, now) => {
-      const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
-      let emailId: number | null = null;
-      if (template) {
-        emailId = await insertEmail(trx, {
-          project_id: project.id, kind: 'transactional', template_id: template.id, template_key: template.name,
-          contact_id: contact.id, to_email: contact.email, to_name: (body.name as string | undefined) ?? contact.name,
-          order_id: (body.order_id as string | undefined) ?? null, event_id: eventId, campaign_id: null, chain_step: null,
-          context: JSON.stringify(templateContext(body)), status: 'queued', due_at: now, attempts: 0,
-          created_at: now, updated_at: now,
-        });
-      }
+  const plan: AcceptPlan<TransactionalResponse> = {
+    contact: { email: body.email as string, name: body.name as string | undefined },
+    emails: template
+      ? [{ template, kind: 'transactional', chainStep: null, status: 'queued', delayMs: 0, orderId: (body.order_id as string | undefined) ?? null, context: JSON.stringify(templateContext(body)) }]
+      : [],
+    result: ({ eventId, contact, emailIds }) => {
+      const emailId = emailIds[0] ?? null;
       return {
         response: {
           ok: true, site_key: project.site_key, event_type: et, email: contact.email, event_id: eventId,
@@ -95,8 +88,8 @@ export async function transactional(call: GatewayCall, raw: unknown, opts: { res
         effects: { contact_id: contact.id, scheduled_email_ids: emailId ? [emailId] : [], template_key: template?.name ?? null },
       };
     },
-    (stored) => currentStatus(call, stored),
-  );
+  };
+  const result = await acceptPlanned(call, body, plan, (stored) => currentStatus(call, stored));
   if (result.replayed || result.body.scheduled_email_id === null) return result;
 
   deps.delivery?.wake();
@@ -122,29 +115,8 @@ function checkCart(call: GatewayCall, body: Body): void {
   if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart)) requireCartAllowed(rightsOf(call), cart);
 }
 
-interface ChainStep {
-  template: TemplateRow;
-  delayMinutes: number;
-  step: string;
-}
-
-/** The project's chain for a cart type: its configured sequence, else the routed 1h/1d/3d templates. */
-async function cartChain(trx: Transaction<Database>, projectId: number, cartType: string): Promise<ChainStep[]> {
-  const seq = await cartChainSequence(trx, projectId, cartType);
-  const steps: ChainStep[] = [];
-  if (seq) {
-    for (const [i, s] of seq.steps.entries()) {
-      const template = await findTemplate(trx, s.template_id);
-      if (template && template.project_id === projectId) steps.push({ template, delayMinutes: s.delay_minutes, step: `step${i + 1}` });
-    }
-    return steps;
-  }
-  for (const s of CART_STEPS) {
-    const template = await routedTemplate(trx, projectId, cartStepKey(cartType, s.step));
-    if (template) steps.push({ template, delayMinutes: s.delayMinutes, step: s.step });
-  }
-  return steps;
-}
+/** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
+const configOf = (call: GatewayCall): Promise<ConfigSnapshot> => (call.config ? Promise.resolve(call.config) : configSnapshot(call.deps.db));
 
 export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
   const body = requireObject(raw);
@@ -161,32 +133,24 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
   const orderId = body.order_id as string;
   const fields = (body.fields as Body | undefined) ?? {};
   const courseName = (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+  // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
+  const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
-  const result = await acceptEvent<OrderCreatedResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
-    const order = await insertUnpaidOrder(trx, { project_id: project.id, order_id: orderId, cart_type: cartType, contact_id: contact.id, course_name: courseName, event_id: eventId }, now);
-    const ids: number[] = [];
-    if (!order) {
-      const existing = await findOrder(trx, project.id, orderId);
-      const note = existing?.status === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
-      const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: ids, duplicate: existing?.status !== 'paid' };
-      return { response, effects: { contact_id: contact.id, scheduled_email_ids: ids, note } };
-    }
-    const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
-    for (const s of await cartChain(trx, project.id, cartType)) {
-      ids.push(
-        await insertEmail(trx, {
-          project_id: project.id, kind: 'cart', template_id: s.template.id, template_key: s.template.name,
-          contact_id: contact.id, to_email: contact.email, to_name: (body.name as string | undefined) ?? contact.name,
-          order_id: orderId, event_id: eventId, campaign_id: null, chain_step: s.step, context,
-          status: 'scheduled', due_at: now + s.delayMinutes * 60_000, attempts: 0, created_at: now, updated_at: now,
-        }),
-      );
-    }
-    const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: ids, duplicate: false };
-    return { response, effects: { contact_id: contact.id, scheduled_email_ids: ids } };
-  });
-  return result;
+  const plan: AcceptPlan<OrderCreatedResponse> = {
+    contact: { email: body.email as string, name: body.name as string | undefined },
+    order: { order_id: orderId, cart_type: cartType, course_name: courseName },
+    emails: chain.map((s) => ({
+      template: s.template, kind: 'cart' as const, chainStep: s.step, status: 'scheduled' as const, delayMs: s.delayMinutes * 60_000, orderId,
+      context: JSON.stringify({ ...templateContext(body), course_name: courseName }),
+    })),
+    result: ({ eventId, contact, emailIds, order }) => {
+      const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: emailIds, duplicate: order === 'duplicate' };
+      if (order === 'created') return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds } };
+      const note = order === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
+      return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds, note } };
+    },
+  };
+  return acceptPlanned(call, body, plan);
 }
 
 export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {

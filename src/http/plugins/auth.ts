@@ -4,8 +4,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashKey, isWellFormedKey, sameHash } from '../../domain/keys.js';
 import { AppError } from '../../errors.js';
-import { findKeyByHash } from '../../repos/keys.js';
-import { findProjectById } from '../../repos/projects.js';
+import { configSnapshot } from '../../services/configCache.js';
 import type { Deps, GatewayCall } from '../../services/context.js';
 
 declare module 'fastify' {
@@ -24,15 +23,18 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
     // The checksum rejects typos and random strings without touching the database.
     if (!isWellFormedKey(token)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
     const hash = hashKey(token);
-    const key = await findKeyByHash(deps.db.db, hash);
-    if (!key || !sameHash(key.key_hash, hash)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
-    const project = await findProjectById(deps.db.db, key.project_id);
-    if (!project) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
-    req.gateway = { deps, project, key, endpoint };
+    // Cached per process, checked against the configuration version on every request (no stale key).
+    const config = await configSnapshot(deps.db);
+    const found = await config.keyByHash(hash);
+    if (!found || !sameHash(found.key.key_hash, hash)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    const { key, project } = found;
+    req.gateway = { deps, project, key, endpoint, config };
     if (key.status !== 'active') throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
     if (deps.rateLimiter) {
       const limit = key.rate_limit ?? deps.config.rateLimit;
-      const d = await deps.rateLimiter.take(`key:${key.id}`, limit);
+      // Named by the key's hash, not its row id: installations (or schemas) sharing one Redis never
+      // share a bucket.
+      const d = await deps.rateLimiter.take(`key:${key.key_hash.slice(0, 32)}`, limit);
       const headers = { 'RateLimit-Limit': String(d.limit), 'RateLimit-Remaining': String(d.remaining), 'RateLimit-Reset': String(d.resetSeconds) };
       if (!d.allowed) {
         throw new AppError(429, 'rate_limited', `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { ...headers, 'Retry-After': String(d.retryAfterSeconds) });

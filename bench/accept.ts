@@ -1,0 +1,153 @@
+// Accept-path bench: autocannon at 64 connections against POST /api/scoped/send/transactional (routed
+// template, Prefer: respond-async, a unique idempotency key per request) and /api/scoped/events/order-
+// created (a new order per request: event, contact, order and a three-step cart chain), on SQLite and
+// PostgreSQL, each against the bare-Fastify baseline measured in the same run. The gateway runs as
+// `serve` with ROLE=api (the API process of the scale-out topology; the worker is measured by the
+// delivery and lag benches). After each run every 200 answer's event_id is looked up: the event row and
+// its e-mails must be there (committed before the answer).
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import {
+  freePort, freshDatabase, KINDS, load, loadBenchProject, log, machine, QUICK, spawnGateway, spawnNode, summary,
+  type BenchDb, type Kind, type LoadResult,
+} from './lib.js';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S) || (QUICK ? 3 : 10);
+const WARMUP_S = QUICK ? 1 : 3;
+const CONNECTIONS = 64;
+/** The V8 heap settings docs/performance.md recommends where memory is tight. */
+const TUNED = process.env.BENCH_TUNED_NODE_OPTIONS ?? '--max-semi-space-size=4 --max-old-space-size=128';
+
+type Endpoint = 'transactional' | 'order-created';
+const PATHS: Record<Endpoint, string> = {
+  transactional: '/api/scoped/send/transactional',
+  'order-created': '/api/scoped/events/order-created',
+};
+
+function bodyFor(endpoint: Endpoint, run: string): (i: number) => string {
+  if (endpoint === 'transactional') {
+    return (i) =>
+      JSON.stringify({
+        event_type: 'contest_results', email: `user${i % 20000}@example.com`, name: `User ${i % 20000}`,
+        idempotency_key: `${run}-${i}`,
+        fields: { event_title: 'Spring contest', work_title: `Work number ${i}`, place: '1' },
+      });
+  }
+  return (i) =>
+    JSON.stringify({
+      cart_type: 'course', email: `buyer${i % 20000}@example.com`, name: `Buyer ${i % 20000}`, order_id: `${run}-${i}`,
+      course_name: 'Inclusive education', fields: { pay_url: `https://site.example/pay/${run}-${i}` },
+    });
+}
+
+async function hammer(port: number, endpoint: Endpoint, key: string, collect: boolean): Promise<LoadResult> {
+  const run = randomBytes(4).toString('hex');
+  const headers: Record<string, string> = { 'x-api-key': key };
+  if (endpoint === 'transactional') headers.prefer = 'respond-async';
+  const url = `http://127.0.0.1:${port}${PATHS[endpoint]}`;
+  await load({ url, headers, body: bodyFor(endpoint, `warm-${run}`), connections: CONNECTIONS, durationS: WARMUP_S });
+  return load({ url, headers, body: bodyFor(endpoint, run), connections: CONNECTIONS, durationS: DURATION_S, collectEventIds: collect });
+}
+
+/** Every answered 200 names an event that is in the log with its e-mails: nothing answered was lost. */
+async function verifyCommitted(b: BenchDb, endpoint: Endpoint, r: LoadResult): Promise<{ ok: boolean; missing: number; emailsMissing: number }> {
+  const perEvent = endpoint === 'transactional' ? 1 : 3;
+  let missing = 0;
+  let emailsMissing = 0;
+  for (let i = 0; i < r.eventIds.length; i += 1000) {
+    const ids = r.eventIds.slice(i, i + 1000);
+    const ev = await b.db.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('id', 'in', ids).where('http_status', '=', 200).where('accepted', '=', 1).executeTakeFirstOrThrow();
+    const em = await b.db.db.selectFrom('scheduled_emails').select((eb) => eb.fn.countAll<number>().as('n')).where('event_id', 'in', ids).executeTakeFirstOrThrow();
+    missing += ids.length - Number(ev.n);
+    emailsMissing += ids.length * perEvent - Number(em.n);
+  }
+  const twoHundreds = r.requests - r.non2xx;
+  // Every 2xx autocannon counted carried an event id we collected.
+  const ok = missing === 0 && emailsMissing === 0 && r.eventIds.length >= twoHundreds;
+  return { ok, missing, emailsMissing };
+}
+
+export interface AcceptFigures {
+  baseline: Record<Endpoint, LoadResult & { rssMb: number }>;
+  gateway: Record<string, LoadResult & { rssMb: number; ratio: number; committed: boolean }>;
+}
+
+export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
+  log(`== accept path: ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up); ${machine()}`);
+  const out: Record<string, string | number> = {};
+
+  // Baseline: bare Fastify parsing the same bodies, same machine, same run.
+  const port = await freePort();
+  const base = await spawnNode('bench/baseline-server.ts', [], { PORT: String(port) }, { port, name: 'baseline' });
+  const baseline = {} as Record<Endpoint, LoadResult>;
+  for (const e of ['transactional', 'order-created'] as Endpoint[]) {
+    baseline[e] = await hammer(port, e, 'none', false);
+    log(`baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}`);
+  }
+  const baseRss = await base.stop();
+  log(`baseline  peak RSS ${baseRss.toFixed(0)} MiB`);
+  out.baseline_tx_rps = Math.round(baseline.transactional.rps);
+  out.baseline_order_rps = Math.round(baseline['order-created'].rps);
+
+  let allCommitted = true;
+  for (const kind of kinds) {
+    const b = await freshDatabase(kind);
+    try {
+      const demo = await loadBenchProject(b);
+      const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`);
+      const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+      try {
+        for (const e of ['transactional', 'order-created'] as Endpoint[]) {
+          const r = await hammer(gw.port, e, demo.key, true);
+          const v = await verifyCommitted(b, e, r);
+          allCommitted &&= v.ok;
+          const ratio = r.rps / baseline[e].rps;
+          log(
+            `${kind.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
+              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)`,
+          );
+          const short = e === 'transactional' ? 'tx' : 'order';
+          out[`${tag}_${short}_rps`] = Math.round(r.rps);
+          out[`${tag}_${short}_p50_ms`] = r.p50;
+          out[`${tag}_${short}_p99_ms`] = r.p99;
+          out[`${tag}_${short}_ratio`] = Number(ratio.toFixed(2));
+          out[`${tag}_${short}_non2xx`] = r.non2xx;
+        }
+      } finally {
+        const rss = await gw.stop();
+        out[`${tag}_peak_rss_mb`] = Math.round(rss);
+        log(`${kind.padEnd(9)} serve (ROLE=api) peak RSS ${rss.toFixed(0)} MiB`);
+      }
+    } finally {
+      await b.cleanup();
+    }
+  }
+  // Peak RSS is mostly V8 letting the heap grow under a high allocation rate (the live heap after a
+  // full GC is ~30 MB). The same load with the heap capped as docs/performance.md recommends:
+  for (const kind of kinds) {
+    const b = await freshDatabase(kind);
+    try {
+      const demo = await loadBenchProject(b);
+      const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api', NODE_OPTIONS: TUNED }, `accept-${kind}-tuned`);
+      const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+      try {
+        const r = await hammer(gw.port, 'transactional', demo.key, false);
+        log(`${kind.padEnd(9)} transactional with NODE_OPTIONS="${TUNED}": ${r.rps.toFixed(0)} req/s  p99 ${r.p99} ms`);
+        out[`${tag}_tuned_tx_rps`] = Math.round(r.rps);
+      } finally {
+        const rss = await gw.stop();
+        out[`${tag}_tuned_peak_rss_mb`] = Math.round(rss);
+        log(`${kind.padEnd(9)} serve (ROLE=api) peak RSS with the heap capped ${rss.toFixed(0)} MiB`);
+      }
+    } finally {
+      await b.cleanup();
+    }
+  }
+  out.all_committed = allCommitted ? 'yes' : 'NO';
+  return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const figures = await runAccept();
+  log(summary('accept', figures));
+}

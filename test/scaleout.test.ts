@@ -1,0 +1,362 @@
+// Scale-out: two API processes (`serve` with ROLE=api) and two worker processes (`worker`), spawned
+// through the CLI as an operator would, over one PostgreSQL schema and one Redis, delivering into an SMTP
+// server in this process. 5,000 events go through both API processes: transactional sends (some
+// repeated with their idempotency key), orders whose purchase races their own cart chain (the chain is a
+// sequence whose first steps are due at once), purchases that arrive before their order, and repeated
+// orders. Then: every e-mail that should go went exactly once (counted by Message-ID at the server),
+// every cancelled one never did, and a key's rate limit holds across both API processes.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { SMTPServer } from 'smtp-server';
+import { loadConfig } from '../src/config.js';
+import { dropSchema, openDatabase, type Db } from '../src/db/index.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { makeMessageId } from '../src/delivery/transports.js';
+import { getOrCreateSecret } from '../src/repos/projects.js';
+import { systemClock } from '../src/services/context.js';
+import { loadDemo } from '../src/services/demo.js';
+
+const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
+const REDIS_URL = process.env.TEST_REDIS_URL?.trim() || null;
+const SKIP = !PG_URL ? 'TEST_DATABASE_URL is not set: scale-out test skipped' : !REDIS_URL ? 'TEST_REDIS_URL is not set: scale-out test skipped' : false;
+const ADMIN = 'scaleout-admin-token-0123456789';
+
+const TRANSACTIONAL = 1900;
+const TX_REPEATS = 100; // same idempotency key and body again: replayed, never sent twice
+const RACING_ORDERS = 1000; // order-created, then at once its purchase through the other process
+const UNPAID_ORDERS = 500; // order-created only: the chain's due steps go out
+const REPEATED_ORDERS = 250; // order-created again for an unpaid order: nothing new
+const PAID_FIRST = 125; // purchase before order-created (x2 events): the order schedules nothing
+// 1900 + 100 + 2*1000 + 500 + 250 + 2*125 = 5,000 events.
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  out(): string;
+}
+
+function startProcess(name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (c: Buffer) => {
+    out = (out + String(c)).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { name, child, port, out: () => out };
+}
+
+async function healthy(p: Proc): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (p.child.exitCode !== null) throw new Error(`${p.name} exited early:\n${p.out()}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).ok) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${p.name} did not become healthy:\n${p.out()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function stop(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null) return;
+  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
+  p.child.kill('SIGTERM');
+  const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(t);
+}
+
+/** Runs `tasks` with at most `n` in flight. */
+async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const results: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]();
+    }
+  }));
+  return results;
+}
+
+describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Redis', { skip: SKIP }, () => {
+  const schema = `scale_${randomBytes(5).toString('hex')}`;
+  let url = '';
+  let db: Db;
+  let smtp: SMTPServer;
+  let smtpPort = 0;
+  const received = new Map<string, number>(); // Message-ID -> times received
+  let messages = 0;
+  const procs: Proc[] = [];
+  let apis: Proc[] = [];
+  let key = '';
+  let siteKey = '';
+  let projectId = 0;
+
+  before(async () => {
+    const admin = new pg.Client({ connectionString: PG_URL! });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    await admin.end();
+    const u = new URL(PG_URL!);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    url = u.toString().replace(/\+/g, '%20');
+    db = await openDatabase(url, { poolSize: 3 });
+    await migrateToLatest(db);
+    const demo = await loadDemo({ db, config: loadConfig({ DATABASE_URL: url } as NodeJS.ProcessEnv), clock: systemClock });
+    siteKey = demo.site_key;
+    key = demo.keys.find((k) => k.name.startsWith('site backend'))!.key!;
+    projectId = (await db.db.selectFrom('projects').select('id').where('site_key', '=', siteKey).executeTakeFirstOrThrow()).id;
+
+    smtp = new SMTPServer({
+      logger: false, authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], maxClients: 100,
+      onData(stream, _s, cb) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks).toString('latin1');
+          const head = raw.slice(0, raw.indexOf('\r\n\r\n'));
+          const id = /^Message-ID:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? `(none ${messages})`;
+          received.set(id, (received.get(id) ?? 0) + 1);
+          messages++;
+          cb(null);
+        });
+      },
+    });
+    await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', r));
+    smtpPort = (smtp.server.address() as AddressInfo).port;
+
+    const common = { DATABASE_URL: url, REDIS_URL: REDIS_URL!, PUBLIC_URL: 'https://mail.example.test' };
+    for (const i of [1, 2]) {
+      const port = await freePort();
+      procs.push(startProcess(`api${i}`, 'serve', { ...common, ROLE: 'api', PORT: String(port) }, port));
+    }
+    for (const i of [1, 2]) {
+      const port = await freePort();
+      procs.push(startProcess(`worker${i}`, 'worker', { ...common, SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, METRICS_PORT: String(port) }, port));
+    }
+    await Promise.all(procs.map(healthy));
+    apis = procs.filter((p) => p.name.startsWith('api'));
+  });
+
+  after(async () => {
+    await Promise.all(procs.map(stop));
+    await db?.close();
+    if (smtp) await new Promise<void>((r) => smtp.close(() => r()));
+    if (PG_URL) await dropSchema(PG_URL, schema);
+  });
+
+  const call = async (api: Proc, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`http://127.0.0.1:${api.port}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+  };
+  const adminCall = (api: Proc, method: string, path: string, body?: unknown) => call(api, method, path, body, { authorization: `Bearer ${ADMIN}` });
+
+  it('a key\'s rate limit holds across both API processes (one Redis bucket)', async () => {
+    // Created and limited through api1; used through both at once.
+    const created = await adminCall(apis[0], 'POST', '/api/admin/keys', { site_key: siteKey, name: 'limited', rights: { permissions: [] }, rate_limit: { per_second: 5, burst: 10 } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const limited = created.body.key as string;
+    const started = Date.now();
+    const statuses = await pool(8, Array.from({ length: 80 }, (_, i) => async () => {
+      const r = await call(apis[i % 2], 'GET', '/api/scoped/events/catalog', undefined, { 'x-api-key': limited });
+      if (r.status === 429) assert.ok(Number(r.headers.get('retry-after')) >= 1, 'Retry-After on every 429');
+      return r.status;
+    }));
+    const elapsedS = (Date.now() - started) / 1000;
+    const ok = statuses.filter((s) => s === 200).length;
+    const refused = statuses.filter((s) => s === 429).length;
+    assert.equal(ok + refused, 80, `only 200 and 429 expected, got ${[...new Set(statuses)]}`);
+    // One shared bucket allows the burst plus what refills while the requests run. Two separate
+    // buckets (one per process) would let about twice that through.
+    const allowed = 10 + 5 * elapsedS;
+    assert.ok(ok >= 10, `the burst of 10 goes through (got ${ok})`);
+    assert.ok(ok <= Math.floor(allowed) + 1, `at most ${allowed.toFixed(1)} allowed in ${elapsedS.toFixed(2)} s across both processes, got ${ok}`);
+    assert.ok(refused >= 80 - Math.floor(allowed) - 1, `the rest are 429 (got ${refused})`);
+  });
+
+  it('5,000 events through both API processes: every e-mail that should go is sent exactly once, cancelled ones never', { timeout: 150_000 }, async () => {
+    // The cart chain as a sequence through api1's admin API: two steps due at once (they race the
+    // purchase), one a day later (always stopped by a purchase). api2 must see it at once (config
+    // version), so orders through api2 get the same chain.
+    const tpl = async (name: string) => (await db.db.selectFrom('templates').select('id').where('project_id', '=', projectId).where('name', '=', name).executeTakeFirstOrThrow()).id;
+    const seq = await adminCall(apis[0], 'POST', '/api/sequences', {
+      site_key: siteKey, name: 'fast chain',
+      steps: [
+        { template_id: await tpl('course_abandoned_cart_1h'), delay_minutes: 0 },
+        { template_id: await tpl('course_abandoned_cart_1d'), delay_minutes: 0 },
+        { template_id: await tpl('course_abandoned_cart_3d'), delay_minutes: 1440 },
+      ],
+    });
+    assert.equal(seq.status, 200, JSON.stringify(seq.body));
+    const chains = await adminCall(apis[0], 'PUT', `/api/admin/projects/${siteKey}/cart-chains`, { chains: { course: seq.body.sequence_id } });
+    assert.equal(chains.status, 200, JSON.stringify(chains.body));
+    // The load key must not be rate limited here (that is the other test).
+    const keyRow = await db.db.selectFrom('api_keys').select('id').where('project_id', '=', projectId).where('name', 'like', 'site backend%').executeTakeFirstOrThrow();
+    const patched = await adminCall(apis[1], 'PATCH', `/api/admin/keys/${keyRow.id}`, { rate_limit: { per_second: 100_000, burst: 100_000 } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+
+    const h = { 'x-api-key': key };
+    const run = randomBytes(3).toString('hex');
+    const txBody = (i: number) => ({
+      event_type: 'contest_results', email: `reader${i % 700}@example.com`, name: `Reader ${i % 700}`, idempotency_key: `${run}-tx-${i}`,
+      fields: { event_title: 'Spring contest', work_title: `Work ${i}`, place: '1' },
+    });
+    const order = (id: string, i: number) => ({ cart_type: 'course', email: `buyer${i % 900}@example.com`, name: `Buyer ${i % 900}`, order_id: id, course_name: 'Inclusive education', fields: { pay_url: `https://site.example/pay/${id}` } });
+    const purchase = (id: string, i: number) => ({ cart_type: 'course', email: `buyer${i % 900}@example.com`, order_id: id, amount: 2500, currency: 'RUB', fields: { course_category_id: '3' } });
+    const ok = (r: { status: number; body: any }, what: string) => {
+      assert.equal(r.status, 200, `${what}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    };
+
+    type Task = () => Promise<void>;
+    const tasks: Task[] = [];
+    let n = 0;
+    const api = () => apis[n++ % 2];
+    const txIds = new Set<number>();
+    for (let i = 0; i < TRANSACTIONAL; i++) {
+      const a = api();
+      tasks.push(async () => {
+        const b = ok(await call(a, 'POST', '/api/scoped/send/transactional', txBody(i), { ...h, prefer: 'respond-async' }), 'transactional');
+        txIds.add(b.scheduled_email_id);
+      });
+    }
+    const racing: string[] = [];
+    for (let i = 0; i < RACING_ORDERS; i++) {
+      const id = `${run}-race-${i}`;
+      racing.push(id);
+      const [a, b] = [api(), api()];
+      tasks.push(async () => {
+        ok(await call(a, 'POST', '/api/scoped/events/order-created', order(id, i), h), 'order-created');
+        // Paid at once or a moment later: the workers (polling every 200 ms) win some races, lose others.
+        if (i % 2) await new Promise((r) => setTimeout(r, Math.random() * 400));
+        ok(await call(b, 'POST', '/api/scoped/events/purchase', purchase(id, i), h), 'purchase');
+      });
+    }
+    const unpaid: string[] = [];
+    for (let i = 0; i < UNPAID_ORDERS; i++) {
+      const id = `${run}-unpaid-${i}`;
+      unpaid.push(id);
+      const a = api();
+      tasks.push(async () => void ok(await call(a, 'POST', '/api/scoped/events/order-created', order(id, i), h), 'order-created'));
+    }
+    const paidFirst: string[] = [];
+    for (let i = 0; i < PAID_FIRST; i++) {
+      const id = `${run}-paidfirst-${i}`;
+      paidFirst.push(id);
+      const [a, b] = [api(), api()];
+      tasks.push(async () => {
+        ok(await call(a, 'POST', '/api/scoped/events/purchase', purchase(id, i), h), 'purchase first');
+        const r = ok(await call(b, 'POST', '/api/scoped/events/order-created', order(id, i), h), 'order after purchase');
+        assert.deepEqual(r.scheduled_email_ids, [], 'a paid order schedules no cart e-mails');
+      });
+    }
+    // Shuffle so every kind of event is in flight together, on both processes.
+    for (let i = tasks.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [tasks[i], tasks[j]] = [tasks[j], tasks[i]];
+    }
+    await pool(48, tasks);
+    // Repeats, once the originals are in: transactional with the same key and body, orders again.
+    await pool(48, [
+      ...Array.from({ length: TX_REPEATS }, (_, i) => async () => {
+        const r = await call(api(), 'POST', '/api/scoped/send/transactional', txBody(i), { ...h, prefer: 'respond-async' });
+        ok(r, 'transactional repeat');
+        assert.equal(r.headers.get('idempotent-replayed'), 'true');
+        assert.ok(txIds.has(r.body.scheduled_email_id), 'a repeat answers with the first e-mail');
+      }),
+      ...Array.from({ length: REPEATED_ORDERS }, (_, i) => async () => {
+        const r = ok(await call(api(), 'POST', '/api/scoped/events/order-created', order(unpaid[i], i), h), 'order repeat');
+        assert.equal(r.duplicate, true);
+        assert.deepEqual(r.scheduled_email_ids, []);
+      }),
+    ]);
+    assert.equal(txIds.size, TRANSACTIONAL);
+    const events = await db.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', projectId).where('endpoint', '!=', 'catalog').executeTakeFirstOrThrow();
+    assert.equal(Number(events.n), 5000, 'every event is in the log');
+
+    // Wait until nothing due is left to send, and the server has every message the workers recorded.
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const now = Date.now();
+      const due = await db.db.selectFrom('scheduled_emails').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where((eb) => eb.or([eb('status', 'in', ['queued', 'sending']), eb.and([eb('status', '=', 'scheduled'), eb('due_at', '<=', now)])]))
+        .executeTakeFirstOrThrow();
+      const sent = await db.db.selectFrom('scheduled_emails').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'sent').executeTakeFirstOrThrow();
+      if (Number(due.n) === 0 && messages >= Number(sent.n)) break;
+      if (now > deadline) throw new Error(`still ${due.n} due, ${sent.n} sent, ${messages} received`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await new Promise((r) => setTimeout(r, 500)); // a duplicate, if any, would arrive now
+
+    const rows = await db.db.selectFrom('scheduled_emails').select(['id', 'kind', 'status', 'order_id', 'chain_step', 'message_id', 'due_at']).execute();
+    const secret = await getOrCreateSecret(db.db, 'unsubscribe_secret');
+    const project = { site_key: siteKey, from_email: 'noreply@courses.example' };
+    const byStatus = (s: string) => rows.filter((r) => r.status === s);
+    assert.deepEqual(byStatus('failed'), [], 'nothing failed');
+    assert.deepEqual(byStatus('suppressed'), [], 'nothing suppressed');
+
+    // Sent exactly once: each sent row's Message-ID arrived once, and nothing else arrived.
+    const sent = byStatus('sent');
+    for (const r of sent) {
+      assert.equal(r.message_id, makeMessageId(r.id, project, secret));
+      assert.equal(received.get(r.message_id!), 1, `e-mail ${r.id} (${r.message_id}) received ${received.get(r.message_id!) ?? 0} times`);
+    }
+    assert.equal(messages, sent.length, 'every message the server received is a sent e-mail, once');
+    assert.equal(received.size, sent.length);
+
+    // Cancelled: never arrived, and only ever cart e-mails of paid orders.
+    const paid = new Set([...racing, ...paidFirst]);
+    const cancelled = byStatus('cancelled');
+    for (const r of cancelled) {
+      assert.equal(received.get(makeMessageId(r.id, project, secret)), undefined, `cancelled e-mail ${r.id} was never sent`);
+      assert.equal(r.kind, 'cart');
+      assert.ok(paid.has(r.order_id!), `cancelled e-mail ${r.id} belongs to a paid order`);
+    }
+
+    // What should have gone went: every transactional e-mail, every due step of an unpaid order.
+    const tx = rows.filter((r) => r.kind === 'transactional');
+    assert.equal(tx.length, TRANSACTIONAL, 'repeats created no e-mail');
+    assert.ok(tx.every((r) => r.status === 'sent'));
+    const cart = rows.filter((r) => r.kind === 'cart');
+    for (const id of unpaid) {
+      const mine = cart.filter((r) => r.order_id === id);
+      assert.equal(mine.length, 3, `order ${id} has its three chain e-mails (repeats added none)`);
+      assert.deepEqual(mine.map((r) => r.status).sort(), ['scheduled', 'sent', 'sent'], `order ${id}: the due steps went, the later one waits`);
+    }
+    for (const id of racing) {
+      const mine = cart.filter((r) => r.order_id === id);
+      assert.equal(mine.length, 3);
+      // The race: a due step went out before the purchase, or was stopped by it. The later step never goes.
+      assert.ok(mine.every((r) => r.status === 'sent' || r.status === 'cancelled'), `order ${id}: ${mine.map((r) => r.status)}`);
+      assert.equal(mine.find((r) => r.chain_step === 'step3')!.status, 'cancelled');
+    }
+    assert.equal(cart.filter((r) => paidFirst.includes(r.order_id!)).length, 0, 'paid-first orders scheduled nothing');
+    const raced = cart.filter((r) => racing.includes(r.order_id!) && r.chain_step !== 'step3');
+    console.log(`# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped`);
+  });
+});
