@@ -8,9 +8,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
-import { dropSchema, openDatabase, type Db } from '../src/db/index.js';
+import { dropSchema, openDatabase, schemaUrl, type Db } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { updateKey } from '../src/repos/keys.js';
 import { systemClock } from '../src/services/context.js';
@@ -61,12 +60,8 @@ export interface BenchDb {
 export async function freshDatabase(kind: Kind): Promise<BenchDb> {
   if (kind === 'postgres') {
     const schema = `bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    await admin.end();
-    const url = withSearchPath(PG_URL, schema);
-    const db = await openDatabase(url, { poolSize: 4 });
+    const url = schemaUrl(PG_URL, schema);
+    const db = await openDatabase(PG_URL, { schema, poolSize: 4 });
     await migrateToLatest(db);
     return { kind, url, db, schema, cleanup: async () => { await db.close(); await dropSchema(PG_URL, schema); } };
   }
@@ -75,12 +70,6 @@ export async function freshDatabase(kind: Kind): Promise<BenchDb> {
   const db = await openDatabase(url);
   await migrateToLatest(db);
   return { kind, url, db, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
-}
-
-export function withSearchPath(url: string, schema: string): string {
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  return u.toString().replace(/\+/g, '%20');
 }
 
 export interface Demo {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { DIALECTS, PG_URL } from './support/harness.js';
-import { dropSchema } from '../src/db/index.js';
+import { dropSchema, schemaUrl } from '../src/db/index.js';
 
 const run = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
@@ -26,7 +26,7 @@ for (const d of DIALECTS) {
     const dir = mkdtempSync(join(tmpdir(), 'egw-cli-'));
     const schema = `cli_${process.pid}_${Date.now()}`;
     // For PostgreSQL the CLI gets a search_path through the URL's options parameter.
-    const url = d.name === 'sqlite' ? `sqlite:${join(dir, 'cli.db')}` : `${PG_URL}${PG_URL!.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`;
+    const url = d.name === 'sqlite' ? `sqlite:${join(dir, 'cli.db')}` : schemaUrl(PG_URL!, schema);
     const env = { DATABASE_URL: url };
     after(async () => {
       rmSync(dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { createSmtpTransport, type Transport } from '../src/delivery/transports.
 import { resolveUnsubscribeToken } from '../src/delivery/unsubscribe.js';
 import { createWorker, type Worker, type WorkerOptions } from '../src/delivery/worker.js';
 import {
-  PUBLIC_URL, SECRET, addContact, addEmail, closedPort, contactStatus, emailRow, openTestDb, seedProject, startSmtp,
+  PUBLIC_URL, SECRET, addContact, addEmail, freePort, contactStatus, emailRow, openTestDb, seedProject, startSmtp,
   type Seeded, type TestDb, type TestSmtp,
   rawHeader,
 } from './fixtures/delivery-support.js';
@@ -159,7 +159,7 @@ describe('delivery over SMTP', () => {
   });
 
   it('retries a server that is down, then fails after the attempt limit', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const c = await contact();
     const id = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email });
     const w = startWorker(`smtp://127.0.0.1:${port}`, { retry: { maxAttempts: 3, baseMs: 10, capMs: 20 } });

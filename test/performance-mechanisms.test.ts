@@ -1,7 +1,7 @@
 // The mechanisms the accept path and the worker got faster with, checked for correctness on both
 // databases: the configuration cache (a change made through another connection, by plain SQL, is seen
 // on the next request), group commit (a failing request in a shared commit fails alone), and the
-// worker's batched outcome writes (same guard as the single-row writes).
+// worker's batched outcome writes (only rows the worker still holds).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../src/db/index.js';
@@ -136,7 +136,7 @@ for (const d of DIALECTS) {
     });
     after(async () => t?.cleanup());
 
-    it('finishMany writes each outcome as the single-row writes would, only for rows this worker holds', async () => {
+    it('finishMany writes each outcome, only for rows this worker holds', async () => {
       const ids = [];
       for (let i = 0; i < 5; i++) ids.push(await addEmail(t.db, { ...base, status: 'queued', dueAt: now - 1000 }));
       const claimed = await claimDue(t.db.db, t.db.dialect, { workerId: 'w1', now, leaseMs: 60_000, limit: 4 });

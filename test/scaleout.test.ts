@@ -8,17 +8,17 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { loadConfig } from '../src/config.js';
-import { dropSchema, openDatabase, type Db } from '../src/db/index.js';
+import { dropSchema, openDatabase, schemaUrl, type Db } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { makeMessageId } from '../src/delivery/transports.js';
 import { getOrCreateSecret } from '../src/repos/projects.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
+import { freePort } from './fixtures/delivery-support.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
 const REDIS_URL = process.env.TEST_REDIS_URL?.trim() || null;
@@ -32,14 +32,6 @@ const UNPAID_ORDERS = 500; // order-created only: the chain's due steps go out
 const REPEATED_ORDERS = 250; // order-created again for an unpaid order: nothing new
 const PAID_FIRST = 125; // purchase before order-created (x2 events): the order schedules nothing
 // 1900 + 100 + 2*1000 + 500 + 250 + 2*125 = 5,000 events.
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 interface Proc {
   name: string;
@@ -113,14 +105,8 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
   let projectId = 0;
 
   before(async () => {
-    const admin = new pg.Client({ connectionString: PG_URL! });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    await admin.end();
-    const u = new URL(PG_URL!);
-    u.searchParams.set('options', `-c search_path=${schema}`);
-    url = u.toString().replace(/\+/g, '%20');
-    db = await openDatabase(url, { poolSize: 3 });
+    url = schemaUrl(PG_URL!, schema);
+    db = await openDatabase(PG_URL!, { schema, poolSize: 3 });
     await migrateToLatest(db);
     const demo = await loadDemo({ db, config: loadConfig({ DATABASE_URL: url } as NodeJS.ProcessEnv), clock: systemClock });
     siteKey = demo.site_key;

@@ -31,6 +31,13 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//.test(url);
 }
 
+/** The URL with a schema as its search_path (how a child process such as the CLI is given a schema). */
+export function schemaUrl(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString().replace(/\+/g, '%20');
+}
+
 export async function openDatabase(url: string, opts: DbOptions = {}): Promise<Db> {
   if (isPostgresUrl(url)) {
     if (opts.schema) {

@@ -90,53 +90,30 @@ export interface RenderedColumns {
   messageId?: string | null;
 }
 
-async function finish(
-  db: Kysely<Database>,
-  id: number,
-  workerId: string,
-  values: Partial<{ status: EmailStatus; due_at: number; last_error: string | null; sent_at: number; locked_by: string | null }> & { now: number; countAttempt: boolean },
-  extra: RenderedColumns,
-): Promise<boolean> {
-  const { now, countAttempt, ...rest } = values;
-  const res = await db
-    .updateTable('scheduled_emails')
-    .set({
-      ...rest,
-      locked_until: null,
-      updated_at: now,
-      ...(countAttempt ? { attempts: sql<number>`attempts + 1` } : {}),
-      ...(extra.rendered !== undefined ? { rendered: extra.rendered } : {}),
-      ...(extra.messageId !== undefined ? { message_id: extra.messageId } : {}),
-    })
-    .where('id', '=', id)
-    .where('locked_by', '=', workerId)
-    .where(IS_SENDING)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
-}
+// Each returns false when this worker no longer holds the lease (nothing is written then). One e-mail
+// through finishMany, so the single and the batched writes are one statement with one guard.
 
-// Each returns false when this worker no longer holds the lease (nothing is written then).
+const finishOne = (db: Kysely<Database>, workerId: string, f: Finish) => finishMany(db, workerId, [f]).then((written) => written.has(f.id));
 
-export function markSent(db: Kysely<Database>, id: number, workerId: string, o: { now: number; response?: string } & RenderedColumns) {
-  // last_error is cleared: an earlier transient failure is history once the e-mail went out.
-  return finish(db, id, workerId, { status: 'sent', sent_at: o.now, last_error: null, now: o.now, countAttempt: true }, o);
+export function markSent(db: Kysely<Database>, id: number, workerId: string, o: { now: number } & RenderedColumns) {
+  return finishOne(db, workerId, finishes.sent(id, o));
 }
 
 /** Back to `scheduled` for another attempt at `dueAt`; the lock is cleared so any worker may take it. */
 export function markRetry(db: Kysely<Database>, id: number, workerId: string, o: { now: number; dueAt: number; error: string } & RenderedColumns) {
-  return finish(db, id, workerId, { status: 'scheduled', due_at: o.dueAt, last_error: o.error, locked_by: null, now: o.now, countAttempt: true }, o);
+  return finishOne(db, workerId, finishes.retry(id, o));
 }
 
 /** `countAttempt: false` when giving up without trying (template error, attempt limit already reached). */
 export function markFailed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns) {
-  return finish(db, id, workerId, { status: 'failed', last_error: o.error, now: o.now, countAttempt: o.countAttempt ?? true }, o);
+  return finishOne(db, workerId, finishes.failed(id, o));
 }
 
 export function markSuppressed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; reason: string }) {
-  return finish(db, id, workerId, { status: 'suppressed', last_error: o.reason, now: o.now, countAttempt: false }, {});
+  return finishOne(db, workerId, finishes.suppressed(id, o));
 }
 
-/** One recorded outcome, as finishMany writes it (the mark* functions above, for many e-mails at once). */
+/** One recorded outcome, as finishMany writes it. */
 export interface Finish {
   id: number;
   now: number;
@@ -154,6 +131,7 @@ export interface Finish {
 }
 
 export const finishes = {
+  // last_error is cleared: an earlier transient failure is history once the e-mail went out.
   sent: (id: number, o: { now: number } & RenderedColumns): Finish => ({ id, now: o.now, status: 'sent', sentAt: o.now, lastError: null, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
   retry: (id: number, o: { now: number; dueAt: number; error: string } & RenderedColumns): Finish => ({ id, now: o.now, status: 'scheduled', dueAt: o.dueAt, lastError: o.error, releaseLock: true, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
   failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({ id, now: o.now, status: 'failed', lastError: o.error, countAttempt: o.countAttempt ?? true, rendered: o.rendered, messageId: o.messageId }),
@@ -164,8 +142,8 @@ export const finishes = {
 export const FINISH_BATCH = 200;
 
 /**
- * Records many outcomes in one UPDATE … FROM (VALUES …) (SQLite 3.33+, PostgreSQL), with the same guard
- * as the single-row writes: only rows this worker still holds in `sending` change. Returns the ids that
+ * Records many outcomes in one UPDATE … FROM (VALUES …) (SQLite 3.33+, PostgreSQL), guarded by the
+ * lease: only rows this worker still holds in `sending` change. Returns the ids that
  * were written; an id missing from it lost its lease. One statement, so on SQLite one fsync for all.
  */
 export async function finishMany(db: Kysely<Database>, workerId: string, items: Finish[]): Promise<Set<number>> {

@@ -49,8 +49,6 @@ interface Unit {
 }
 
 const MAX_BATCH = 256;
-/** A repeated idempotency key met in a batch: the batch is redone request by request. */
-class BatchConflict extends Error {}
 
 const batchers = new WeakMap<Db, Batcher>();
 
@@ -141,14 +139,9 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
     const emailIds: number[] = [];
     if (order === 'created') {
       for (const e of u.plan.emails) {
-        const row = plannedEmailRow(projectId, e, u.plan, contact, eventId, u.now);
         const id = emailIdPool[nextEmail++];
         emailIds.push(id);
-        push(emails, {
-          id, project_id: row.project_id, kind: row.kind, template_id: row.template_id, template_key: row.template_key, contact_id: row.contact_id,
-          to_email: row.to_email, to_name: row.to_name, order_id: row.order_id, event_id: row.event_id, chain_step: row.chain_step,
-          context: row.context, status: row.status, due_at: row.due_at, created_at: row.created_at,
-        });
+        push(emails, { id, ...plannedEmailRow(projectId, e, u.plan, contact, eventId, u.now) });
       }
     }
     const work = u.plan.result({ eventId, contact, emailIds, order });
@@ -195,13 +188,15 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
       order by u.project_id, u.idempotency_key
       on conflict (project_id, idempotency_key) do nothing
       returning idempotency_key`.execute(trx);
-    if (stored.rows.length !== idem.project_id.length) throw new BatchConflict('an idempotency key of the batch is already stored');
+    // A repeat of a stored key: the batch rolls back and is redone request by request (which replays it).
+    if (stored.rows.length !== idem.project_id.length) throw new Error('an idempotency key of the batch is already stored');
   }
   return results;
 }
 
-function push(cols: Record<string, unknown[]>, row: Record<string, unknown>): void {
-  for (const k of Object.keys(cols)) cols[k].push(row[k] ?? null);
+/** Appends a row's values to the column arrays (members the columns do not name are ignored). */
+function push(cols: Record<string, unknown[]>, row: object): void {
+  for (const k of Object.keys(cols)) cols[k].push((row as Record<string, unknown>)[k] ?? null);
 }
 
 const contactKey = (projectId: number, email: string) => `${projectId}\n${normaliseEmail(email)}`;

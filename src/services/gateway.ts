@@ -136,12 +136,12 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
   const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
+  const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
   const plan: AcceptPlan<OrderCreatedResponse> = {
     contact: { email: body.email as string, name: body.name as string | undefined },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
     emails: chain.map((s) => ({
-      template: s.template, kind: 'cart' as const, chainStep: s.step, status: 'scheduled' as const, delayMs: s.delayMinutes * 60_000, orderId,
-      context: JSON.stringify({ ...templateContext(body), course_name: courseName }),
+      template: s.template, kind: 'cart' as const, chainStep: s.step, status: 'scheduled' as const, delayMs: s.delayMinutes * 60_000, orderId, context,
     })),
     result: ({ eventId, contact, emailIds, order }) => {
       const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: emailIds, duplicate: order === 'duplicate' };
