@@ -8,8 +8,20 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import {
-  freePort, freshDatabase, KINDS, load, loadBenchProject, log, machine, QUICK, spawnGateway, spawnNode, summary,
-  type BenchDb, type Kind, type LoadResult,
+  freePort,
+  freshDatabase,
+  KINDS,
+  load,
+  loadBenchProject,
+  log,
+  machine,
+  QUICK,
+  spawnGateway,
+  spawnNode,
+  summary,
+  type BenchDb,
+  type Kind,
+  type LoadResult,
 } from './lib.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S) || (QUICK ? 3 : 10);
@@ -28,15 +40,21 @@ function bodyFor(endpoint: Endpoint, run: string): (i: number) => string {
   if (endpoint === 'transactional') {
     return (i) =>
       JSON.stringify({
-        event_type: 'contest_results', email: `user${i % 20000}@example.com`, name: `User ${i % 20000}`,
+        event_type: 'contest_results',
+        email: `user${i % 20000}@example.com`,
+        name: `User ${i % 20000}`,
         idempotency_key: `${run}-${i}`,
         fields: { event_title: 'Spring contest', work_title: `Work number ${i}`, place: '1' },
       });
   }
   return (i) =>
     JSON.stringify({
-      cart_type: 'course', email: `buyer${i % 20000}@example.com`, name: `Buyer ${i % 20000}`, order_id: `${run}-${i}`,
-      course_name: 'Inclusive education', fields: { pay_url: `https://site.example/pay/${run}-${i}` },
+      cart_type: 'course',
+      email: `buyer${i % 20000}@example.com`,
+      name: `Buyer ${i % 20000}`,
+      order_id: `${run}-${i}`,
+      course_name: 'Inclusive education',
+      fields: { pay_url: `https://site.example/pay/${run}-${i}` },
     });
 }
 
@@ -46,18 +64,39 @@ async function hammer(port: number, endpoint: Endpoint, key: string, collect: bo
   if (endpoint === 'transactional') headers.prefer = 'respond-async';
   const url = `http://127.0.0.1:${port}${PATHS[endpoint]}`;
   await load({ url, headers, body: bodyFor(endpoint, `warm-${run}`), connections: CONNECTIONS, durationS: WARMUP_S });
-  return load({ url, headers, body: bodyFor(endpoint, run), connections: CONNECTIONS, durationS: DURATION_S, collectEventIds: collect });
+  return load({
+    url,
+    headers,
+    body: bodyFor(endpoint, run),
+    connections: CONNECTIONS,
+    durationS: DURATION_S,
+    collectEventIds: collect,
+  });
 }
 
 /** Every answered 200 names an event that is in the log with its e-mails: nothing answered was lost. */
-async function verifyCommitted(b: BenchDb, endpoint: Endpoint, r: LoadResult): Promise<{ ok: boolean; missing: number; emailsMissing: number }> {
+async function verifyCommitted(
+  b: BenchDb,
+  endpoint: Endpoint,
+  r: LoadResult,
+): Promise<{ ok: boolean; missing: number; emailsMissing: number }> {
   const perEvent = endpoint === 'transactional' ? 1 : 3;
   let missing = 0;
   let emailsMissing = 0;
   for (let i = 0; i < r.eventIds.length; i += 1000) {
     const ids = r.eventIds.slice(i, i + 1000);
-    const ev = await b.db.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('id', 'in', ids).where('http_status', '=', 200).where('accepted', '=', 1).executeTakeFirstOrThrow();
-    const em = await b.db.db.selectFrom('scheduled_emails').select((eb) => eb.fn.countAll<number>().as('n')).where('event_id', 'in', ids).executeTakeFirstOrThrow();
+    const ev = await b.db.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('id', 'in', ids)
+      .where('http_status', '=', 200)
+      .where('accepted', '=', 1)
+      .executeTakeFirstOrThrow();
+    const em = await b.db.db
+      .selectFrom('scheduled_emails')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('event_id', 'in', ids)
+      .executeTakeFirstOrThrow();
     missing += ids.length - Number(ev.n);
     emailsMissing += ids.length * perEvent - Number(em.n);
   }
@@ -82,7 +121,9 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   const baseline = {} as Record<Endpoint, LoadResult>;
   for (const e of ['transactional', 'order-created'] as Endpoint[]) {
     baseline[e] = await hammer(port, e, 'none', false);
-    log(`baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}`);
+    log(
+      `baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}`,
+    );
   }
   const baseRss = await base.stop();
   log(`baseline  peak RSS ${baseRss.toFixed(0)} MiB`);
@@ -128,7 +169,11 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
     const b = await freshDatabase(kind);
     try {
       const demo = await loadBenchProject(b);
-      const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api', NODE_OPTIONS: TUNED }, `accept-${kind}-tuned`);
+      const gw = await spawnGateway(
+        'serve',
+        { DATABASE_URL: b.url, ROLE: 'api', NODE_OPTIONS: TUNED },
+        `accept-${kind}-tuned`,
+      );
       const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
       try {
         const r = await hammer(gw.port, 'transactional', demo.key, false);

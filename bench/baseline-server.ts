@@ -9,12 +9,30 @@ app.get('/healthz', async () => ({ ok: true }));
 app.post('/api/scoped/send/transactional', async (req) => {
   const b = req.body as Record<string, unknown>;
   n++;
-  return { ok: true, site_key: 'demo-courses', event_type: b.event_type, email: b.email, event_id: n, scheduled_email_id: n, sent: 0, failed: 0, status: 'queued' };
+  return {
+    ok: true,
+    site_key: 'demo-courses',
+    event_type: b.event_type,
+    email: b.email,
+    event_id: n,
+    scheduled_email_id: n,
+    sent: 0,
+    failed: 0,
+    status: 'queued',
+  };
 });
 app.post('/api/scoped/events/order-created', async (req) => {
   const b = req.body as Record<string, unknown>;
   n++;
-  return { ok: true, site_key: 'demo-courses', event_id: n, order_id: b.order_id, cart_type: b.cart_type, scheduled_email_ids: [n, n + 1, n + 2], duplicate: false };
+  return {
+    ok: true,
+    site_key: 'demo-courses',
+    event_id: n,
+    order_id: b.order_id,
+    cart_type: b.cart_type,
+    scheduled_email_ids: [n, n + 1, n + 2],
+    duplicate: false,
+  };
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 const stop = () => void app.close().then(() => process.exit(0));

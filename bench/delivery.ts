@@ -11,7 +11,18 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
 import {
-  freePort, freshDatabase, KINDS, loadBenchProject, log, machine, QUICK, sleep, spawnNode, summary, type BenchDb, type Kind,
+  freePort,
+  freshDatabase,
+  KINDS,
+  loadBenchProject,
+  log,
+  machine,
+  QUICK,
+  sleep,
+  spawnNode,
+  summary,
+  type BenchDb,
+  type Kind,
 } from './lib.js';
 import { contestTemplate, seedContacts, seedEmails } from './seed.js';
 
@@ -48,7 +59,8 @@ async function startSink(kind: 'smtp-sink' | 'node'): Promise<Sink> {
       }
     }
     return {
-      kind, url: `smtp://127.0.0.1:${port}`,
+      kind,
+      url: `smtp://127.0.0.1:${port}`,
       async stop() {
         proc.kill('SIGTERM');
         await new Promise((r) => proc.once('exit', r));
@@ -59,7 +71,8 @@ async function startSink(kind: 'smtp-sink' | 'node'): Promise<Sink> {
   const child = await spawnNode('bench/smtp-sink.ts', [], { PORT: String(port) }, { name: 'sink' });
   for (let i = 0; i < 100 && !child.output().includes('sink listening'); i++) await sleep(100);
   return {
-    kind, url: `smtp://127.0.0.1:${port}`,
+    kind,
+    url: `smtp://127.0.0.1:${port}`,
     async stop() {
       await child.stop();
       const m = /sink received (\d+)/.exec(child.output());
@@ -76,7 +89,14 @@ async function baselineRate(sink: Sink, n: number): Promise<number> {
   const lane = async () => {
     while (next < n) {
       const i = next++;
-      await t.sendMail({ from: 'noreply@courses.example', to: `reader${i}@example.com`, subject: 'Baseline', text: 'Hello', html: '<p>Hello</p>', messageId: `<b${i}@bench>` });
+      await t.sendMail({
+        from: 'noreply@courses.example',
+        to: `reader${i}@example.com`,
+        subject: 'Baseline',
+        text: 'Hello',
+        html: '<p>Hello</p>',
+        messageId: `<b${i}@bench>`,
+      });
     }
   };
   await Promise.all(Array.from({ length: POOL * 2 }, lane));
@@ -89,7 +109,14 @@ async function seed(b: BenchDb, n: number, dueAt: number): Promise<{ projectId: 
   const demo = await loadBenchProject(b);
   const t = await contestTemplate(b, demo.projectId);
   await seedContacts(b, demo.projectId, n, 'reader');
-  const made = await seedEmails(b, { projectId: demo.projectId, templateId: t.id, templateKey: t.name, contactPrefix: 'reader', status: 'queued', dueAt });
+  const made = await seedEmails(b, {
+    projectId: demo.projectId,
+    templateId: t.id,
+    templateKey: t.name,
+    contactPrefix: 'reader',
+    status: 'queued',
+    dueAt,
+  });
   if (made !== n) throw new Error(`seeded ${made} e-mails, wanted ${n}`);
   return { projectId: demo.projectId };
 }
@@ -112,13 +139,24 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
     const startAt = Date.now() + 8000 + 2000 * workers;
     await seed(b, N, startAt);
     if (transport !== 'capture') sink = await startSink(transport);
-    const procs = await Promise.all(Array.from({ length: workers }, async (_, i) => {
-      const metricsPort = await freePort();
-      return spawnNode('src/cli.ts', ['worker'], {
-        DATABASE_URL: b.url, LOG_LEVEL: 'warn', METRICS_PORT: String(metricsPort), ...(sink ? { SMTP_URL: sink.url } : {}),
-      }, { port: metricsPort, name: `delivery-${kind}-${transport}-${i + 1}` });
-    }));
-    if (Date.now() > startAt - 500) throw new Error('workers took too long to start; the e-mails fell due before they were ready');
+    const procs = await Promise.all(
+      Array.from({ length: workers }, async (_, i) => {
+        const metricsPort = await freePort();
+        return spawnNode(
+          'src/cli.ts',
+          ['worker'],
+          {
+            DATABASE_URL: b.url,
+            LOG_LEVEL: 'warn',
+            METRICS_PORT: String(metricsPort),
+            ...(sink ? { SMTP_URL: sink.url } : {}),
+          },
+          { port: metricsPort, name: `delivery-${kind}-${transport}-${i + 1}` },
+        );
+      }),
+    );
+    if (Date.now() > startAt - 500)
+      throw new Error('workers took too long to start; the e-mails fell due before they were ready');
     const cpu0 = procs.reduce((t, p) => t + p.cpuSeconds(), 0);
     let sent = 0;
     let rssMb = 0;
@@ -127,7 +165,11 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
       const deadline = startAt + 300_000;
       for (;;) {
         await sleep(250);
-        const r = await b.db.db.selectFrom('scheduled_emails').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'sent').executeTakeFirstOrThrow();
+        const r = await b.db.db
+          .selectFrom('scheduled_emails')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'sent')
+          .executeTakeFirstOrThrow();
         sent = Number(r.n);
         if (sent >= N || Date.now() > deadline) break;
       }
@@ -135,15 +177,25 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
       cpu = procs.reduce((t, p) => t + p.cpuSeconds(), 0) - cpu0;
       for (const p of procs) rssMb = Math.max(rssMb, await p.stop());
     }
-    const span = await b.db.db.selectFrom('scheduled_emails')
-      .select((eb) => [eb.fn.min('sent_at').as('first'), eb.fn.max('sent_at').as('last'), eb.fn.countAll<number>().as('n')])
-      .where('status', '=', 'sent').executeTakeFirstOrThrow();
+    const span = await b.db.db
+      .selectFrom('scheduled_emails')
+      .select((eb) => [
+        eb.fn.min('sent_at').as('first'),
+        eb.fn.max('sent_at').as('last'),
+        eb.fn.countAll<number>().as('n'),
+      ])
+      .where('status', '=', 'sent')
+      .executeTakeFirstOrThrow();
     const first = Number(span.first);
     const last = Number(span.last);
     const received = sink ? await sink.stop() : null;
     sink = null;
     return {
-      rate: sent / Math.max(0.001, (last - first) / 1000), wallRate: sent / Math.max(0.001, (last - startAt) / 1000), rssMb, sent, received,
+      rate: sent / Math.max(0.001, (last - first) / 1000),
+      wallRate: sent / Math.max(0.001, (last - startAt) / 1000),
+      rssMb,
+      sent,
+      received,
       cpuUsPerEmail: (cpu * 1e6) / Math.max(1, sent),
     };
   } finally {
@@ -156,8 +208,11 @@ export async function runDelivery(kinds: Kind[] = KINDS): Promise<Record<string,
   const postfix = hasPostfixSink();
   const want = process.env.BENCH_SINK ?? (postfix ? 'smtp-sink' : 'node');
   const sinks = (want === 'both' ? ['smtp-sink', 'node'] : [want]) as ('smtp-sink' | 'node')[];
-  if (sinks.includes('smtp-sink') && !postfix) throw new Error('postfix smtp-sink not found: apt-get install postfix, or BENCH_SINK=node');
-  log(`== delivery: ${N} due e-mails; worker defaults (batch 200, concurrency 10, SMTP_POOL_SIZE ${process.env.SMTP_POOL_SIZE ?? POOL}); sinks: ${sinks.join(', ')}; ${machine()}`);
+  if (sinks.includes('smtp-sink') && !postfix)
+    throw new Error('postfix smtp-sink not found: apt-get install postfix, or BENCH_SINK=node');
+  log(
+    `== delivery: ${N} due e-mails; worker defaults (batch 200, concurrency 10, SMTP_POOL_SIZE ${process.env.SMTP_POOL_SIZE ?? POOL}); sinks: ${sinks.join(', ')}; ${machine()}`,
+  );
   const out: Record<string, string | number> = {};
   for (const s of sinks) {
     const sink = await startSink(s);
@@ -178,8 +233,10 @@ export async function runDelivery(kinds: Kind[] = KINDS): Promise<Record<string,
     const r = await runOnce(kind, t, workers);
     allSent &&= r.sent === N && (r.received === null || r.received === N);
     const who = `${workers} worker${workers > 1 ? 's' : ' '}`;
-    log(`${kind.padEnd(9)} -> ${t.padEnd(9)} ${who} ${r.rate.toFixed(0).padStart(6)} e-mails/s (first to last send)  ${r.wallRate.toFixed(0)} /s from due time  ` +
-      `sent ${r.sent}/${N}${r.received !== null ? ` sink got ${r.received}` : ''}  worker CPU ${r.cpuUsPerEmail.toFixed(0)} us/e-mail  peak RSS ${r.rssMb.toFixed(0)} MiB`);
+    log(
+      `${kind.padEnd(9)} -> ${t.padEnd(9)} ${who} ${r.rate.toFixed(0).padStart(6)} e-mails/s (first to last send)  ${r.wallRate.toFixed(0)} /s from due time  ` +
+        `sent ${r.sent}/${N}${r.received !== null ? ` sink got ${r.received}` : ''}  worker CPU ${r.cpuUsPerEmail.toFixed(0)} us/e-mail  peak RSS ${r.rssMb.toFixed(0)} MiB`,
+    );
     const tag = `${kind === 'sqlite' ? 'sqlite' : 'pg'}_${t === 'capture' ? 'capture' : t === 'node' ? 'nodesink' : 'smtpsink'}${workers > 1 ? `_${workers}workers` : ''}`;
     out[`${tag}_per_s`] = Math.round(r.rate);
     out[`${tag}_rss_mb`] = Math.round(r.rssMb);

@@ -17,7 +17,10 @@ import { loadDemo } from '../src/services/demo.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const QUICK = process.env.BENCH_QUICK === '1';
-export const PG_URL = process.env.BENCH_DATABASE_URL?.trim() || process.env.TEST_DATABASE_URL?.trim() || 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL =
+  process.env.BENCH_DATABASE_URL?.trim() ||
+  process.env.TEST_DATABASE_URL?.trim() ||
+  'postgres://postgres@127.0.0.1:5432/test';
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 /** Where --cpu-prof writes the spawned processes' profiles when BENCH_PROFILE=1 (git-ignored). */
 export const PROFILE_DIR = resolve(ROOT, '.bench', 'profiles');
@@ -25,7 +28,9 @@ export const PROFILE = process.env.BENCH_PROFILE === '1';
 
 export type Kind = 'sqlite' | 'postgres';
 /** BENCH_DB=sqlite or postgres runs one engine only. */
-export const KINDS: Kind[] = (process.env.BENCH_DB ? process.env.BENCH_DB.split(',') : ['sqlite', 'postgres']) as Kind[];
+export const KINDS: Kind[] = (
+  process.env.BENCH_DB ? process.env.BENCH_DB.split(',') : ['sqlite', 'postgres']
+) as Kind[];
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -35,8 +40,14 @@ export function log(...args: unknown[]): void {
 
 /** One summary line of name=value pairs, the last line a bench prints. */
 export function summary(name: string, pairs: Record<string, string | number | null | undefined>): string {
-  const fmt = (v: unknown) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1)) : String(v));
-  return `SUMMARY ${name} ` + Object.entries(pairs).map(([k, v]) => `${k}=${fmt(v)}`).join(' ');
+  const fmt = (v: unknown) =>
+    typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 2 : 1)) : String(v);
+  return (
+    `SUMMARY ${name} ` +
+    Object.entries(pairs)
+      .map(([k, v]) => `${k}=${fmt(v)}`)
+      .join(' ')
+  );
 }
 
 export async function freePort(): Promise<number> {
@@ -63,13 +74,30 @@ export async function freshDatabase(kind: Kind): Promise<BenchDb> {
     const url = schemaUrl(PG_URL, schema);
     const db = await openDatabase(PG_URL, { schema, poolSize: 4 });
     await migrateToLatest(db);
-    return { kind, url, db, schema, cleanup: async () => { await db.close(); await dropSchema(PG_URL, schema); } };
+    return {
+      kind,
+      url,
+      db,
+      schema,
+      cleanup: async () => {
+        await db.close();
+        await dropSchema(PG_URL, schema);
+      },
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'egw-bench-'));
   const url = `sqlite:${join(dir, 'bench.db')}`;
   const db = await openDatabase(url);
   await migrateToLatest(db);
-  return { kind, url, db, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    kind,
+    url,
+    db,
+    cleanup: async () => {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface Demo {
@@ -84,7 +112,11 @@ export async function loadBenchProject(b: BenchDb): Promise<Demo> {
   const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url } as NodeJS.ProcessEnv), clock: systemClock };
   const r = await loadDemo(deps);
   const k = r.keys.find((x) => x.name.startsWith('site backend'))!;
-  const row = await b.db.db.selectFrom('api_keys').select(['id', 'project_id']).where('last4', '=', k.last4).executeTakeFirstOrThrow();
+  const row = await b.db.db
+    .selectFrom('api_keys')
+    .select(['id', 'project_id'])
+    .where('last4', '=', k.last4)
+    .executeTakeFirstOrThrow();
   await updateKey(b.db.db, row.id, { rate_limit: { per_second: 10_000_000, burst: 10_000_000 } }, Date.now());
   return { siteKey: r.site_key, projectId: row.project_id, key: k.key! };
 }
@@ -126,7 +158,12 @@ export function vmHwmKb(pid: number): number {
  * Starts a node process (`node --import tsx <script> ...args`) and, when `port` is given, waits for
  * /healthz. With BENCH_PROFILE=1 it runs under --cpu-prof, written to bench/profiles/ at exit.
  */
-export async function spawnNode(script: string, args: string[], env: Record<string, string>, opts: { port?: number; name: string; healthPath?: string }): Promise<Child> {
+export async function spawnNode(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: { port?: number; name: string; healthPath?: string },
+): Promise<Child> {
   const flags = ['--import', 'tsx'];
   if (PROFILE) {
     // One directory per process: the main thread's profile is the big one (tsx's loader thread writes
@@ -148,9 +185,16 @@ export async function spawnNode(script: string, args: string[], env: Record<stri
   proc.stdout!.on('data', keep);
   proc.stderr!.on('data', keep);
   let exited = false;
-  const exit = new Promise<void>((r) => proc.once('exit', () => { exited = true; r(); }));
+  const exit = new Promise<void>((r) =>
+    proc.once('exit', () => {
+      exited = true;
+      r();
+    }),
+  );
   let peak = 0;
-  const sample = setInterval(() => { if (!exited) peak = Math.max(peak, vmHwmKb(proc.pid!)); }, 200);
+  const sample = setInterval(() => {
+    if (!exited) peak = Math.max(peak, vmHwmKb(proc.pid!));
+  }, 200);
   const child: Child = {
     pid: proc.pid!,
     port: opts.port ?? 0,
@@ -192,14 +236,23 @@ export async function spawnNode(script: string, args: string[], env: Record<stri
 }
 
 /** The gateway through its CLI: `serve` (ROLE from env) or `worker`. */
-export async function spawnGateway(command: 'serve' | 'worker', env: Record<string, string>, name: string): Promise<Child> {
+export async function spawnGateway(
+  command: 'serve' | 'worker',
+  env: Record<string, string>,
+  name: string,
+): Promise<Child> {
   const port = command === 'serve' ? await freePort() : undefined;
-  return spawnNode('src/cli.ts', [command], {
-    ADMIN_TOKEN,
-    LOG_LEVEL: 'warn',
-    ...(port ? { PORT: String(port) } : {}),
-    ...env,
-  }, { port, name });
+  return spawnNode(
+    'src/cli.ts',
+    [command],
+    {
+      ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      ...(port ? { PORT: String(port) } : {}),
+      ...env,
+    },
+    { port, name },
+  );
 }
 
 export interface LoadResult {
@@ -283,6 +336,8 @@ export function percentile(sorted: number[], p: number): number {
 export function machine(): string {
   const cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
   const mem = /MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
-  const cores = readFileSync('/proc/cpuinfo', 'utf8').split('\n').filter((l) => l.startsWith('processor')).length;
+  const cores = readFileSync('/proc/cpuinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('processor')).length;
   return `machine: ${cores} cores (${cpu}), ${mem ? Math.round(Number(mem) / 1024) : '?'} MiB RAM, node ${process.version}`;
 }

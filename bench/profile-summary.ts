@@ -45,14 +45,17 @@ function where(url: string): string {
   if (url.startsWith('node:')) return url;
   return url;
 }
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const label = (n: Node) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 
 const bySelf = new Map<string, number>();
 const byPkg = new Map<string, number>();
 for (const [id, t] of self) {
   const n = byId.get(id)!;
   bySelf.set(label(n), (bySelf.get(label(n)) ?? 0) + t);
-  const pkg = n.callFrame.url ? where(n.callFrame.url).replace(/^src\/.*/, (s) => s) : n.callFrame.functionName || '(vm)';
+  const pkg = n.callFrame.url
+    ? where(n.callFrame.url).replace(/^src\/.*/, (s) => s)
+    : n.callFrame.functionName || '(vm)';
   byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + t);
 }
 
@@ -72,7 +75,11 @@ for (const [id, t] of self) {
 const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)}%`;
 const show = (title: string, m: Map<string, number>, filter: (k: string) => boolean = () => true) => {
   console.log(`\n-- ${title}`);
-  for (const [k, t] of [...m].filter(([k]) => filter(k)).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${k}`);
+  for (const [k, t] of [...m]
+    .filter(([k]) => filter(k))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    console.log(`${pct(t)}  ${k}`);
 };
 console.log(`${file}: ${(total / 1e6).toFixed(2)} s sampled`);
 show('self time by package or file', byPkg);

@@ -34,7 +34,13 @@ export interface EmailSeed {
 /** One e-mail per matching contact, written in one INSERT … SELECT. */
 export async function seedEmails(b: BenchDb, e: EmailSeed): Promise<number> {
   const now = Date.now();
-  const context = JSON.stringify({ event_type: 'contest_results', fields: { event_title: 'Spring contest', work_title: 'A study of autumn leaves', place: '1' }, event_title: 'Spring contest', work_title: 'A study of autumn leaves', place: '1' });
+  const context = JSON.stringify({
+    event_type: 'contest_results',
+    fields: { event_title: 'Spring contest', work_title: 'A study of autumn leaves', place: '1' },
+    event_title: 'Spring contest',
+    work_title: 'A study of autumn leaves',
+    place: '1',
+  });
   const sentAt = e.status === 'sent' ? e.dueAt + (e.sentAfterMs ?? 500) : null;
   const res = await sql`
     insert into scheduled_emails (project_id, kind, template_id, template_key, contact_id, to_email, to_name, order_id, event_id,
@@ -48,9 +54,11 @@ export async function seedEmails(b: BenchDb, e: EmailSeed): Promise<number> {
 /** The template the demo project routes contest_results to. */
 export async function contestTemplate(b: BenchDb, projectId: number): Promise<{ id: number; name: string }> {
   return b.db.db
-    .selectFrom('routes').innerJoin('templates', 'templates.id', 'routes.template_id')
+    .selectFrom('routes')
+    .innerJoin('templates', 'templates.id', 'routes.template_id')
     .select(['templates.id', 'templates.name'])
-    .where('routes.project_id', '=', projectId).where('routes.routing_key', '=', 'contest_results')
+    .where('routes.project_id', '=', projectId)
+    .where('routes.routing_key', '=', 'contest_results')
     .executeTakeFirstOrThrow();
 }
 

@@ -39,29 +39,59 @@ function recorder(b: BenchDb): { db: Kysely<Database>; last(): CompiledQuery | n
   return { db, last: () => last, close: () => db.destroy() };
 }
 
-async function generate(b: BenchDb, outbox: number, events: number): Promise<{ orderId: string; projectId: number; seconds: number }> {
+async function generate(
+  b: BenchDb,
+  outbox: number,
+  events: number,
+): Promise<{ orderId: string; projectId: number; seconds: number }> {
   const db = b.db.db;
   const now = Date.now();
   const t0 = Date.now();
   for (let p = 1; p <= PROJECTS; p++) {
-    await db.insertInto('projects').values({ site_key: `site-${p}`, name: `Site ${p}`, from_email: `noreply@site${p}.example`, created_at: now, updated_at: now }).execute();
+    await db
+      .insertInto('projects')
+      .values({
+        site_key: `site-${p}`,
+        name: `Site ${p}`,
+        from_email: `noreply@site${p}.example`,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
   }
   const projectIds = (await db.selectFrom('projects').select('id').orderBy('id').execute()).map((r) => r.id);
   const first = projectIds[0];
-  const tpl = await db.insertInto('templates').values({ project_id: first, name: 'tpl', subject: 's', html: 'h', text: 't', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+  const tpl = await db
+    .insertInto('templates')
+    .values({ project_id: first, name: 'tpl', subject: 's', html: 'h', text: 't', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const n = (v: number) => sql.lit(v);
   const monthAgo = n(now - 30 * 86_400_000);
   const twoMonthsAgo = n(now - 60 * 86_400_000);
 
   // Contacts of the first project (the outbox references them).
   await sql`insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
-    select ${n(first)}, 'c' || g.i || '@example.com', 'Contact ' || g.i, '{}', 'active', ${n(now)}, ${n(now)} from (${series(b, CONTACTS)}) as g`.execute(db);
-  const minContact = Number((await db.selectFrom('contacts').select((eb) => eb.fn.min('id').as('m')).executeTakeFirstOrThrow()).m);
+    select ${n(first)}, 'c' || g.i || '@example.com', 'Contact ' || g.i, '{}', 'active', ${n(now)}, ${n(now)} from (${series(b, CONTACTS)}) as g`.execute(
+    db,
+  );
+  const minContact = Number(
+    (
+      await db
+        .selectFrom('contacts')
+        .select((eb) => eb.fn.min('id').as('m'))
+        .executeTakeFirstOrThrow()
+    ).m,
+  );
 
   // Outbox: status by i mod 200 (194 sent, 2 cancelled, 2 failed, 1 scheduled later, 1 due now).
   const status = sql`case when g.i % 200 < 194 then 'sent' when g.i % 200 < 196 then 'cancelled' when g.i % 200 < 198 then 'failed' when g.i % 200 = 198 then 'scheduled' else 'queued' end`;
   const context = '{"event_type":"contest_results","fields":{"event_title":"Spring contest","work_title":"A study"}}';
-  const rendered = JSON.stringify({ subject: 'Anna, the results of the contest are final', text: 'Hello, Anna! '.repeat(12), html: '<p>Hello, Anna!</p>'.repeat(8) });
+  const rendered = JSON.stringify({
+    subject: 'Anna, the results of the contest are final',
+    text: 'Hello, Anna! '.repeat(12),
+    html: '<p>Hello, Anna!</p>'.repeat(8),
+  });
   await sql`insert into scheduled_emails (project_id, kind, template_id, template_key, contact_id, to_email, to_name, order_id, event_id,
       campaign_id, chain_step, context, status, due_at, attempts, sent_at, rendered, created_at, updated_at)
     select ${n(first)}, 'transactional', ${n(tpl.id)}, 'tpl', ${n(minContact)} + (g.i % ${n(CONTACTS)}), 'c' || (g.i % ${n(CONTACTS)}) || '@example.com', 'Anna',
@@ -72,7 +102,8 @@ async function generate(b: BenchDb, outbox: number, events: number): Promise<{ o
     from (${series(b, outbox)}) as g`.execute(db);
 
   // Event log: project by i mod 10, order_id per 4 consecutive events within a project.
-  const payload = '{"event_type":"contest_results","email":"anna@example.com","name":"Anna","fields":{"event_title":"Spring contest","work_title":"A study"}}';
+  const payload =
+    '{"event_type":"contest_results","email":"anna@example.com","name":"Anna","fields":{"event_title":"Spring contest","work_title":"A study"}}';
   await sql`insert into events (project_id, key_id, key_last4, endpoint, event_type, email, order_id, idempotency_key, http_status, accepted,
       error_code, payload, effects, created_at)
     select ${n(first)} + (g.i % ${n(PROJECTS)}), 1, 'abcd', 'transactional', 'contest_results', 'anna' || (g.i % 50000) || '@example.com',
@@ -105,14 +136,18 @@ async function plan(b: BenchDb, r: ReturnType<typeof recorder>, q: CompiledQuery
     return r.db.connection().execute(async (conn) => {
       await conn.executeQuery(CompiledQuery.raw('begin'));
       try {
-        const res = await conn.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain (${analyze ? 'analyze, buffers, ' : ''}costs off) ${q.sql}`, [...q.parameters]));
+        const res = await conn.executeQuery<Record<string, string>>(
+          CompiledQuery.raw(`explain (${analyze ? 'analyze, buffers, ' : ''}costs off) ${q.sql}`, [...q.parameters]),
+        );
         return res.rows.map((row) => Object.values(row)[0]).join('\n');
       } finally {
         await conn.executeQuery(CompiledQuery.raw('rollback'));
       }
     });
   }
-  const res = await r.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]));
+  const res = await r.db.executeQuery<{ detail: string }>(
+    CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]),
+  );
   return res.rows.map((row) => row.detail).join('\n');
 }
 
@@ -132,15 +167,19 @@ async function measure(b: BenchDb, orderId: string, projectId: number, withPlans
       const rows = await claimDue(r.db, b.kind, { workerId: `bench-${claimed}`, now, leaseMs: 60_000, limit: 50 });
       claimed += rows.length;
     };
-    const chrono = (pid?: number) => () => listEvents(r.db, { projectId: pid, orderId, order: 'asc', limit: 100, cursor: null });
+    const chrono = (pid?: number) => () =>
+      listEvents(r.db, { projectId: pid, orderId, order: 'asc', limit: 100, cursor: null });
     // Record each query's SQL (and its plan, before the timed claims take the due rows).
     const plans: Record<string, string> = {};
     let claimSql: CompiledQuery | null = null;
-    await r.db.transaction().execute(async (trx) => {
-      await claimDue(trx, b.kind, { workerId: 'recorder', now, leaseMs: 60_000, limit: 50 });
-      claimSql = r.last();
-      throw new Error('rolled back: recording only');
-    }).catch(() => {});
+    await r.db
+      .transaction()
+      .execute(async (trx) => {
+        await claimDue(trx, b.kind, { workerId: 'recorder', now, leaseMs: 60_000, limit: 50 });
+        claimSql = r.last();
+        throw new Error('rolled back: recording only');
+      })
+      .catch(() => {});
     await chrono(projectId)();
     const siteSql = r.last()!;
     await chrono(undefined)();
@@ -161,7 +200,9 @@ async function measure(b: BenchDb, orderId: string, projectId: number, withPlans
 }
 
 export async function runSize(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
-  log(`== size: ${OUTBOX.toLocaleString('en')} outbox rows, ${EVENTS.toLocaleString('en')} events; each query run ${REPEAT} times; ${machine()}`);
+  log(
+    `== size: ${OUTBOX.toLocaleString('en')} outbox rows, ${EVENTS.toLocaleString('en')} events; each query run ${REPEAT} times; ${machine()}`,
+  );
   const out: Record<string, string | number> = {};
   for (const kind of kinds) {
     const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
@@ -169,7 +210,9 @@ export async function runSize(kinds: Kind[] = KINDS): Promise<Record<string, str
     const empty = await freshDatabase(kind);
     try {
       const base = await measure(empty, 'o1', 1, false);
-      log(`${kind.padEnd(9)} empty database: claim p50 ${base.claim.p50.toFixed(2)} ms  chronology p50 ${base.chronoSite.p50.toFixed(2)} ms (site) ${base.chronoAny.p50.toFixed(2)} ms (order only)`);
+      log(
+        `${kind.padEnd(9)} empty database: claim p50 ${base.claim.p50.toFixed(2)} ms  chronology p50 ${base.chronoSite.p50.toFixed(2)} ms (site) ${base.chronoAny.p50.toFixed(2)} ms (order only)`,
+      );
       out[`${tag}_empty_claim_ms`] = Number(base.claim.p50.toFixed(2));
       out[`${tag}_empty_chronology_ms`] = Number(base.chronoSite.p50.toFixed(2));
     } finally {
@@ -180,7 +223,8 @@ export async function runSize(kinds: Kind[] = KINDS): Promise<Record<string, str
       const g = await generate(b, OUTBOX, EVENTS);
       log(`${kind.padEnd(9)} generated in ${g.seconds.toFixed(0)} s`);
       const m = await measure(b, g.orderId, g.projectId, true);
-      const show = (t: { p50: number; p95: number; max: number }) => `p50 ${t.p50.toFixed(2)} ms  p95 ${t.p95.toFixed(2)} ms  max ${t.max.toFixed(2)} ms`;
+      const show = (t: { p50: number; p95: number; max: number }) =>
+        `p50 ${t.p50.toFixed(2)} ms  p95 ${t.p95.toFixed(2)} ms  max ${t.max.toFixed(2)} ms`;
       log(`${kind.padEnd(9)} claim (50 due of ${OUTBOX.toLocaleString('en')}, with its commit)  ${show(m.claim)}`);
       log(`${kind.padEnd(9)} chronology site_key+order_id            ${show(m.chronoSite)}`);
       log(`${kind.padEnd(9)} chronology order_id only                ${show(m.chronoAny)}`);

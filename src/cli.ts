@@ -27,7 +27,13 @@ const USAGE = `usage: edu-gateway <command>
 
 Configuration comes from the environment (see README).`;
 
-const csv = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
+const csv = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, sub, ...rest] = argv;
@@ -41,10 +47,13 @@ async function main(argv: string[]): Promise<number> {
     const running = await start(config, { role: cmd === 'worker' ? 'worker' : config.role });
     const shutdown = (signal: string) => {
       console.error(`${signal}: finishing in-flight work, then exiting`);
-      running.stop().then(() => process.exit(0), (err) => {
-        console.error(err);
-        process.exit(1);
-      });
+      running.stop().then(
+        () => process.exit(0),
+        (err) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
@@ -60,7 +69,11 @@ async function main(argv: string[]): Promise<number> {
     }
     if (cmd === 'demo') {
       const r = await loadDemo(deps);
-      console.log(r.created ? `Loaded the example project "${r.site_key}".` : `The example project "${r.site_key}" is already loaded; nothing changed.`);
+      console.log(
+        r.created
+          ? `Loaded the example project "${r.site_key}".`
+          : `The example project "${r.site_key}" is already loaded; nothing changed.`,
+      );
       for (const k of r.keys) {
         console.log(k.key ? `  ${k.name}: ${k.key}` : `  ${k.name}: …${k.last4} (shown only when it was created)`);
       }
@@ -70,7 +83,15 @@ async function main(argv: string[]): Promise<number> {
     if (cmd === 'keys' && sub === 'create') {
       const { values } = parseArgs({
         args: rest,
-        options: { site: { type: 'string' }, name: { type: 'string' }, permissions: { type: 'string' }, events: { type: 'string' }, templates: { type: 'string' }, carts: { type: 'string' }, 'list-id': { type: 'string' } },
+        options: {
+          site: { type: 'string' },
+          name: { type: 'string' },
+          permissions: { type: 'string' },
+          events: { type: 'string' },
+          templates: { type: 'string' },
+          carts: { type: 'string' },
+          'list-id': { type: 'string' },
+        },
       });
       if (!values.site || !values.name) throw new Error('keys create needs --site and --name');
       const perms = csv(values.permissions);
@@ -91,7 +112,9 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({ args: rest, options: { site: { type: 'string' } } });
       const projectId = values.site ? (await requireProject(deps.db.db, values.site)).id : undefined;
       for (const k of await listKeys(deps.db.db, projectId)) {
-        console.log(`${k.id}\t${k.site_key}\t${k.status}\t…${k.last4}\t${k.name}\t${(k.rights.permissions ?? []).join(',')}`);
+        console.log(
+          `${k.id}\t${k.site_key}\t${k.status}\t…${k.last4}\t${k.name}\t${(k.rights.permissions ?? []).join(',')}`,
+        );
       }
       return 0;
     }

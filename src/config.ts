@@ -122,12 +122,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpPoolSize: int(env, 'SMTP_POOL_SIZE', 5, 1, 100),
     trustProxy: (() => {
       const v = (env.TRUST_PROXY ?? '').trim().toLowerCase();
-      if (!['', 'true', 'false', '1', '0'].includes(v)) throw new ConfigError(`TRUST_PROXY must be true or false, got "${env.TRUST_PROXY}"`);
+      if (!['', 'true', 'false', '1', '0'].includes(v))
+        throw new ConfigError(`TRUST_PROXY must be true or false, got "${env.TRUST_PROXY}"`);
       return v === 'true' || v === '1';
     })(),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
-    rateLimit: { per_second: int(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000), burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000) },
+    rateLimit: {
+      per_second: int(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
+      burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
+    },
   };
 }

@@ -46,12 +46,15 @@ export interface ErrorBody {
 
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
 
-export function validationError(message: string, members: {
-  event_type?: string | null;
-  missing_fields?: string[];
-  required_fields?: string[];
-  invalid_fields?: Record<string, string>;
-}): AppError {
+export function validationError(
+  message: string,
+  members: {
+    event_type?: string | null;
+    missing_fields?: string[];
+    required_fields?: string[];
+    invalid_fields?: Record<string, string>;
+  },
+): AppError {
   return new AppError(422, 'validation_error', message, {
     event_type: members.event_type ?? null,
     missing_fields: members.missing_fields ?? [],

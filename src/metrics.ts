@@ -5,15 +5,58 @@ import { isKnownEventType } from './domain/catalog.js';
 
 export class Metrics {
   readonly registry = new client.Registry();
-  readonly httpRequests = new client.Counter({ name: 'egw_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
-  readonly httpDuration = new client.Histogram({ name: 'egw_http_request_duration_seconds', help: 'HTTP request duration', labelNames: ['route'], buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry] });
-  readonly events = new client.Counter({ name: 'egw_gateway_events_total', help: 'Gateway events by type and outcome', labelNames: ['event_type', 'outcome'], registers: [this.registry] });
-  readonly emails = new client.Counter({ name: 'egw_emails_total', help: 'E-mail delivery outcomes', labelNames: ['kind', 'outcome'], registers: [this.registry] });
-  readonly sendDuration = new client.Histogram({ name: 'egw_email_send_duration_seconds', help: 'Time to render and hand one e-mail to the transport', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [this.registry] });
-  readonly sendLag = new client.Histogram({ name: 'egw_email_lag_seconds', help: 'How long after its due time an e-mail was delivered', buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300], registers: [this.registry] });
-  readonly outboxDue = new client.Gauge({ name: 'egw_outbox_due', help: 'E-mails due and not yet sent', registers: [this.registry] });
-  readonly outboxOldest = new client.Gauge({ name: 'egw_outbox_oldest_due_age_seconds', help: 'How long the oldest due e-mail has waited', registers: [this.registry] });
-  readonly rateLimitStoreErrors = new client.Counter({ name: 'egw_rate_limit_store_errors_total', help: 'Rate-limit store failures (requests were allowed)', registers: [this.registry] });
+  readonly httpRequests = new client.Counter({
+    name: 'egw_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+  readonly httpDuration = new client.Histogram({
+    name: 'egw_http_request_duration_seconds',
+    help: 'HTTP request duration',
+    labelNames: ['route'],
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly events = new client.Counter({
+    name: 'egw_gateway_events_total',
+    help: 'Gateway events by type and outcome',
+    labelNames: ['event_type', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly emails = new client.Counter({
+    name: 'egw_emails_total',
+    help: 'E-mail delivery outcomes',
+    labelNames: ['kind', 'outcome'],
+    registers: [this.registry],
+  });
+  readonly sendDuration = new client.Histogram({
+    name: 'egw_email_send_duration_seconds',
+    help: 'Time to render and hand one e-mail to the transport',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly sendLag = new client.Histogram({
+    name: 'egw_email_lag_seconds',
+    help: 'How long after its due time an e-mail was delivered',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+  readonly outboxDue = new client.Gauge({
+    name: 'egw_outbox_due',
+    help: 'E-mails due and not yet sent',
+    registers: [this.registry],
+  });
+  readonly outboxOldest = new client.Gauge({
+    name: 'egw_outbox_oldest_due_age_seconds',
+    help: 'How long the oldest due e-mail has waited',
+    registers: [this.registry],
+  });
+  readonly rateLimitStoreErrors = new client.Counter({
+    name: 'egw_rate_limit_store_errors_total',
+    help: 'Rate-limit store failures (requests were allowed)',
+    registers: [this.registry],
+  });
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
@@ -21,6 +64,10 @@ export class Metrics {
 
   eventType(t: string | null): string {
     if (!t) return 'none';
-    return isKnownEventType(t) || /^(course|diploma|portal)_(order_created|paid)$/.test(t) || ['order_created', 'purchase', 'list_contact_upsert'].includes(t) ? t : 'unknown';
+    return isKnownEventType(t) ||
+      /^(course|diploma|portal)_(order_created|paid)$/.test(t) ||
+      ['order_created', 'purchase', 'list_contact_upsert'].includes(t)
+      ? t
+      : 'unknown';
   }
 }

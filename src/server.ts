@@ -21,7 +21,6 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-
 export interface StartOptions {
   role?: Role;
   clock?: Clock;
@@ -46,7 +45,13 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   if (role !== 'api') {
     transport = opts.transport ?? createTransportFromConfig(config, { maxConnections: config.smtpPoolSize });
     worker = createWorker({
-      db, transport, clock, publicUrl: config.publicUrl, secret, retry: config.retry, logger: log.child({ component: 'worker' }),
+      db,
+      transport,
+      clock,
+      publicUrl: config.publicUrl,
+      secret,
+      retry: config.retry,
+      logger: log.child({ component: 'worker' }),
       onOutcome: (o) => {
         metrics.emails.inc({ kind: o.kind, outcome: o.outcome });
         metrics.sendDuration.observe(o.durationMs / 1000);
@@ -67,14 +72,23 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   let app: FastifyInstance | null = null;
   if (role !== 'worker') {
     app = await buildApp(deps, { logger: log });
-    if (!config.adminToken) app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
+    if (!config.adminToken)
+      app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
     if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
   }
   worker?.start();
   let retentionTimer: NodeJS.Timeout | null = null;
   if (worker) {
     const purge = () =>
-      purgeExpired(db.db, { eventPayloadDays: config.eventPayloadRetentionDays, messageBodyDays: config.messageBodyRetentionDays, idempotencyDays: config.idempotencyRetentionDays }, clock.now()).then(
+      purgeExpired(
+        db.db,
+        {
+          eventPayloadDays: config.eventPayloadRetentionDays,
+          messageBodyDays: config.messageBodyRetentionDays,
+          idempotencyDays: config.idempotencyRetentionDays,
+        },
+        clock.now(),
+      ).then(
         (p) => log.info(p, 'retention: purged expired data'),
         (err) => log.error({ err }, 'retention purge failed; retried next hour'),
       );

@@ -55,7 +55,19 @@ for (const d of DIALECTS) {
     });
 
     it('keys create prints the key once; keys disable disables it', async () => {
-      const c = await cli(env, 'keys', 'create', '--site', 'demo-courses', '--name', 'ops key', '--permissions', 'transactional_send', '--events', 'contest_results');
+      const c = await cli(
+        env,
+        'keys',
+        'create',
+        '--site',
+        'demo-courses',
+        '--name',
+        'ops key',
+        '--permissions',
+        'transactional_send',
+        '--events',
+        'contest_results',
+      );
       assert.equal(c.code, 0, c.err);
       const id = /created key (\d+)/.exec(c.out)![1];
       assert.match(c.out, /egw_live_[0-9A-Za-z]{46}/);
@@ -63,7 +75,17 @@ for (const d of DIALECTS) {
       assert.equal(dis.code, 0, dis.err);
       const list = await cli(env, 'keys', 'list');
       assert.match(list.out, new RegExp(`^${id}\\t demo-courses\\tdisabled`.replace(' ', ''), 'm'));
-      const bad = await cli(env, 'keys', 'create', '--site', 'demo-courses', '--name', 'x', '--permissions', 'everything');
+      const bad = await cli(
+        env,
+        'keys',
+        'create',
+        '--site',
+        'demo-courses',
+        '--name',
+        'x',
+        '--permissions',
+        'everything',
+      );
       assert.equal(bad.code, 1);
       assert.match(bad.err, /unknown permissions: everything/);
     });

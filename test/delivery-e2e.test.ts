@@ -8,12 +8,22 @@ import { adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp
 import { rawHeader, startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
 
 const T = '/api/scoped/send/transactional';
-const contest = (email: string) => ({ event_type: 'contest_results', email, name: 'Anna <b>', fields: { event_title: 'Spring', work_title: 'Poem' } });
+const contest = (email: string) => ({
+  event_type: 'contest_results',
+  email,
+  name: 'Anna <b>',
+  fields: { event_title: 'Spring', work_title: 'Poem' },
+});
 
 function attachWorker(t: TestApp, transport: Transport, opts: { pollMs?: number } = {}): Worker {
   const worker = createWorker({
-    db: t.deps.db, transport, clock: t.clock, publicUrl: 'https://gw.example.test', secret: 'e2e-secret-0123456789',
-    pollMs: opts.pollMs ?? 100, retry: { maxAttempts: 2, baseMs: 60_000, capMs: 60_000 },
+    db: t.deps.db,
+    transport,
+    clock: t.clock,
+    publicUrl: 'https://gw.example.test',
+    secret: 'e2e-secret-0123456789',
+    pollMs: opts.pollMs ?? 100,
+    retry: { maxAttempts: 2, baseMs: 60_000, capMs: 60_000 },
   });
   t.deps.delivery = { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) };
   return worker;
@@ -29,7 +39,10 @@ for (const d of DIALECTS) {
     let site: string;
     before(async () => {
       // The server refuses one recipient permanently and accepts everyone else.
-      smtp = await startSmtp({ onRcpt: (_n, address) => (address.startsWith('nobody@') ? { code: 550, message: '5.1.1 No such user' } : undefined) });
+      smtp = await startSmtp({
+        onRcpt: (_n, address) =>
+          address.startsWith('nobody@') ? { code: 550, message: '5.1.1 No such user' } : undefined,
+      });
       t = await createTestApp(d.name, { SEND_WAIT_MS: '3000' });
       ({ key, site } = await setupProject(t.app));
       transport = createSmtpTransport(smtp.url);
@@ -68,7 +81,10 @@ for (const d of DIALECTS) {
       const detail = (await adminCall(t.app, 'GET', `/api/admin/emails/${r.body.scheduled_email_id}`)).body;
       assert.match(detail.last_error, /550/);
       // The next e-mail to that address is suppressed, recorded, never sent.
-      const again = await keyCall(t.app, key, 'POST', T, { ...contest('nobody@example.com'), fields: { event_title: 'Autumn', work_title: 'Poem' } });
+      const again = await keyCall(t.app, key, 'POST', T, {
+        ...contest('nobody@example.com'),
+        fields: { event_title: 'Autumn', work_title: 'Poem' },
+      });
       assert.equal(again.body.status, 'suppressed');
     });
 
@@ -79,12 +95,22 @@ for (const d of DIALECTS) {
       const id = r.body.scheduled_email_id;
       const outcome = await worker.waitForOutcome(id, 3000);
       assert.equal(outcome, 'sent');
-      const replay = await keyCall(t.app, key, 'POST', T, { ...contest('async@example.com'), idempotency_key: 'never-used' });
+      const replay = await keyCall(t.app, key, 'POST', T, {
+        ...contest('async@example.com'),
+        idempotency_key: 'never-used',
+      });
       assert.equal(replay.status, 200);
     });
 
     it('the cart chain follows the clock; a purchase stops what has not gone', async () => {
-      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', { cart_type: 'course', email: 'cart@example.com', name: 'Cart', order_id: 'C-1', course_name: 'Inclusive education', fields: { pay_url: 'https://site.example/pay/C-1' } });
+      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        name: 'Cart',
+        order_id: 'C-1',
+        course_name: 'Inclusive education',
+        fields: { pay_url: 'https://site.example/pay/C-1' },
+      });
       assert.equal(oc.body.scheduled_email_ids.length, 3);
       const [h1, d1, d3] = oc.body.scheduled_email_ids;
       assert.equal(await worker.runOnce(), 0, 'nothing is due yet');
@@ -95,26 +121,41 @@ for (const d of DIALECTS) {
       assert.ok(mail, 'the 1 h e-mail went');
       assert.match(String(rawHeader(mail!, 'List-Unsubscribe')), /^<https:\/\/gw\.example\.test\/u\//);
       assert.equal(rawHeader(mail!, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
-      const p = await keyCall(t.app, key, 'POST', '/api/scoped/events/purchase', { cart_type: 'course', email: 'cart@example.com', order_id: 'C-1' });
+      const p = await keyCall(t.app, key, 'POST', '/api/scoped/events/purchase', {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        order_id: 'C-1',
+      });
       assert.equal(p.body.stopped, 2);
       t.clock.advance(4 * 24 * 60 * 60_000);
       await worker.runOnce();
       for (const id of [d1, d3]) {
         assert.equal((await adminCall(t.app, 'GET', `/api/admin/emails/${id}`)).body.status, 'cancelled');
       }
-      assert.equal(smtp.accepted.filter((m) => m.subject?.startsWith('Cart: cart_1d') || m.subject?.startsWith('Cart: cart_3d')).length, 0);
+      assert.equal(
+        smtp.accepted.filter((m) => m.subject?.startsWith('Cart: cart_1d') || m.subject?.startsWith('Cart: cart_3d'))
+          .length,
+        0,
+      );
     });
 
     it('an unsubscribed contact gets no cart e-mails but still gets transactional ones', async () => {
-      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', { cart_type: 'course', email: 'quiet@example.com', order_id: 'C-2' });
-      const contactId = (await adminCall(t.app, 'GET', `/api/admin/emails/${oc.body.scheduled_email_ids[0]}`)).body.contact_id;
+      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'course',
+        email: 'quiet@example.com',
+        order_id: 'C-2',
+      });
+      const contactId = (await adminCall(t.app, 'GET', `/api/admin/emails/${oc.body.scheduled_email_ids[0]}`)).body
+        .contact_id;
       await adminCall(t.app, 'POST', `/api/admin/contacts/${contactId}/status`, { status: 'unsubscribed' });
       t.clock.advance(61 * 60_000);
       worker.wake();
       assert.equal(await worker.waitForOutcome(oc.body.scheduled_email_ids[0], 3000), 'suppressed');
       const r = await keyCall(t.app, key, 'POST', T, contest('quiet@example.com'));
       assert.equal(r.body.status, 'sent');
-      const list = (await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&to=quiet@example.com&status=suppressed`)).body.items;
+      const list = (
+        await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&to=quiet@example.com&status=suppressed`)
+      ).body.items;
       assert.equal(list.length, 1);
     });
   });

@@ -5,13 +5,21 @@ import { describe, it } from 'node:test';
 import { buildContext, checkTemplate, renderMessage, sanitizeHeaderValue } from '../src/delivery/render.js';
 import { backoffDelay, classifySmtpError, retryPolicyFromEnv } from '../src/delivery/smtpErrors.js';
 import { makeMessageId } from '../src/delivery/transports.js';
-import { parseUnsubscribeToken, signUnsubscribeToken, unsubscribeUrl, verifyUnsubscribeToken } from '../src/delivery/unsubscribe.js';
+import {
+  parseUnsubscribeToken,
+  signUnsubscribeToken,
+  unsubscribeUrl,
+  verifyUnsubscribeToken,
+} from '../src/delivery/unsubscribe.js';
 
 const tpl = (subject: string, html = '', text = '') => ({ subject, html, text });
 
 describe('renderMessage', () => {
   it('accepts {{ name }} and {{name}} and renders unknown placeholders as empty', () => {
-    const out = renderMessage(tpl('Hi {{ name }}/{{name}}/[{{ nothing }}]', '<b>{{name}}</b>[{{ missing.deep }}]', '{{ name }}!'), { name: 'Anna' });
+    const out = renderMessage(
+      tpl('Hi {{ name }}/{{name}}/[{{ nothing }}]', '<b>{{name}}</b>[{{ missing.deep }}]', '{{ name }}!'),
+      { name: 'Anna' },
+    );
     assert.equal(out.subject, 'Hi Anna/Anna/[]');
     assert.equal(out.html, '<b>Anna</b>[]');
     assert.equal(out.text, 'Anna!');
@@ -19,7 +27,10 @@ describe('renderMessage', () => {
 
   it('escapes every value in the HTML part, but not in the text part', () => {
     const ctx = { name: '<script>alert("x")</script>', course: 'A & B' };
-    const out = renderMessage(tpl('{{ name }}', '<p>{{ name }}</p><p>{{ course | upcase }}</p>', '{{ name }} {{ course }}'), ctx);
+    const out = renderMessage(
+      tpl('{{ name }}', '<p>{{ name }}</p><p>{{ course | upcase }}</p>', '{{ name }} {{ course }}'),
+      ctx,
+    );
     assert.equal(out.html, '<p>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</p><p>A &amp; B</p>');
     assert.equal(out.text, '<script>alert("x")</script> A & B');
   });
@@ -45,14 +56,20 @@ describe('renderMessage', () => {
   it('cannot read files from the server', () => {
     assert.throws(() => renderMessage(tpl('{% include "package.json" %}'), {}), /include/);
     assert.deepEqual(checkTemplate(tpl('ok', '{% render "package.json" %}')), {
-      part: 'html', line: 1, column: 1, message: 'tag "render" not found',
+      part: 'html',
+      line: 1,
+      column: 1,
+      message: 'tag "render" not found',
     });
   });
 });
 
 describe('checkTemplate', () => {
   it('accepts a valid template', () => {
-    assert.equal(checkTemplate(tpl('Hi {{ name }}', '<p>{% if x %}{{ x }}{% endif %}</p>', '{{ name | default: "friend" }}')), null);
+    assert.equal(
+      checkTemplate(tpl('Hi {{ name }}', '<p>{% if x %}{{ x }}{% endif %}</p>', '{{ name | default: "friend" }}')),
+      null,
+    );
   });
 
   it('names the part and the line of the first problem', () => {
@@ -77,9 +94,13 @@ describe('buildContext', () => {
   it('merges fields, top-level request fields and the service keys, in that order', () => {
     const ctx = buildContext({
       request: {
-        event_type: 'course_paid', email: 'anna@example.org', order_id: 'A-1', course_name: 'Top level',
+        event_type: 'course_paid',
+        email: 'anna@example.org',
+        order_id: 'A-1',
+        course_name: 'Top level',
         fields: { course_name: 'From fields', pay_url: 'https://pay', unsubscribe_url: 'https://evil' },
-        unsubscribe_url: 'https://evil', project_name: 'Spoof',
+        unsubscribe_url: 'https://evil',
+        project_name: 'Spoof',
       },
       contact: { email: 'anna@example.org', name: 'Anna' },
       project: { name: 'Pedsovet', site_key: 'pedsovet' },
@@ -91,11 +112,18 @@ describe('buildContext', () => {
     assert.equal(ctx.order_id, 'A-1');
     assert.equal(ctx.course_name, 'Top level');
     assert.equal(ctx.pay_url, 'https://pay');
-    assert.deepEqual(ctx.fields, { course_name: 'From fields', pay_url: 'https://pay', unsubscribe_url: 'https://evil' });
+    assert.deepEqual(ctx.fields, {
+      course_name: 'From fields',
+      pay_url: 'https://pay',
+      unsubscribe_url: 'https://evil',
+    });
     assert.equal(ctx.unsubscribe_url, 'https://mail/u/t');
     assert.equal(ctx.project_name, 'Pedsovet');
     assert.deepEqual(ctx.project, { name: 'Pedsovet', site_key: 'pedsovet' });
-    assert.equal(renderMessage(tpl('{{ project.name }}: {{ fields.course_name }}'), ctx).subject, 'Pedsovet: From fields');
+    assert.equal(
+      renderMessage(tpl('{{ project.name }}: {{ fields.course_name }}'), ctx).subject,
+      'Pedsovet: From fields',
+    );
   });
 
   it('prefers the name sent with the request, then the contact name, and never inherits prototypes', () => {
@@ -110,7 +138,13 @@ describe('buildContext', () => {
 });
 
 describe('classifySmtpError', () => {
-  const smtp = (response: string, command = 'RCPT TO', code = 'EENVELOPE') => Object.assign(new Error(`failed: ${response}`), { code, response, command, responseCode: Number(response.slice(0, 3)) });
+  const smtp = (response: string, command = 'RCPT TO', code = 'EENVELOPE') =>
+    Object.assign(new Error(`failed: ${response}`), {
+      code,
+      response,
+      command,
+      responseCode: Number(response.slice(0, 3)),
+    });
 
   it('treats connection errors and 4xx replies as transient', () => {
     for (const code of ['ECONNREFUSED', 'ETIMEDOUT', 'ECONNRESET', 'ESOCKET', 'EDNS', 'ECONNECTION']) {
@@ -118,7 +152,9 @@ describe('classifySmtpError', () => {
       assert.equal(f.transient, true, code);
       assert.equal(f.recipientInvalid, false, code);
     }
-    const refused = classifySmtpError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ESOCKET', originalCode: 'ECONNREFUSED' }));
+    const refused = classifySmtpError(
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ESOCKET', originalCode: 'ECONNREFUSED' }),
+    );
     assert.equal(refused.message, 'ESOCKET/ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1');
     for (const r of ['421 4.3.2 Service shutting down', '451 4.7.1 Greylisted', '452 4.2.2 Mailbox full']) {
       const f = classifySmtpError(smtp(r));
@@ -136,7 +172,10 @@ describe('classifySmtpError', () => {
     const spam = classifySmtpError(smtp('550 5.7.1 Message rejected as spam', 'DATA'));
     assert.deepEqual([spam.transient, spam.recipientInvalid], [false, false]);
     // The sender's address, not the recipient's.
-    assert.equal(classifySmtpError(smtp('553 5.1.8 Sender domain does not exist', 'MAIL FROM')).recipientInvalid, false);
+    assert.equal(
+      classifySmtpError(smtp('553 5.1.8 Sender domain does not exist', 'MAIL FROM')).recipientInvalid,
+      false,
+    );
     assert.equal(classifySmtpError(smtp('550 5.1.7 Bad sender', 'RCPT TO')).recipientInvalid, false);
     // No enhanced code: decided by the wording.
     assert.equal(classifySmtpError(smtp('550 No such user here')).recipientInvalid, true);
@@ -154,12 +193,30 @@ describe('classifySmtpError', () => {
 describe('backoff', () => {
   it('grows exponentially with full jitter under the cap', () => {
     const policy = { baseMs: 30_000, capMs: 3_600_000 };
-    assert.equal(backoffDelay(1, policy, () => 1), 30_000);
-    assert.equal(backoffDelay(2, policy, () => 1), 60_000);
-    assert.equal(backoffDelay(4, policy, () => 1), 240_000);
-    assert.equal(backoffDelay(20, policy, () => 1), 3_600_000);
-    assert.equal(backoffDelay(3, policy, () => 0.5), 60_000);
-    assert.equal(backoffDelay(3, policy, () => 0), 1);
+    assert.equal(
+      backoffDelay(1, policy, () => 1),
+      30_000,
+    );
+    assert.equal(
+      backoffDelay(2, policy, () => 1),
+      60_000,
+    );
+    assert.equal(
+      backoffDelay(4, policy, () => 1),
+      240_000,
+    );
+    assert.equal(
+      backoffDelay(20, policy, () => 1),
+      3_600_000,
+    );
+    assert.equal(
+      backoffDelay(3, policy, () => 0.5),
+      60_000,
+    );
+    assert.equal(
+      backoffDelay(3, policy, () => 0),
+      1,
+    );
     for (let i = 0; i < 200; i++) {
       const d = backoffDelay(5, policy);
       assert.ok(d >= 1 && d <= 480_000);
@@ -168,7 +225,10 @@ describe('backoff', () => {
 
   it('reads its bounds from the environment', () => {
     assert.deepEqual(retryPolicyFromEnv({}), { maxAttempts: 8, baseMs: 30_000, capMs: 3_600_000 });
-    assert.deepEqual(retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: '3', SEND_BACKOFF_BASE_MS: '10', SEND_BACKOFF_CAP_MS: '100' }), { maxAttempts: 3, baseMs: 10, capMs: 100 });
+    assert.deepEqual(
+      retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: '3', SEND_BACKOFF_BASE_MS: '10', SEND_BACKOFF_CAP_MS: '100' }),
+      { maxAttempts: 3, baseMs: 10, capMs: 100 },
+    );
     assert.throws(() => retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: 'many' }), /SEND_MAX_ATTEMPTS/);
     assert.throws(() => retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: '0' }), /SEND_MAX_ATTEMPTS/);
   });
@@ -181,7 +241,10 @@ describe('unsubscribe tokens', () => {
   it('round-trips and is bound to contact, project and address', () => {
     const token = signUnsubscribeToken(secret, anna);
     assert.ok(verifyUnsubscribeToken(secret, token, anna));
-    assert.ok(verifyUnsubscribeToken(secret, token, { ...anna, email: ' anna@example.org ' }), 'compared as normalised');
+    assert.ok(
+      verifyUnsubscribeToken(secret, token, { ...anna, email: ' anna@example.org ' }),
+      'compared as normalised',
+    );
     assert.deepEqual(parseUnsubscribeToken(token)?.contactId, 7);
     assert.equal(verifyUnsubscribeToken(secret, token, { ...anna, id: 8 }), false);
     assert.equal(verifyUnsubscribeToken(secret, token, { ...anna, project_id: 3 }), false);

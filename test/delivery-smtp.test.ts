@@ -6,8 +6,19 @@ import { createSmtpTransport, type Transport } from '../src/delivery/transports.
 import { resolveUnsubscribeToken } from '../src/delivery/unsubscribe.js';
 import { createWorker, type Worker, type WorkerOptions } from '../src/delivery/worker.js';
 import {
-  PUBLIC_URL, SECRET, addContact, addEmail, freePort, contactStatus, emailRow, openTestDb, seedProject, startSmtp,
-  type Seeded, type TestDb, type TestSmtp,
+  PUBLIC_URL,
+  SECRET,
+  addContact,
+  addEmail,
+  freePort,
+  contactStatus,
+  emailRow,
+  openTestDb,
+  seedProject,
+  startSmtp,
+  type Seeded,
+  type TestDb,
+  type TestSmtp,
   rawHeader,
 } from './fixtures/delivery-support.js';
 
@@ -27,7 +38,11 @@ describe('delivery over SMTP', () => {
 
   before(async () => {
     t = await openTestDb('sqlite');
-    seeded = await seedProject(t.db, { name: 'Pedsovet "Academy"', fromEmail: 'noreply@pedsovet.example', template: TEMPLATE });
+    seeded = await seedProject(t.db, {
+      name: 'Pedsovet "Academy"',
+      fromEmail: 'noreply@pedsovet.example',
+      template: TEMPLATE,
+    });
   });
   after(async () => t?.cleanup());
   beforeEach(async () => {
@@ -45,37 +60,64 @@ describe('delivery over SMTP', () => {
   const startWorker = (url: string, extra: Partial<WorkerOptions> = {}) => {
     transport = createSmtpTransport(url, { maxConnections: 2, timeoutMs: 5000 });
     worker = createWorker({
-      db: t.db, transport, publicUrl: PUBLIC_URL, secret: SECRET, pollMs: 50, leaseMs: 10_000,
-      retry: { maxAttempts: 4, baseMs: 20, capMs: 40 }, ...extra,
+      db: t.db,
+      transport,
+      publicUrl: PUBLIC_URL,
+      secret: SECRET,
+      pollMs: 50,
+      leaseMs: 10_000,
+      retry: { maxAttempts: 4, baseMs: 20, capMs: 40 },
+      ...extra,
     });
     worker.start();
     return worker;
   };
   let n = 0;
-  const contact = (status?: 'active' | 'unsubscribed' | 'invalid' | 'admin_blocked', name: string | null = 'Anna <Ivanova>') =>
-    addContact(t.db, seeded.projectId, `person${++n}@example.org`, name, status).then((id) => ({ id, email: `person${n}@example.org` }));
+  const contact = (
+    status?: 'active' | 'unsubscribed' | 'invalid' | 'admin_blocked',
+    name: string | null = 'Anna <Ivanova>',
+  ) =>
+    addContact(t.db, seeded.projectId, `person${++n}@example.org`, name, status).then((id) => ({
+      id,
+      email: `person${n}@example.org`,
+    }));
 
   it('sends a transactional e-mail with escaped HTML, both parts, a stable Message-ID and no unsubscribe headers', async () => {
     smtp = await startSmtp();
     const c = await contact();
     const id = await addEmail(t.db, {
-      ...seeded, contactId: c.id, to: c.email, toName: 'Anna <Ivanova>',
-      context: { name: 'Anna\r\nBcc: victim@example.org', order_id: 'A-1', fields: { course_name: '<script>alert(1)</script>' } },
+      ...seeded,
+      contactId: c.id,
+      to: c.email,
+      toName: 'Anna <Ivanova>',
+      context: {
+        name: 'Anna\r\nBcc: victim@example.org',
+        order_id: 'A-1',
+        fields: { course_name: '<script>alert(1)</script>' },
+      },
     });
     const w = startWorker(smtp.url);
     assert.equal(await w.waitForOutcome(id, 5000), 'sent');
     assert.equal(smtp.accepted.length, 1);
     const mail = smtp.accepted[0];
     assert.deepEqual(mail.from?.value, [{ address: 'noreply@pedsovet.example', name: 'Pedsovet "Academy"' }]);
-    assert.deepEqual(mail.to && !Array.isArray(mail.to) ? mail.to.value : null, [{ address: c.email, name: 'Anna <Ivanova>' }]);
+    assert.deepEqual(mail.to && !Array.isArray(mail.to) ? mail.to.value : null, [
+      { address: c.email, name: 'Anna <Ivanova>' },
+    ]);
     assert.equal(mail.subject, 'Hello Anna Bcc: victim@example.org: <script>alert(1)</script>');
     assert.equal(mail.bcc, undefined, 'no header was injected');
     assert.ok(!mail.headers.has('bcc'));
-    assert.match(String(mail.html), /Dear Anna\s+Bcc: victim@example.org, your course &lt;script&gt;alert\(1\)&lt;\/script&gt; is paid/);
+    assert.match(
+      String(mail.html),
+      /Dear Anna\s+Bcc: victim@example.org, your course &lt;script&gt;alert\(1\)&lt;\/script&gt; is paid/,
+    );
     assert.ok(!String(mail.html).includes('<script>'));
     assert.match(String(mail.html), /<h1>Pedsovet &#34;Academy&#34;<\/h1>/);
     assert.match(mail.text ?? '', /your course <script>alert\(1\)<\/script> is paid\. Order A-1\./);
-    assert.ok(mail.headerLines.some((h) => h.key === 'message-id'), 'rawHeader sees real headers');
+    assert.ok(
+      mail.headerLines.some((h) => h.key === 'message-id'),
+      'rawHeader sees real headers',
+    );
     assert.equal(rawHeader(mail, 'List-Unsubscribe'), undefined);
     assert.equal(rawHeader(mail, 'List-Unsubscribe-Post'), undefined);
 
@@ -95,7 +137,13 @@ describe('delivery over SMTP', () => {
   it('adds working one-click List-Unsubscribe headers to cart e-mails', async () => {
     smtp = await startSmtp();
     const c = await contact();
-    const id = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email, kind: 'cart', context: { course_name: 'Pedagogy' } });
+    const id = await addEmail(t.db, {
+      ...seeded,
+      contactId: c.id,
+      to: c.email,
+      kind: 'cart',
+      context: { course_name: 'Pedagogy' },
+    });
     const w = startWorker(smtp.url);
     assert.equal(await w.waitForOutcome(id, 5000), 'sent');
     const mail = smtp.accepted[0];
@@ -129,7 +177,9 @@ describe('delivery over SMTP', () => {
   });
 
   it('fails on 550 5.1.1, keeps the reply, marks the contact invalid and sends it nothing more', async () => {
-    smtp = await startSmtp({ onRcpt: () => ({ code: 550, message: '5.1.1 <nobody@example.org>: Recipient address rejected: User unknown' }) });
+    smtp = await startSmtp({
+      onRcpt: () => ({ code: 550, message: '5.1.1 <nobody@example.org>: Recipient address rejected: User unknown' }),
+    });
     const c = await contact();
     const id = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email });
     const w = startWorker(smtp.url);
@@ -137,7 +187,10 @@ describe('delivery over SMTP', () => {
     const row = await emailRow(t.db, id);
     assert.equal(row.status, 'failed');
     assert.equal(row.attempts, 1, 'a permanent failure is not retried');
-    assert.match(row.last_error ?? '', /^RCPT TO: 550 5\.1\.1 <nobody@example\.org>: Recipient address rejected: User unknown/);
+    assert.match(
+      row.last_error ?? '',
+      /^RCPT TO: 550 5\.1\.1 <nobody@example\.org>: Recipient address rejected: User unknown/,
+    );
     assert.equal(await contactStatus(t.db, c.id), 'invalid');
 
     const next = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email });
@@ -165,7 +218,8 @@ describe('delivery over SMTP', () => {
     const w = startWorker(`smtp://127.0.0.1:${port}`, { retry: { maxAttempts: 3, baseMs: 10, capMs: 20 } });
     assert.equal(await w.waitForOutcome(id, 5000), 'queued');
     const deadline = Date.now() + 5000;
-    while ((await emailRow(t.db, id)).status !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((await emailRow(t.db, id)).status !== 'failed' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const row = await emailRow(t.db, id);
     assert.equal(row.status, 'failed');
     assert.equal(row.attempts, 3);
@@ -197,14 +251,25 @@ describe('delivery over SMTP', () => {
       assert.equal(row.attempts, 0);
       assert.equal(row.sent_at, null);
     }
-    assert.deepEqual(smtp.accepted.map((m) => (m.to && !Array.isArray(m.to) ? m.to.value[0].address : '')), [cases[2].email]);
+    assert.deepEqual(
+      smtp.accepted.map((m) => (m.to && !Array.isArray(m.to) ? m.to.value[0].address : '')),
+      [cases[2].email],
+    );
   });
 
   it('fails an e-mail whose template no longer renders, without retrying', async () => {
     smtp = await startSmtp();
     const badTemplate = await t.db.db
       .insertInto('templates')
-      .values({ project_id: seeded.projectId, name: 'broken', subject: '{% if x %}never closed', html: '', text: '', created_at: 0, updated_at: 0 })
+      .values({
+        project_id: seeded.projectId,
+        name: 'broken',
+        subject: '{% if x %}never closed',
+        html: '',
+        text: '',
+        created_at: 0,
+        updated_at: 0,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const c = await contact();
@@ -228,7 +293,13 @@ describe('delivery over SMTP', () => {
     assert.equal(await w.waitForOutcome(id, 3000), 'sent');
     assert.ok(Date.now() - started < 700, `woken send took ${Date.now() - started} ms`);
 
-    const later = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email, status: 'scheduled', dueAt: Date.now() + 300 });
+    const later = await addEmail(t.db, {
+      ...seeded,
+      contactId: c.id,
+      to: c.email,
+      status: 'scheduled',
+      dueAt: Date.now() + 300,
+    });
     const t0 = Date.now();
     assert.equal(await w.waitForOutcome(later, 3000), 'sent');
     const took = Date.now() - t0;
@@ -238,7 +309,12 @@ describe('delivery over SMTP', () => {
   it('stops gracefully: an in-flight send completes before stop() resolves', async () => {
     let release: (() => void) | undefined;
     const dataSeen = new Promise<void>((resolve) => (release = resolve));
-    smtp = await startSmtp({ onData: () => { release?.(); return undefined; } });
+    smtp = await startSmtp({
+      onData: () => {
+        release?.();
+        return undefined;
+      },
+    });
     const c = await contact();
     const id = await addEmail(t.db, { ...seeded, contactId: c.id, to: c.email });
     const w = startWorker(smtp.url);

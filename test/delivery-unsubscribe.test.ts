@@ -5,7 +5,16 @@ import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { signUnsubscribeToken, unsubscribeUrl } from '../src/delivery/unsubscribe.js';
 import { unsubscribeRoutes } from '../src/http/routes/unsubscribe.js';
-import { PUBLIC_URL, SECRET, TestClock, addContact, contactStatus, openTestDb, seedProject, type TestDb } from './fixtures/delivery-support.js';
+import {
+  PUBLIC_URL,
+  SECRET,
+  TestClock,
+  addContact,
+  contactStatus,
+  openTestDb,
+  seedProject,
+  type TestDb,
+} from './fixtures/delivery-support.js';
 
 describe('unsubscribe routes', () => {
   let t: TestDb;
@@ -49,13 +58,19 @@ describe('unsubscribe routes', () => {
   it('POST with the RFC 8058 one-click body unsubscribes at once', async () => {
     const { id, token } = await tokenFor('post@example.org');
     const res = await app.inject({
-      method: 'POST', url: `/u/${token}`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click',
+      method: 'POST',
+      url: `/u/${token}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
     });
     assert.equal(res.statusCode, 200);
     assert.match(res.body, /You are unsubscribed/);
     assert.equal(await contactStatus(t.db, id), 'unsubscribed');
-    const updated = await t.db.db.selectFrom('contacts').select('updated_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const updated = await t.db.db
+      .selectFrom('contacts')
+      .select('updated_at')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(updated.updated_at), clock.now());
 
     const again = await app.inject({ method: 'POST', url: `/u/${token}` });
@@ -69,7 +84,8 @@ describe('unsubscribe routes', () => {
     const { id, token } = await tokenFor('multipart@example.org');
     const boundary = 'xYzZY';
     const res = await app.inject({
-      method: 'POST', url: `/u/${token}`,
+      method: 'POST',
+      url: `/u/${token}`,
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       payload: `--${boundary}\r\nContent-Disposition: form-data; name="List-Unsubscribe"\r\n\r\nOne-Click\r\n--${boundary}--\r\n`,
     });
@@ -82,7 +98,11 @@ describe('unsubscribe routes', () => {
     const boris = await tokenFor('boris2@example.org');
     const [v, , p, mac] = anna.token.split('.');
     const edited = [v, boris.id.toString(36), p, mac].join('.');
-    const forged = signUnsubscribeToken('not-the-secret', { id: boris.id, project_id: projectId, email: 'boris2@example.org' });
+    const forged = signUnsubscribeToken('not-the-secret', {
+      id: boris.id,
+      project_id: projectId,
+      email: 'boris2@example.org',
+    });
     for (const token of [edited, forged, 'u1.1.1.AAAAAAAAAAAAAAAAAAAAAA', 'garbage']) {
       for (const method of ['GET', 'POST'] as const) {
         const res = await app.inject({ method, url: `/u/${token}` });

@@ -5,7 +5,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createCaptureTransport, type OutgoingMessage, type Transport } from '../src/delivery/transports.js';
 import { createWorker, waitForEmailOutcome } from '../src/delivery/worker.js';
-import { PUBLIC_URL, SECRET, TestClock, addContact, addEmail, emailRow, openTestDb, seedProject, type Seeded, type TestDb } from './fixtures/delivery-support.js';
+import {
+  PUBLIC_URL,
+  SECRET,
+  TestClock,
+  addContact,
+  addEmail,
+  emailRow,
+  openTestDb,
+  seedProject,
+  type Seeded,
+  type TestDb,
+} from './fixtures/delivery-support.js';
 
 describe('delivery worker', () => {
   let t: TestDb;
@@ -15,16 +26,32 @@ describe('delivery worker', () => {
 
   before(async () => {
     t = await openTestDb('sqlite');
-    s = await seedProject(t.db, { template: { subject: 'Cart {{ order_id }}', html: '<p>{{ pay_url }}</p>', text: '{{ pay_url }}' } });
+    s = await seedProject(t.db, {
+      template: { subject: 'Cart {{ order_id }}', html: '<p>{{ pay_url }}</p>', text: '{{ pay_url }}' },
+    });
     contactId = await addContact(t.db, s.projectId, to);
   });
   after(async () => t?.cleanup());
 
   it('sends only what is due by the injected clock, and stores the rendered message (capture transport)', async () => {
     const clock = new TestClock(1_800_000_000_000);
-    const worker = createWorker({ db: t.db, transport: createCaptureTransport(), clock, publicUrl: PUBLIC_URL, secret: SECRET });
+    const worker = createWorker({
+      db: t.db,
+      transport: createCaptureTransport(),
+      clock,
+      publicUrl: PUBLIC_URL,
+      secret: SECRET,
+    });
     const hour = 3_600_000;
-    const id = await addEmail(t.db, { ...s, contactId, to, kind: 'cart', status: 'scheduled', dueAt: clock.now() + hour, context: { order_id: 'A-7', fields: { pay_url: 'https://pay/7' } } });
+    const id = await addEmail(t.db, {
+      ...s,
+      contactId,
+      to,
+      kind: 'cart',
+      status: 'scheduled',
+      dueAt: clock.now() + hour,
+      context: { order_id: 'A-7', fields: { pay_url: 'https://pay/7' } },
+    });
     assert.equal(await worker.runOnce(), 0);
     clock.advance(hour - 1);
     assert.equal(await worker.runOnce(), 0);
@@ -48,16 +75,33 @@ describe('delivery worker', () => {
     const flaky: Transport = {
       kind: 'smtp',
       async send(msg: OutgoingMessage) {
-        if (++calls === 1) throw Object.assign(new Error('Greylisted: 451 4.7.1 later'), { code: 'EENVELOPE', response: '451 4.7.1 later', responseCode: 451, command: 'DATA' });
+        if (++calls === 1)
+          throw Object.assign(new Error('Greylisted: 451 4.7.1 later'), {
+            code: 'EENVELOPE',
+            response: '451 4.7.1 later',
+            responseCode: 451,
+            command: 'DATA',
+          });
         return { messageId: msg.messageId, response: '250 ok' };
       },
       async close() {},
     };
-    const worker = createWorker({ db: t.db, transport: flaky, clock, publicUrl: PUBLIC_URL, secret: SECRET, retry: { baseMs: 60_000, capMs: 60_000, maxAttempts: 5 }, random: () => 0.5 });
+    const worker = createWorker({
+      db: t.db,
+      transport: flaky,
+      clock,
+      publicUrl: PUBLIC_URL,
+      secret: SECRET,
+      retry: { baseMs: 60_000, capMs: 60_000, maxAttempts: 5 },
+      random: () => 0.5,
+    });
     const id = await addEmail(t.db, { ...s, contactId, to, dueAt: clock.now() });
     assert.equal(await worker.runOnce(), 1);
     let row = await emailRow(t.db, id);
-    assert.deepEqual([row.status, row.attempts, Number(row.due_at), row.last_error], ['scheduled', 1, clock.now() + 30_000, 'DATA: 451 4.7.1 later']);
+    assert.deepEqual(
+      [row.status, row.attempts, Number(row.due_at), row.last_error],
+      ['scheduled', 1, clock.now() + 30_000, 'DATA: 451 4.7.1 later'],
+    );
     clock.advance(29_999);
     assert.equal(await worker.runOnce(), 0);
     clock.advance(1);
@@ -72,7 +116,10 @@ describe('delivery worker', () => {
     assert.equal(await waitForEmailOutcome(t.db, id, 150), undefined);
     assert.ok(Date.now() - started >= 140);
     const waiting = waitForEmailOutcome(t.db, id, 3000);
-    setTimeout(() => void t.db.db.updateTable('scheduled_emails').set({ status: 'failed' }).where('id', '=', id).execute(), 100);
+    setTimeout(
+      () => void t.db.db.updateTable('scheduled_emails').set({ status: 'failed' }).where('id', '=', id).execute(),
+      100,
+    );
     assert.equal(await waiting, 'failed');
     assert.equal(await waitForEmailOutcome(t.db, 999_999, 1000), undefined, 'an unknown id does not wait');
   });
@@ -93,18 +140,33 @@ describe('delivery worker', () => {
     };
     const ids = [];
     for (let i = 0; i < 6; i++) ids.push(await addEmail(t.db, { ...s, contactId, to }));
-    const worker = createWorker({ db: t.db, transport: slow, publicUrl: PUBLIC_URL, secret: SECRET, concurrency: 2, batchSize: 6, pollMs: 20 });
+    const worker = createWorker({
+      db: t.db,
+      transport: slow,
+      publicUrl: PUBLIC_URL,
+      secret: SECRET,
+      concurrency: 2,
+      batchSize: 6,
+      pollMs: 20,
+    });
     worker.start();
     while (started < 2) await new Promise((r) => setTimeout(r, 10));
     const stopping = worker.stop();
     await new Promise((r) => setTimeout(r, 50));
     release();
     await stopping;
-    const rows = await t.db.db.selectFrom('scheduled_emails').select(['id', 'status', 'locked_by']).orderBy('id').execute();
+    const rows = await t.db.db
+      .selectFrom('scheduled_emails')
+      .select(['id', 'status', 'locked_by'])
+      .orderBy('id')
+      .execute();
     assert.equal(started, 2, 'nothing new starts after stop()');
     assert.equal(rows.filter((r) => r.status === 'sent').length, 2);
     const back = rows.filter((r) => r.status !== 'sent');
     assert.equal(back.length, 4);
-    assert.ok(back.every((r) => r.status === 'scheduled' && r.locked_by === null), JSON.stringify(back));
+    assert.ok(
+      back.every((r) => r.status === 'scheduled' && r.locked_by === null),
+      JSON.stringify(back),
+    );
   });
 });

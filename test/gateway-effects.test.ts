@@ -1,12 +1,26 @@
 // Every effect of SPEC §3, through the HTTP layer, on each database.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { adminCall, createTestApp, DIALECTS, events, keyCall, newKey, setupProject, type TestApp } from './support/harness.js';
+import {
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  events,
+  keyCall,
+  newKey,
+  setupProject,
+  type TestApp,
+} from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
 const OC = '/api/scoped/events/order-created';
 const P = '/api/scoped/events/purchase';
-const contest = { event_type: 'contest_results', email: 'Anna@Example.com ', name: 'Anna', fields: { event_title: 'Spring', work_title: 'Poem', place: '1' } };
+const contest = {
+  event_type: 'contest_results',
+  email: 'Anna@Example.com ',
+  name: 'Anna',
+  fields: { event_title: 'Spring', work_title: 'Poem', place: '1' },
+};
 
 for (const d of DIALECTS) {
   describe(`gateway effects [${d.name}]`, { skip: d.skip }, () => {
@@ -14,8 +28,10 @@ for (const d of DIALECTS) {
     let key: string;
     let site: string;
     let lists: { paid: number; cat: number; leads: number };
-    const emails = async (q: string) => (await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&${q}`)).body.items as any[];
-    const members = async (list: number) => (await adminCall(t.app, 'GET', `/api/lists/${list}/contacts`)).body.items as any[];
+    const emails = async (q: string) =>
+      (await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&${q}`)).body.items as any[];
+    const members = async (list: number) =>
+      (await adminCall(t.app, 'GET', `/api/lists/${list}/contacts`)).body.items as any[];
 
     before(async () => {
       t = await createTestApp(d.name);
@@ -23,13 +39,20 @@ for (const d of DIALECTS) {
     });
     after(() => t.close());
 
-    it('catalog: every catalog event with required fields and the project routing, and the key\'s events', async () => {
+    it("catalog: every catalog event with required fields and the project routing, and the key's events", async () => {
       const r = await keyCall(t.app, key, 'GET', '/api/scoped/events/catalog');
       assert.equal(r.status, 200);
       assert.equal(r.body.site_key, site);
       assert.equal(r.body.events.length, 25);
       const cr = r.body.events.find((e: any) => e.event_type === 'contest_results');
-      assert.deepEqual(cr, { event_type: 'contest_results', description: cr.description, required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'], has_api: true, has_template: true, template_key: 'contest_tpl' });
+      assert.deepEqual(cr, {
+        event_type: 'contest_results',
+        description: cr.description,
+        required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'],
+        has_api: true,
+        has_template: true,
+        template_key: 'contest_tpl',
+      });
       const ol = r.body.events.find((e: any) => e.event_type === 'olympiad_results');
       assert.equal(ol.has_template, false);
       assert.equal(ol.template_key, null);
@@ -65,9 +88,26 @@ for (const d of DIALECTS) {
     });
 
     it('transactional without a template: accepted, logged, nothing scheduled', async () => {
-      const r = await keyCall(t.app, key, 'POST', T, { event_type: 'olympiad_results', email: 'b@example.com', fields: { event_title: 'Math' } });
+      const r = await keyCall(t.app, key, 'POST', T, {
+        event_type: 'olympiad_results',
+        email: 'b@example.com',
+        fields: { event_title: 'Math' },
+      });
       assert.equal(r.status, 200);
-      assert.deepEqual({ ...r.body, event_id: 0 }, { ok: true, site_key: site, event_type: 'olympiad_results', email: 'b@example.com', event_id: 0, scheduled_email_id: null, sent: 0, failed: 0, status: 'no_template' });
+      assert.deepEqual(
+        { ...r.body, event_id: 0 },
+        {
+          ok: true,
+          site_key: site,
+          event_type: 'olympiad_results',
+          email: 'b@example.com',
+          event_id: 0,
+          scheduled_email_id: null,
+          sent: 0,
+          failed: 0,
+          status: 'no_template',
+        },
+      );
       const ev = (await adminCall(t.app, 'GET', `/api/admin/external-events/${r.body.event_id}`)).body.event;
       assert.equal(ev.accepted, true);
       assert.equal(ev.event_type, 'olympiad_results');
@@ -76,7 +116,10 @@ for (const d of DIALECTS) {
     it('idempotent replay: same answer, Idempotent-Replayed header, nothing sent twice', async () => {
       const body = { ...contest, idempotency_key: 'A-2:contest_results' };
       const first = await keyCall(t.app, key, 'POST', T, body, { prefer: 'respond-async' });
-      const again = await keyCall(t.app, key, 'POST', T, { ...body, fields: { place: '1', work_title: 'Poem', event_title: 'Spring' } });
+      const again = await keyCall(t.app, key, 'POST', T, {
+        ...body,
+        fields: { place: '1', work_title: 'Poem', event_title: 'Spring' },
+      });
       assert.equal(again.status, 200);
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.equal(again.body.scheduled_email_id, first.body.scheduled_email_id);
@@ -89,21 +132,39 @@ for (const d of DIALECTS) {
 
     it('concurrent requests with one idempotency key create one e-mail', async () => {
       const body = { ...contest, email: 'race@example.com', idempotency_key: 'race-1' };
-      const rs = await Promise.all(Array.from({ length: 6 }, () => keyCall(t.app, key, 'POST', T, body, { prefer: 'respond-async' })));
-      assert.ok(rs.every((r) => r.status === 200), JSON.stringify(rs.map((r) => r.body)));
+      const rs = await Promise.all(
+        Array.from({ length: 6 }, () => keyCall(t.app, key, 'POST', T, body, { prefer: 'respond-async' })),
+      );
+      assert.ok(
+        rs.every((r) => r.status === 200),
+        JSON.stringify(rs.map((r) => r.body)),
+      );
       assert.equal(new Set(rs.map((r) => r.body.scheduled_email_id)).size, 1);
       assert.equal((await emails('to=race@example.com')).length, 1);
     });
 
     it('order-created schedules the cart chain at +60, +1440, +4320 minutes', async () => {
-      const res = await keyCall(t.app, key, 'POST', OC, { cart_type: 'course', email: 'cart@example.com', name: 'Cart', order_id: 'O-1', course_name: 'Inclusive education', fields: { pay_url: 'https://site.example/pay/O-1' } });
+      const res = await keyCall(t.app, key, 'POST', OC, {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        name: 'Cart',
+        order_id: 'O-1',
+        course_name: 'Inclusive education',
+        fields: { pay_url: 'https://site.example/pay/O-1' },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.duplicate, false);
       assert.equal(res.body.cart_type, 'course');
       assert.equal(res.body.scheduled_email_ids.length, 3);
       const rows = (await emails('order_id=O-1')).sort((a, b) => a.id - b.id);
-      assert.deepEqual(rows.map((e) => e.template_key), ['cart_1h', 'cart_1d', 'cart_3d']);
-      assert.deepEqual(rows.map((e) => (Date.parse(e.due_at) - t.clock.now()) / 60_000), [60, 1440, 4320]);
+      assert.deepEqual(
+        rows.map((e) => e.template_key),
+        ['cart_1h', 'cart_1d', 'cart_3d'],
+      );
+      assert.deepEqual(
+        rows.map((e) => (Date.parse(e.due_at) - t.clock.now()) / 60_000),
+        [60, 1440, 4320],
+      );
       assert.ok(rows.every((e) => e.status === 'scheduled' && e.kind === 'cart'));
       const detail = (await adminCall(t.app, 'GET', `/api/admin/emails/${rows[0].id}`)).body;
       assert.equal(detail.context.course_name, 'Inclusive education');
@@ -111,7 +172,12 @@ for (const d of DIALECTS) {
     });
 
     it('a repeated order-created schedules nothing new and says duplicate', async () => {
-      const res = await keyCall(t.app, key, 'POST', OC, { cart_type: 'course', email: 'cart@example.com', order_id: 'O-1', fields: { course_name: 'Inclusive education' } });
+      const res = await keyCall(t.app, key, 'POST', OC, {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        order_id: 'O-1',
+        fields: { course_name: 'Inclusive education' },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.duplicate, true);
       assert.deepEqual(res.body.scheduled_email_ids, []);
@@ -119,13 +185,25 @@ for (const d of DIALECTS) {
     });
 
     it('a cart type without routed chain templates schedules nothing (steps skipped)', async () => {
-      const res = await keyCall(t.app, key, 'POST', OC, { cart_type: 'diploma', email: 'dip@example.com', order_id: 'D-1' });
+      const res = await keyCall(t.app, key, 'POST', OC, {
+        cart_type: 'diploma',
+        email: 'dip@example.com',
+        order_id: 'D-1',
+      });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body.scheduled_email_ids, []);
     });
 
     it('purchase stops the pending chain and fills the paid and category books', async () => {
-      const res = await keyCall(t.app, key, 'POST', P, { cart_type: 'course', email: 'CART@example.com', order_id: 'O-1', course_id: '77', amount: 2500, currency: 'RUB', fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://x.example', course_category_id: '3' } });
+      const res = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'course',
+        email: 'CART@example.com',
+        order_id: 'O-1',
+        course_id: '77',
+        amount: 2500,
+        currency: 'RUB',
+        fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://x.example', course_category_id: '3' },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.stopped, 3);
       assert.deepEqual(res.body.address_books, [lists.paid, lists.cat]);
@@ -137,7 +215,12 @@ for (const d of DIALECTS) {
     });
 
     it('a repeated purchase is harmless: nothing stopped twice, one membership', async () => {
-      const res = await keyCall(t.app, key, 'POST', P, { cart_type: 'course', email: 'cart@example.com', order_id: 'O-1', fields: { course_category_id: 3 } });
+      const res = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        order_id: 'O-1',
+        fields: { course_category_id: 3 },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.stopped, 0);
       assert.equal(res.body.duplicate, true);
@@ -145,10 +228,19 @@ for (const d of DIALECTS) {
     });
 
     it('purchase before order-created: the late order-created schedules nothing', async () => {
-      const p = await keyCall(t.app, key, 'POST', P, { cart_type: 'course', email: 'early@example.com', order_id: 'O-2' });
+      const p = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'course',
+        email: 'early@example.com',
+        order_id: 'O-2',
+      });
       assert.equal(p.status, 200);
       assert.equal(p.body.stopped, 0);
-      const oc = await keyCall(t.app, key, 'POST', OC, { cart_type: 'course', email: 'early@example.com', order_id: 'O-2', course_name: 'X' });
+      const oc = await keyCall(t.app, key, 'POST', OC, {
+        cart_type: 'course',
+        email: 'early@example.com',
+        order_id: 'O-2',
+        course_name: 'X',
+      });
       assert.equal(oc.status, 200);
       assert.deepEqual(oc.body.scheduled_email_ids, []);
       assert.equal((await emails('order_id=O-2')).length, 0);
@@ -156,19 +248,31 @@ for (const d of DIALECTS) {
 
     it('an unknown category or missing paid book does not reject the purchase: warnings instead', async () => {
       await keyCall(t.app, key, 'POST', OC, { cart_type: 'course', email: 'w@example.com', order_id: 'O-3' });
-      const res = await keyCall(t.app, key, 'POST', P, { cart_type: 'course', email: 'w@example.com', order_id: 'O-3', fields: { course_category_id: '999' } });
+      const res = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'course',
+        email: 'w@example.com',
+        order_id: 'O-3',
+        fields: { course_category_id: '999' },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.stopped, 3);
       assert.deepEqual(res.body.address_books, [lists.paid]);
       assert.match(res.body.warnings[0], /unknown course category 999/);
-      const dip = await keyCall(t.app, key, 'POST', P, { cart_type: 'diploma', email: 'w@example.com', order_id: 'D-9' });
+      const dip = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'diploma',
+        email: 'w@example.com',
+        order_id: 'D-9',
+      });
       assert.equal(dip.status, 200);
       assert.match(dip.body.warnings[0], /no address book of paid orders/);
     });
 
     it('the chronology tells the story of one order in order, with effects', async () => {
       const story = await events(t.app, `?site_key=${site}&order_id=O-1&order=asc`);
-      assert.deepEqual(story.map((e) => e.event_type), ['course_order_created', 'course_order_created', 'course_paid', 'course_paid']);
+      assert.deepEqual(
+        story.map((e) => e.event_type),
+        ['course_order_created', 'course_order_created', 'course_paid', 'course_paid'],
+      );
       assert.equal(story[0].effects.scheduled_email_ids.length, 3);
       assert.equal(story[2].effects.stopped_email_ids.length, 3);
       assert.deepEqual(story[2].effects.address_books, [lists.paid, lists.cat]);
@@ -178,7 +282,11 @@ for (const d of DIALECTS) {
       const first = await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}&limit=3`);
       assert.equal(first.body.items.length, 3);
       assert.ok(first.body.next_cursor);
-      const second = await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}&limit=3&cursor=${first.body.next_cursor}`);
+      const second = await adminCall(
+        t.app,
+        'GET',
+        `/api/admin/external-events?site_key=${site}&limit=3&cursor=${first.body.next_cursor}`,
+      );
       assert.ok(second.body.items[0].id < first.body.items[2].id);
       assert.ok(first.body.items[0].id > first.body.items[1].id);
       const paid = await events(t.app, `?site_key=${site}&event_type=course_paid&status=accepted`);
@@ -200,16 +308,27 @@ for (const d of DIALECTS) {
       assert.ok(s.rejected_by_code.some((c: any) => c.code === 'validation_error'));
     });
 
-    it('scoped address-book endpoint: only the key\'s book, contact upserted once', async () => {
-      const { key: writer } = await newKey(t.app, site, { permissions: ['list_contacts_write'], list_id: lists.leads }, 'writer');
+    it("scoped address-book endpoint: only the key's book, contact upserted once", async () => {
+      const { key: writer } = await newKey(
+        t.app,
+        site,
+        { permissions: ['list_contacts_write'], list_id: lists.leads },
+        'writer',
+      );
       const url = `/api/scoped/lists/${lists.leads}/contacts`;
-      const r = await keyCall(t.app, writer, 'POST', url, { email: 'Lead@Example.com', name: 'Lead', fields: { city: 'Kazan' } });
+      const r = await keyCall(t.app, writer, 'POST', url, {
+        email: 'Lead@Example.com',
+        name: 'Lead',
+        fields: { city: 'Kazan' },
+      });
       assert.equal(r.status, 200);
       assert.equal(r.body.list_id, lists.leads);
       const r2 = await keyCall(t.app, writer, 'POST', url, { email: 'lead@example.com', fields: { school: '5' } });
       assert.equal(r2.body.contact_id, r.body.contact_id);
       assert.equal((await members(lists.leads)).length, 1);
-      const other = await keyCall(t.app, writer, 'POST', `/api/scoped/lists/${lists.paid}/contacts`, { email: 'x@example.com' });
+      const other = await keyCall(t.app, writer, 'POST', `/api/scoped/lists/${lists.paid}/contacts`, {
+        email: 'x@example.com',
+      });
       assert.equal(other.status, 403);
       assert.equal(other.body.detail.error.code, 'permission_denied');
       const invalid = await keyCall(t.app, writer, 'POST', url, { name: 'no email' });

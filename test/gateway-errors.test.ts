@@ -1,10 +1,25 @@
 // Every row of SPEC §1: status, code, envelope, check order, and that refused requests are logged.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { adminCall, createTestApp, DIALECTS, events, keyCall, newKey, rawCall, setupProject, type TestApp } from './support/harness.js';
+import {
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  events,
+  keyCall,
+  newKey,
+  rawCall,
+  setupProject,
+  type TestApp,
+} from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
-const contest = { event_type: 'contest_results', email: 'anna@example.com', name: 'Anna', fields: { event_title: 'Spring', work_title: 'Poem' } };
+const contest = {
+  event_type: 'contest_results',
+  email: 'anna@example.com',
+  name: 'Anna',
+  fields: { event_title: 'Spring', work_title: 'Poem' },
+};
 
 function envelope(body: any, code: string) {
   assert.equal(body.detail.ok, false);
@@ -54,7 +69,10 @@ for (const d of DIALECTS) {
     });
 
     it('413 payload_too_large over 64 KiB', async () => {
-      const r = await keyCall(t.app, key, 'POST', T, { ...contest, fields: { ...contest.fields, big: 'x'.repeat(70_000) } });
+      const r = await keyCall(t.app, key, 'POST', T, {
+        ...contest,
+        fields: { ...contest.fields, big: 'x'.repeat(70_000) },
+      });
       assert.equal(r.status, 413);
       envelope(r.body, 'payload_too_large');
     });
@@ -66,12 +84,22 @@ for (const d of DIALECTS) {
     });
 
     it('403 permission_denied names the permission, before any validation', async () => {
-      const { key: cartOnly } = await newKey(t.app, site, { permissions: ['cart_events_write'], allowed_cart_types: ['course'] }, 'cart only');
+      const { key: cartOnly } = await newKey(
+        t.app,
+        site,
+        { permissions: ['cart_events_write'], allowed_cart_types: ['course'] },
+        'cart only',
+      );
       const r = await keyCall(t.app, cartOnly, 'POST', T, { event_type: 'nope' });
       assert.equal(r.status, 403);
       envelope(r.body, 'permission_denied');
       assert.equal(r.body.detail.error.permission, 'transactional_send');
-      const { key: txOnly } = await newKey(t.app, site, { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] }, 'tx only');
+      const { key: txOnly } = await newKey(
+        t.app,
+        site,
+        { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
+        'tx only',
+      );
       const r2 = await keyCall(t.app, txOnly, 'POST', '/api/scoped/events/order-created', {});
       assert.equal(r2.status, 403);
       assert.equal(r2.body.detail.error.permission, 'cart_events_write');
@@ -113,7 +141,12 @@ for (const d of DIALECTS) {
     });
 
     it('422 invalid_fields for present-but-wrong values, together with missing ones', async () => {
-      const r = await keyCall(t.app, key, 'POST', T, { event_type: 'contest_results', email: 'not-an-email', name: 5, fields: { event_title: 7 } });
+      const r = await keyCall(t.app, key, 'POST', T, {
+        event_type: 'contest_results',
+        email: 'not-an-email',
+        name: 5,
+        fields: { event_title: 7 },
+      });
       assert.equal(r.status, 422);
       const e = r.body.detail.error;
       assert.deepEqual(e.missing_fields, ['fields.work_title']);
@@ -129,22 +162,42 @@ for (const d of DIALECTS) {
       const r2 = await keyCall(t.app, key, 'POST', T, { ...contest, fields: { ...contest.fields, ...many } });
       assert.equal(r2.status, 422);
       assert.match(r2.body.detail.error.invalid_fields.fields, /at most 100/);
-      const r3 = await keyCall(t.app, key, 'POST', T, { ...contest, fields: { ...contest.fields, note: 'y'.repeat(10_001) } });
+      const r3 = await keyCall(t.app, key, 'POST', T, {
+        ...contest,
+        fields: { ...contest.fields, note: 'y'.repeat(10_001) },
+      });
       assert.equal(r3.status, 422);
       assert.ok(r3.body.detail.error.invalid_fields['fields.note']);
     });
 
     it('cart endpoints: 403 cart_type_not_allowed for a known type, 422 for an unknown one, list_id refused', async () => {
-      const { key: courseOnly } = await newKey(t.app, site, { permissions: ['cart_events_write'], allowed_cart_types: ['course'] }, 'course carts');
-      const r = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/order-created', { cart_type: 'diploma', email: 'a@b.example', order_id: '1' });
+      const { key: courseOnly } = await newKey(
+        t.app,
+        site,
+        { permissions: ['cart_events_write'], allowed_cart_types: ['course'] },
+        'course carts',
+      );
+      const r = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'diploma',
+        email: 'a@b.example',
+        order_id: '1',
+      });
       assert.equal(r.status, 403);
       envelope(r.body, 'cart_type_not_allowed');
       assert.equal(r.body.detail.error.cart_type, 'diploma');
-      const r2 = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/order-created', { cart_type: 'boat', email: 'a@b.example' });
+      const r2 = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'boat',
+        email: 'a@b.example',
+      });
       assert.equal(r2.status, 422);
       assert.deepEqual(r2.body.detail.error.missing_fields, ['order_id']);
       assert.ok(r2.body.detail.error.invalid_fields.cart_type);
-      const r3 = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/purchase', { cart_type: 'course', email: 'a@b.example', order_id: '1', list_id: 35 });
+      const r3 = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/purchase', {
+        cart_type: 'course',
+        email: 'a@b.example',
+        order_id: '1',
+        list_id: 35,
+      });
       assert.equal(r3.status, 422);
       assert.ok(r3.body.detail.error.invalid_fields.list_id);
       const r4 = await keyCall(t.app, courseOnly, 'POST', '/api/scoped/events/purchase', {});
@@ -152,13 +205,26 @@ for (const d of DIALECTS) {
     });
 
     it('403 template_not_allowed when the routed template is outside allowed_template_keys', async () => {
-      const { key: limited } = await newKey(t.app, site, { permissions: ['transactional_send'], allowed_api_events: ['contest_results', 'olympiad_results'], allowed_template_keys: ['other_tpl'] }, 'limited');
+      const { key: limited } = await newKey(
+        t.app,
+        site,
+        {
+          permissions: ['transactional_send'],
+          allowed_api_events: ['contest_results', 'olympiad_results'],
+          allowed_template_keys: ['other_tpl'],
+        },
+        'limited',
+      );
       const r = await keyCall(t.app, limited, 'POST', T, contest);
       assert.equal(r.status, 403);
       envelope(r.body, 'template_not_allowed');
       assert.equal(r.body.detail.error.template_key, 'contest_tpl');
       // An event with no routed template is not restricted by template keys.
-      const r2 = await keyCall(t.app, limited, 'POST', T, { event_type: 'olympiad_results', email: 'a@b.example', fields: { event_title: 'X' } });
+      const r2 = await keyCall(t.app, limited, 'POST', T, {
+        event_type: 'olympiad_results',
+        email: 'a@b.example',
+        fields: { event_title: 'X' },
+      });
       assert.equal(r2.status, 200);
       assert.equal(r2.body.status, 'no_template');
     });
@@ -183,7 +249,12 @@ for (const d of DIALECTS) {
     });
 
     it('403 api_key_disabled on the next request after disabling; logged; other keys unaffected', async () => {
-      const { key: k, id } = await newKey(t.app, site, { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] }, 'to disable');
+      const { key: k, id } = await newKey(
+        t.app,
+        site,
+        { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
+        'to disable',
+      );
       assert.equal((await keyCall(t.app, k, 'POST', T, contest)).status, 200);
       const dis = await adminCall(t.app, 'POST', `/api/admin/keys/${id}/disable`);
       assert.deepEqual(dis.body, { id, status: 'disabled' });
@@ -197,7 +268,11 @@ for (const d of DIALECTS) {
     });
 
     it('rejected requests are in the chronology with their payload and code', async () => {
-      await keyCall(t.app, key, 'POST', T, { event_type: 'contest_results', email: 'debug@example.com', order_id: 'dbg-1' });
+      await keyCall(t.app, key, 'POST', T, {
+        event_type: 'contest_results',
+        email: 'debug@example.com',
+        order_id: 'dbg-1',
+      });
       const logged = await events(t.app, `?site_key=${site}&order_id=dbg-1`);
       assert.equal(logged.length, 1);
       assert.equal(logged[0].accepted, false);
@@ -215,7 +290,13 @@ for (const d of DIALECTS) {
       assert.equal(r2.status, 401);
       const noToken = await createTestApp(d.name, { ADMIN_TOKEN: '' });
       try {
-        const r3 = await rawCall(noToken.app, 'POST', '/api/sites', { authorization: 'Bearer ' }, { site_key: 'x', name: 'x', from_email: 'a@b.example' });
+        const r3 = await rawCall(
+          noToken.app,
+          'POST',
+          '/api/sites',
+          { authorization: 'Bearer ' },
+          { site_key: 'x', name: 'x', from_email: 'a@b.example' },
+        );
         assert.equal(r3.status, 401);
         assert.match(r3.body.detail.error.message, /ADMIN_TOKEN/);
       } finally {

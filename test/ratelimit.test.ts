@@ -20,7 +20,12 @@ describe('rate limits in memory', () => {
   after(() => t.close());
 
   it('allows the burst, refuses the next with 429 and headers, recovers as tokens refill', async () => {
-    const c = await adminCall(t.app, 'POST', '/api/admin/keys', { site_key: site, name: 'slow', rights: { permissions: [] }, rate_limit: { per_second: 2, burst: 3 } });
+    const c = await adminCall(t.app, 'POST', '/api/admin/keys', {
+      site_key: site,
+      name: 'slow',
+      rights: { permissions: [] },
+      rate_limit: { per_second: 2, burst: 3 },
+    });
     const key = c.body.key as string;
     for (const remaining of ['2', '1', '0']) {
       const r = await keyCall(t.app, key, 'GET', CATALOG);
@@ -36,7 +41,8 @@ describe('rate limits in memory', () => {
     t.clock.advance(500);
     assert.equal((await keyCall(t.app, key, 'GET', CATALOG)).status, 200, 'one token back after 0.5 s at 2/s');
     assert.equal((await keyCall(t.app, key, 'GET', CATALOG)).status, 429);
-    const logged = (await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}&status=rejected`)).body.items;
+    const logged = (await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}&status=rejected`)).body
+      .items;
     assert.ok(logged.some((e: any) => e.error_code === 'rate_limited'));
   });
 
@@ -52,43 +58,55 @@ describe('rate limits in memory', () => {
   });
 });
 
-describe('rate limits in Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set: Redis rate-limit test skipped' }, () => {
-  let t: TestApp;
-  let site: string;
-  const limiters: RedisRateLimiter[] = [];
-  before(async () => {
-    t = await createTestApp('sqlite');
-    const prefix = `egw:test:${randomBytes(4).toString('hex')}:`;
-    // Two limiters with one prefix stand for two API processes sharing Redis.
-    limiters.push(new RedisRateLimiter(REDIS_URL!, undefined, prefix), new RedisRateLimiter(REDIS_URL!, undefined, prefix));
-    ({ site } = await setupProject(t.app));
-  });
-  after(async () => {
-    for (const l of limiters) await l.close();
-    await t.close();
-  });
+describe(
+  'rate limits in Redis',
+  { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set: Redis rate-limit test skipped' },
+  () => {
+    let t: TestApp;
+    let site: string;
+    const limiters: RedisRateLimiter[] = [];
+    before(async () => {
+      t = await createTestApp('sqlite');
+      const prefix = `egw:test:${randomBytes(4).toString('hex')}:`;
+      // Two limiters with one prefix stand for two API processes sharing Redis.
+      limiters.push(
+        new RedisRateLimiter(REDIS_URL!, undefined, prefix),
+        new RedisRateLimiter(REDIS_URL!, undefined, prefix),
+      );
+      ({ site } = await setupProject(t.app));
+    });
+    after(async () => {
+      for (const l of limiters) await l.close();
+      await t.close();
+    });
 
-  it('one bucket across instances: the burst is shared, then 429, then recovery in real time', async () => {
-    const c = await adminCall(t.app, 'POST', '/api/admin/keys', { site_key: site, name: 'redis', rights: { permissions: [] }, rate_limit: { per_second: 4, burst: 4 } });
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      t.deps.rateLimiter = limiters[i % 2];
-      const r = await keyCall(t.app, c.body.key, 'GET', CATALOG);
-      statuses.push(r.status);
-      if (r.status === 429) assert.ok(Number(r.headers['retry-after']) >= 1);
-    }
-    assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
-    await new Promise((r) => setTimeout(r, 600));
-    t.deps.rateLimiter = limiters[0];
-    assert.equal((await keyCall(t.app, c.body.key, 'GET', CATALOG)).status, 200);
-  });
+    it('one bucket across instances: the burst is shared, then 429, then recovery in real time', async () => {
+      const c = await adminCall(t.app, 'POST', '/api/admin/keys', {
+        site_key: site,
+        name: 'redis',
+        rights: { permissions: [] },
+        rate_limit: { per_second: 4, burst: 4 },
+      });
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        t.deps.rateLimiter = limiters[i % 2];
+        const r = await keyCall(t.app, c.body.key, 'GET', CATALOG);
+        statuses.push(r.status);
+        if (r.status === 429) assert.ok(Number(r.headers['retry-after']) >= 1);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
+      await new Promise((r) => setTimeout(r, 600));
+      t.deps.rateLimiter = limiters[0];
+      assert.equal((await keyCall(t.app, c.body.key, 'GET', CATALOG)).status, 200);
+    });
 
-  it('an unreachable Redis fails open instead of refusing mail', async () => {
-    const errors: unknown[] = [];
-    const dead = new RedisRateLimiter('redis://127.0.0.1:1', (e) => errors.push(e));
-    const d = await dead.take('x', { per_second: 1, burst: 1 });
-    assert.equal(d.allowed, true);
-    assert.ok(errors.length > 0);
-    await dead.close();
-  });
-});
+    it('an unreachable Redis fails open instead of refusing mail', async () => {
+      const errors: unknown[] = [];
+      const dead = new RedisRateLimiter('redis://127.0.0.1:1', (e) => errors.push(e));
+      const d = await dead.take('x', { per_second: 1, burst: 1 });
+      assert.equal(d.allowed, true);
+      assert.ok(errors.length > 0);
+      await dead.close();
+    });
+  },
+);

@@ -15,7 +15,13 @@ const run = promisify(execFile);
 
 describe('serve as a process', () => {
   const dir = mkdtempSync(join(tmpdir(), 'egw-serve-'));
-  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, ADMIN_TOKEN: 'serve-test-admin-token', PORT: '0', LOG_LEVEL: 'info' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+    ADMIN_TOKEN: 'serve-test-admin-token',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+  };
   let smtp: SMTPServer;
   let smtpPort = 0;
   let received = 0;
@@ -25,7 +31,9 @@ describe('serve as a process', () => {
   before(async () => {
     // Holds every message 1.5 s before accepting it: the shutdown has to wait for that answer.
     smtp = new SMTPServer({
-      logger: false, authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
       onData(stream, _s, cb) {
         stream.resume();
         stream.on('end', () => {
@@ -48,7 +56,10 @@ describe('serve as a process', () => {
   it('delivers, and a SIGTERM during a send lets it finish, then exits 0', async () => {
     const demo = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo'], { env });
     const key = /transactional \+ carts: (egw_live_\S+)/.exec(demo.stdout)![1];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], { env: { ...env, SMTP_URL: `smtp://127.0.0.1:${smtpPort}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      env: { ...env, SMTP_URL: `smtp://127.0.0.1:${smtpPort}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout.on('data', (c) => {
@@ -62,7 +73,12 @@ describe('serve as a process', () => {
     const res = await fetch(`http://127.0.0.1:${port}/api/scoped/send/transactional`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key, prefer: 'respond-async' },
-      body: JSON.stringify({ event_type: 'contest_results', email: 'term@example.com', name: 'T', fields: { event_title: 'E', work_title: 'W' } }),
+      body: JSON.stringify({
+        event_type: 'contest_results',
+        email: 'term@example.com',
+        name: 'T',
+        fields: { event_title: 'E', work_title: 'W' },
+      }),
     });
     const body = (await res.json()) as { scheduled_email_id: number; status: string };
     assert.equal(body.status, 'queued');
@@ -72,7 +88,11 @@ describe('serve as a process', () => {
     assert.equal(received, 1, 'the message in flight was finished, not abandoned');
     assert.ok(!out.includes(key), 'the key never reaches the log');
     const db = await openDatabase(env.DATABASE_URL);
-    const row = await db.db.selectFrom('scheduled_emails').select(['status', 'attempts']).where('id', '=', body.scheduled_email_id).executeTakeFirstOrThrow();
+    const row = await db.db
+      .selectFrom('scheduled_emails')
+      .select(['status', 'attempts'])
+      .where('id', '=', body.scheduled_email_id)
+      .executeTakeFirstOrThrow();
     await db.close();
     assert.equal(row.status, 'sent');
   });

@@ -21,13 +21,26 @@ for (const d of DIALECTS) {
     after(() => t.close());
 
     it('every new endpoint wants the admin token', async () => {
-      for (const [m, u] of [['GET', '/api/admin/ui/meta'], ['GET', '/api/admin/dashboard'], ['GET', '/api/admin/contacts'], ['GET', '/api/admin/contacts/1'],
-        ['POST', '/api/admin/emails/1/cancel'], ['POST', '/api/admin/emails/1/retry'], ['GET', '/api/admin/emails/1/preview']]) {
+      for (const [m, u] of [
+        ['GET', '/api/admin/ui/meta'],
+        ['GET', '/api/admin/dashboard'],
+        ['GET', '/api/admin/contacts'],
+        ['GET', '/api/admin/contacts/1'],
+        ['POST', '/api/admin/emails/1/cancel'],
+        ['POST', '/api/admin/emails/1/retry'],
+        ['GET', '/api/admin/emails/1/preview'],
+      ]) {
         const r = await rawCall(t.app, m, u, {});
         assert.equal(r.status, 401, `${m} ${u}`);
         assert.equal(r.body.detail.error.code, 'unauthorized');
       }
-      const r = await rawCall(t.app, 'POST', '/api/admin/templates/preview', {}, { site_key: site, subject: 'x', html: 'x', text: 'x' });
+      const r = await rawCall(
+        t.app,
+        'POST',
+        '/api/admin/templates/preview',
+        {},
+        { site_key: site, subject: 'x', html: 'x', text: 'x' },
+      );
       assert.equal(r.status, 401);
     });
 
@@ -35,7 +48,10 @@ for (const d of DIALECTS) {
       const r = await adminCall(t.app, 'GET', '/api/admin/ui/meta');
       assert.equal(r.status, 200);
       assert.equal(r.body.catalog.length, 25);
-      assert.deepEqual(r.body.catalog.find((e: any) => e.event_type === 'contest_results').fields, ['event_title', 'work_title']);
+      assert.deepEqual(r.body.catalog.find((e: any) => e.event_type === 'contest_results').fields, [
+        'event_title',
+        'work_title',
+      ]);
       assert.equal(r.body.extra_event_types.length, 12);
       assert.deepEqual(r.body.permissions, ['transactional_send', 'cart_events_write', 'list_contacts_write']);
       assert.deepEqual(r.body.cart_types, ['course', 'diploma', 'portal']);
@@ -46,8 +62,11 @@ for (const d of DIALECTS) {
 
     it('template preview renders unsaved source with sample values for the event, escaping the HTML part', async () => {
       const r = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
-        site_key: site, event_type: 'contest_results',
-        subject: '{{ name }}: {{ event_title }}', html: '<p>{{ work_title }} by {{ name }}</p>', text: '{{ work_title }}',
+        site_key: site,
+        event_type: 'contest_results',
+        subject: '{{ name }}: {{ event_title }}',
+        html: '<p>{{ work_title }} by {{ name }}</p>',
+        text: '{{ work_title }}',
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.subject, 'Anna Petrova: All-Russian pedagogical olympiad');
@@ -55,7 +74,10 @@ for (const d of DIALECTS) {
       assert.equal(r.body.sample.event_type, 'contest_results');
 
       const own = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
-        site_key: site, subject: 'Hi {{ name }}', html: '<p>{{ name }}</p>{% if unsubscribe_url %}<a href="{{ unsubscribe_url }}">u</a>{% endif %}', text: '{{ name }}',
+        site_key: site,
+        subject: 'Hi {{ name }}',
+        html: '<p>{{ name }}</p>{% if unsubscribe_url %}<a href="{{ unsubscribe_url }}">u</a>{% endif %}',
+        text: '{{ name }}',
         sample: { name: '<script>alert(1)</script>\r\nBcc: x@evil.example' },
       });
       assert.equal(own.status, 200);
@@ -66,19 +88,32 @@ for (const d of DIALECTS) {
 
     it('a template that does not parse is a 422 naming the part and the line', async () => {
       const r = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
-        site_key: site, subject: 'ok', html: '<p>fine</p>\n<p>{% if name %}never closed</p>', text: 'ok',
+        site_key: site,
+        subject: 'ok',
+        html: '<p>fine</p>\n<p>{% if name %}never closed</p>',
+        text: 'ok',
       });
       assert.equal(r.status, 422);
       assert.equal(r.body.detail.error.code, 'validation_error');
       assert.equal(r.body.detail.error.template_problem.part, 'html');
       assert.equal(r.body.detail.error.template_problem.line, 2);
       assert.ok(r.body.detail.error.invalid_fields.html.startsWith('line 2'));
-      const unknown = await adminCall(t.app, 'POST', '/api/admin/templates/preview', { site_key: 'nope', subject: 'a', html: 'b', text: 'c' });
+      const unknown = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
+        site_key: 'nope',
+        subject: 'a',
+        html: 'b',
+        text: 'c',
+      });
       assert.equal(unknown.status, 404);
     });
 
     it('an e-mail not yet rendered is previewed from its template; a rendered one shows what was sent', async () => {
-      const sent = await keyCall(t.app, key, 'POST', T, { event_type: 'contest_results', email: 'preview@example.org', name: 'Vera', fields: { event_title: 'Spring', work_title: 'Poem' } });
+      const sent = await keyCall(t.app, key, 'POST', T, {
+        event_type: 'contest_results',
+        email: 'preview@example.org',
+        name: 'Vera',
+        fields: { event_title: 'Spring', work_title: 'Poem' },
+      });
       assert.equal(sent.status, 200, JSON.stringify(sent.body));
       const id = sent.body.scheduled_email_id;
       const fresh = await adminCall(t.app, 'GET', `/api/admin/emails/${id}/preview`);
@@ -87,8 +122,17 @@ for (const d of DIALECTS) {
       assert.equal(fresh.body.subject, 'Vera: contest_tpl');
       assert.equal(fresh.body.headers.To, '"Vera" <preview@example.org>');
 
-      const rendered = { subject: 'As sent', html: '<p>sent</p>', text: 'sent', headers: { From: 'x', 'Message-ID': '<m@x>' } };
-      await t.deps.db.db.updateTable('scheduled_emails').set({ rendered: JSON.stringify(rendered), status: 'sent' }).where('id', '=', id).execute();
+      const rendered = {
+        subject: 'As sent',
+        html: '<p>sent</p>',
+        text: 'sent',
+        headers: { From: 'x', 'Message-ID': '<m@x>' },
+      };
+      await t.deps.db.db
+        .updateTable('scheduled_emails')
+        .set({ rendered: JSON.stringify(rendered), status: 'sent' })
+        .where('id', '=', id)
+        .execute();
       const stored = await adminCall(t.app, 'GET', `/api/admin/emails/${id}/preview`);
       assert.equal(stored.body.stored, true);
       assert.equal(stored.body.subject, 'As sent');
@@ -97,7 +141,12 @@ for (const d of DIALECTS) {
     });
 
     it('cancel stops a pending e-mail once; a sent one cannot be cancelled (409)', async () => {
-      const oc = await keyCall(t.app, key, 'POST', OC, { cart_type: 'course', email: 'cart@example.org', order_id: 'UI-CANCEL', course_name: 'Math' });
+      const oc = await keyCall(t.app, key, 'POST', OC, {
+        cart_type: 'course',
+        email: 'cart@example.org',
+        order_id: 'UI-CANCEL',
+        course_name: 'Math',
+      });
       assert.equal(oc.status, 200, JSON.stringify(oc.body));
       const [first, second] = oc.body.scheduled_email_ids;
       const r = await adminCall(t.app, 'POST', `/api/admin/emails/${first}/cancel`);
@@ -109,21 +158,41 @@ for (const d of DIALECTS) {
       assert.equal(again.status, 409);
       assert.equal(again.body.detail.error.code, 'conflict');
       assert.match(again.body.detail.error.message, /is cancelled/);
-      assert.equal((await adminCall(t.app, 'GET', `/api/admin/emails/${second}`)).body.status, 'scheduled', 'the other steps are untouched');
+      assert.equal(
+        (await adminCall(t.app, 'GET', `/api/admin/emails/${second}`)).body.status,
+        'scheduled',
+        'the other steps are untouched',
+      );
       await t.deps.db.db.updateTable('scheduled_emails').set({ status: 'sent' }).where('id', '=', second).execute();
       assert.equal((await adminCall(t.app, 'POST', `/api/admin/emails/${second}/cancel`)).status, 409);
       assert.equal((await adminCall(t.app, 'POST', '/api/admin/emails/999999/cancel')).status, 404);
     });
 
     it('retry makes a failed e-mail due now with its attempts starting over; only failed ones', async () => {
-      const sent = await keyCall(t.app, key, 'POST', T, { event_type: 'contest_results', email: 'retry@example.org', fields: { event_title: 'A', work_title: 'B' } });
+      const sent = await keyCall(t.app, key, 'POST', T, {
+        event_type: 'contest_results',
+        email: 'retry@example.org',
+        fields: { event_title: 'A', work_title: 'B' },
+      });
       const id = sent.body.scheduled_email_id;
-      assert.equal((await adminCall(t.app, 'POST', `/api/admin/emails/${id}/retry`)).status, 409, 'a queued e-mail is not retried');
-      await t.deps.db.db.updateTable('scheduled_emails').set({ status: 'failed', attempts: 5, last_error: '550 5.1.1 no such user', due_at: t.clock.now() - DAY }).where('id', '=', id).execute();
+      assert.equal(
+        (await adminCall(t.app, 'POST', `/api/admin/emails/${id}/retry`)).status,
+        409,
+        'a queued e-mail is not retried',
+      );
+      await t.deps.db.db
+        .updateTable('scheduled_emails')
+        .set({ status: 'failed', attempts: 5, last_error: '550 5.1.1 no such user', due_at: t.clock.now() - DAY })
+        .where('id', '=', id)
+        .execute();
       t.clock.advance(1000);
       const r = await adminCall(t.app, 'POST', `/api/admin/emails/${id}/retry`);
       assert.deepEqual(r.body, { ok: true, id, status: 'queued' });
-      const row = await t.deps.db.db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await t.deps.db.db
+        .selectFrom('scheduled_emails')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.status, 'queued');
       assert.equal(row.attempts, 0);
       assert.equal(Number(row.due_at), t.clock.now());
@@ -131,30 +200,59 @@ for (const d of DIALECTS) {
       assert.equal((await adminCall(t.app, 'POST', `/api/admin/emails/${id}/retry`)).status, 409, 'not twice');
     });
 
-    it('contacts: search by part of the address, paged; a contact\'s page has its books, events and e-mails', async () => {
+    it("contacts: search by part of the address, paged; a contact's page has its books, events and e-mails", async () => {
       for (const n of ['olga', 'oleg', 'irina']) {
-        await keyCall(t.app, key, 'POST', T, { event_type: 'contest_results', email: `${n}.search@example.org`, fields: { event_title: 'A', work_title: 'B' } });
+        await keyCall(t.app, key, 'POST', T, {
+          event_type: 'contest_results',
+          email: `${n}.search@example.org`,
+          fields: { event_title: 'A', work_title: 'B' },
+        });
       }
       const page1 = await adminCall(t.app, 'GET', `/api/admin/contacts?email=OL&site_key=${site}&limit=1`);
       assert.equal(page1.status, 200);
       assert.equal(page1.body.items.length, 1);
       assert.ok(page1.body.next_cursor);
-      const page2 = await adminCall(t.app, 'GET', `/api/admin/contacts?email=ol&limit=1&cursor=${page1.body.next_cursor}`);
+      const page2 = await adminCall(
+        t.app,
+        'GET',
+        `/api/admin/contacts?email=ol&limit=1&cursor=${page1.body.next_cursor}`,
+      );
       const found = [...page1.body.items, ...page2.body.items].map((c: any) => c.email).sort();
       assert.deepEqual(found, ['oleg.search@example.org', 'olga.search@example.org']);
       assert.equal(page2.body.next_cursor, null);
-      assert.equal((await adminCall(t.app, 'GET', '/api/admin/contacts?email=%25')).body.items.length, 0, 'LIKE wildcards are not patterns');
-      assert.equal((await adminCall(t.app, 'GET', '/api/admin/contacts?email=o_ga')).body.items.length, 0, 'an underscore is a character, not "any"');
+      assert.equal(
+        (await adminCall(t.app, 'GET', '/api/admin/contacts?email=%25')).body.items.length,
+        0,
+        'LIKE wildcards are not patterns',
+      );
+      assert.equal(
+        (await adminCall(t.app, 'GET', '/api/admin/contacts?email=o_ga')).body.items.length,
+        0,
+        'an underscore is a character, not "any"',
+      );
 
-      const buy = await keyCall(t.app, key, 'POST', P, { cart_type: 'course', email: 'olga.search@example.org', order_id: 'UI-BUY-1', amount: 100, currency: 'RUB' });
+      const buy = await keyCall(t.app, key, 'POST', P, {
+        cart_type: 'course',
+        email: 'olga.search@example.org',
+        order_id: 'UI-BUY-1',
+        amount: 100,
+        currency: 'RUB',
+      });
       assert.equal(buy.status, 200, JSON.stringify(buy.body));
       const olga = page1.body.items[0].email === 'olga.search@example.org' ? page1.body.items[0] : page2.body.items[0];
       const c = await adminCall(t.app, 'GET', `/api/admin/contacts/${olga.id}`);
       assert.equal(c.status, 200);
       assert.equal(c.body.contact.email, 'olga.search@example.org');
       assert.equal(c.body.contact.site_key, site);
-      assert.deepEqual(c.body.lists.map((l: any) => l.name), ['paid courses']);
-      assert.deepEqual(c.body.events.map((e: any) => e.endpoint), ['purchase', 'transactional'], 'newest first');
+      assert.deepEqual(
+        c.body.lists.map((l: any) => l.name),
+        ['paid courses'],
+      );
+      assert.deepEqual(
+        c.body.events.map((e: any) => e.endpoint),
+        ['purchase', 'transactional'],
+        'newest first',
+      );
       assert.equal(c.body.emails.length, 1);
       assert.equal(c.body.emails_more, false);
       assert.equal((await adminCall(t.app, 'GET', '/api/admin/contacts/999999')).status, 404);
@@ -169,15 +267,34 @@ for (const d of DIALECTS) {
         const call = (u: string, b: unknown) => keyCall(local.app, s.key, 'POST', u, b);
         // Yesterday: one accepted, one rejected event.
         local.clock.advance(-DAY);
-        await call(T, { event_type: 'contest_results', email: 'a@example.org', fields: { event_title: 'A', work_title: 'B' } });
+        await call(T, {
+          event_type: 'contest_results',
+          email: 'a@example.org',
+          fields: { event_title: 'A', work_title: 'B' },
+        });
         await call(T, { event_type: 'contest_results', email: 'a@example.org' });
         local.clock.advance(DAY);
         // Today: two orders; the first gets a cart e-mail out, then is paid; the second stays unpaid.
-        const o1 = await call(OC, { cart_type: 'course', email: 'b@example.org', order_id: 'D-1', course_name: 'Math' });
+        const o1 = await call(OC, {
+          cart_type: 'course',
+          email: 'b@example.org',
+          order_id: 'D-1',
+          course_name: 'Math',
+        });
         await call(OC, { cart_type: 'course', email: 'c@example.org', order_id: 'D-2', course_name: 'Art' });
-        await local.deps.db.db.updateTable('scheduled_emails').set({ status: 'sent', sent_at: local.clock.now() }).where('id', '=', o1.body.scheduled_email_ids[0]).execute();
+        await local.deps.db.db
+          .updateTable('scheduled_emails')
+          .set({ status: 'sent', sent_at: local.clock.now() })
+          .where('id', '=', o1.body.scheduled_email_ids[0])
+          .execute();
         local.clock.advance(60_000);
-        await call(P, { cart_type: 'course', email: 'b@example.org', order_id: 'D-1', amount: 2490.5, currency: 'RUB' });
+        await call(P, {
+          cart_type: 'course',
+          email: 'b@example.org',
+          order_id: 'D-1',
+          amount: 2490.5,
+          currency: 'RUB',
+        });
 
         const r = await adminCall(local.app, 'GET', '/api/admin/dashboard?site_key=dash&days=7');
         assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -186,12 +303,24 @@ for (const d of DIALECTS) {
         const today = new Date(local.clock.now()).toISOString().slice(0, 10);
         const yesterday = new Date(local.clock.now() - DAY).toISOString().slice(0, 10);
         assert.equal(b.events_by_day[6].day, today);
-        assert.deepEqual({ a: b.events_by_day[5].accepted, r: b.events_by_day[5].rejected, day: b.events_by_day[5].day }, { a: 1, r: 1, day: yesterday });
+        assert.deepEqual(
+          { a: b.events_by_day[5].accepted, r: b.events_by_day[5].rejected, day: b.events_by_day[5].day },
+          { a: 1, r: 1, day: yesterday },
+        );
         assert.deepEqual(b.events_by_day[6].by_type, { course_order_created: 2, course_paid: 1 });
-        assert.deepEqual(b.events_by_type.find((x: any) => x.event_type === 'contest_results'), { event_type: 'contest_results', accepted: 1, rejected: 1, total: 2 });
+        assert.deepEqual(
+          b.events_by_type.find((x: any) => x.event_type === 'contest_results'),
+          { event_type: 'contest_results', accepted: 1, rejected: 1, total: 2 },
+        );
         // 1 transactional + 2×3 cart e-mails; one cart e-mail sent, the paid order's other two cancelled.
         assert.deepEqual(b.emails_by_outcome, { sent: 1, failed: 0, suppressed: 0, cancelled: 2, pending: 4 });
-        assert.deepEqual(b.outbox, { scheduled: 3, queued: 1, sending: 0, oldest_due_at: b.outbox.oldest_due_at, oldest_due_age_seconds: 86_460 });
+        assert.deepEqual(b.outbox, {
+          scheduled: 3,
+          queued: 1,
+          sending: 0,
+          oldest_due_at: b.outbox.oldest_due_at,
+          oldest_due_age_seconds: 86_460,
+        });
         assert.equal(b.carts.orders_created, 2);
         assert.equal(b.carts.orders_paid, 1);
         assert.equal(b.carts.paid_after_cart_email, 1);
@@ -202,7 +331,8 @@ for (const d of DIALECTS) {
         const other = await adminCall(local.app, 'GET', '/api/admin/dashboard?days=1');
         assert.equal(other.body.events_by_day.length, 1);
         assert.equal(other.body.events_by_day[0].accepted, 3, 'yesterday is outside a one-day window');
-        for (const bad of ['0', '91', 'x']) assert.equal((await adminCall(local.app, 'GET', `/api/admin/dashboard?days=${bad}`)).status, 422, bad);
+        for (const bad of ['0', '91', 'x'])
+          assert.equal((await adminCall(local.app, 'GET', `/api/admin/dashboard?days=${bad}`)).status, 422, bad);
         assert.equal((await adminCall(local.app, 'GET', '/api/admin/dashboard?site_key=nope')).status, 404);
       } finally {
         await local.close();

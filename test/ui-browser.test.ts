@@ -16,7 +16,9 @@ import { ADMIN_TOKEN, createTestApp, keyCall, type TestApp } from './support/har
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
 const SITE = 'browser-school';
 const ORDER = 'ORDER-UI-7';
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
@@ -36,7 +38,11 @@ describe('admin UI in a browser', { skip }, () => {
     kind: 'capture',
     async send(msg) {
       if (failing && msg.to.address.endsWith('@fail.example')) {
-        throw Object.assign(new Error('rejected'), { responseCode: 554, response: '554 5.7.1 Message rejected by policy', command: 'DATA' });
+        throw Object.assign(new Error('rejected'), {
+          responseCode: 554,
+          response: '554 5.7.1 Message rejected by policy',
+          command: 'DATA',
+        });
       }
       return { messageId: msg.messageId, response: '250 captured' };
     },
@@ -47,7 +53,13 @@ describe('admin UI in a browser', { skip }, () => {
     await page.evaluate(() => document.getElementById('toasts')?.replaceChildren()); // passing notices are not the page
     await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage });
   };
-  const go = async (path: string) => { await page.goto(base + path); await page.locator('main[aria-busy="true"]').waitFor({ state: 'detached' }).catch(() => {}); };
+  const go = async (path: string) => {
+    await page.goto(base + path);
+    await page
+      .locator('main[aria-busy="true"]')
+      .waitFor({ state: 'detached' })
+      .catch(() => {});
+  };
   const heading = () => page.locator('main h1');
   const toast = (text: string | RegExp) => page.locator('.toast', { hasText: text }).first().waitFor();
   /** Options read "name (#id)": pick one by its name without knowing the id. */
@@ -61,10 +73,25 @@ describe('admin UI in a browser', { skip }, () => {
     t = await createTestApp('sqlite');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    worker = createWorker({ db: t.deps.db, transport, clock: t.clock, publicUrl: base, secret: 'browser-test-secret-0123456789abcdef' });
+    worker = createWorker({
+      db: t.deps.db,
+      transport,
+      clock: t.clock,
+      publicUrl: base,
+      secret: 'browser-test-secret-0123456789abcdef',
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
     page = await context.newPage();
@@ -73,7 +100,11 @@ describe('admin UI in a browser', { skip }, () => {
     page.on('console', (m) => {
       // Chromium logs every refused request (the 401 of the wrong token, the 422 of a broken template):
       // those answers are part of the scenario. Anything else, a CSP violation above all, is a problem.
-      if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) problems.push(`console: ${m.text()}`);
+      if (
+        m.type() === 'error' &&
+        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
+      )
+        problems.push(`console: ${m.text()}`);
     });
   });
 
@@ -87,7 +118,11 @@ describe('admin UI in a browser', { skip }, () => {
     await go('/ui/');
     await page.waitForURL(/\/ui\/login\?next=/);
     await shot('login');
-    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name), 'token', 'the token field has the focus');
+    assert.equal(
+      await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name),
+      'token',
+      'the token field has the focus',
+    );
     await page.keyboard.type('certainly-not-the-token');
     await page.keyboard.press('Enter');
     await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();
@@ -120,20 +155,28 @@ describe('admin UI in a browser', { skip }, () => {
     await page.getByLabel('Name (template key)', { exact: true }).fill('contest_result_mail');
     await page.getByLabel('Sample values for', { exact: true }).selectOption('contest_results');
     await page.getByLabel('Subject', { exact: true }).fill('{{ name }}, results of {{ event_title }}');
-    await page.getByLabel('HTML part', { exact: true }).fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
+    await page
+      .getByLabel('HTML part', { exact: true })
+      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
     await page.getByLabel('Text part', { exact: true }).fill('Hello, {{ name }}! {{ work_title }}');
-    await page.locator('.preview-subject', { hasText: 'Anna Petrova, results of All-Russian pedagogical olympiad' }).waitFor();
+    await page
+      .locator('.preview-subject', { hasText: 'Anna Petrova, results of All-Russian pedagogical olympiad' })
+      .waitFor();
     const frame = page.locator('iframe.preview-frame');
     assert.equal(await frame.getAttribute('sandbox'), '', 'the preview iframe is sandboxed with no permissions');
     await page.frameLocator('iframe.preview-frame').locator('h2', { hasText: 'Hello, Anna Petrova!' }).waitFor();
 
-    await page.getByLabel('HTML part', { exact: true }).fill('<h2>Hello, {{ name }}!</h2>\n<p>{% if place %}unclosed</p>');
+    await page
+      .getByLabel('HTML part', { exact: true })
+      .fill('<h2>Hello, {{ name }}!</h2>\n<p>{% if place %}unclosed</p>');
     const problem = page.locator('.part-error:not([hidden])');
     await problem.filter({ hasText: /^Line 2:/ }).waitFor();
     await page.getByRole('button', { name: 'Save template' }).click();
     await page.getByRole('alert').filter({ hasText: 'Not saved' }).waitFor();
 
-    await page.getByLabel('HTML part', { exact: true }).fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
+    await page
+      .getByLabel('HTML part', { exact: true })
+      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
     await problem.waitFor({ state: 'detached' }).catch(() => {});
     await page.locator('.preview-subject').waitFor();
     await page.frameLocator('iframe.preview-frame').locator('p', { hasText: 'took place 1' }).waitFor();
@@ -175,14 +218,19 @@ describe('admin UI in a browser', { skip }, () => {
 
     await go(`/ui/projects/${SITE}?tab=chain`);
     await page.locator('summary', { hasText: 'New sequence' }).click();
-    await page.locator('details', { hasText: 'New sequence' }).getByLabel('Name', { exact: true }).fill('short course chain');
+    await page
+      .locator('details', { hasText: 'New sequence' })
+      .getByLabel('Name', { exact: true })
+      .fill('short course chain');
     await page.getByLabel('Minutes after the order').fill('30');
     await page.getByRole('button', { name: 'Create sequence' }).click();
     await toast(/Sequence #\d+ created/);
     await chooseByText(page.getByLabel('course carts', { exact: true }), 'short course chain');
     await page.getByRole('button', { name: 'Save chains' }).click();
     await page.locator('.chain', { hasText: 'course carts' }).getByText('sequence “short course chain”').waitFor();
-    assert.ok(await page.locator('.chain', { hasText: 'course carts' }).getByRole('cell', { name: '30 min' }).isVisible());
+    assert.ok(
+      await page.locator('.chain', { hasText: 'course carts' }).getByRole('cell', { name: '30 min' }).isVisible(),
+    );
     // Back to the default chain, which the cart e-mail test below relies on.
     await page.getByLabel('course carts', { exact: true }).selectOption('');
     await page.getByRole('button', { name: 'Save chains' }).click();
@@ -212,12 +260,25 @@ describe('admin UI in a browser', { skip }, () => {
 
   it('finds the events of one order in the chronology; a <script> payload shows as text', async () => {
     const ok = await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', {
-      event_type: 'contest_results', email: 'anna@browser-school.example', name: XSS, order_id: ORDER, fields: { event_title: 'Spring contest', work_title: 'Poem', place: '2' },
+      event_type: 'contest_results',
+      email: 'anna@browser-school.example',
+      name: XSS,
+      order_id: ORDER,
+      fields: { event_title: 'Spring contest', work_title: 'Poem', place: '2' },
     });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    const rejected = await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', { event_type: 'contest_results', email: 'anna@browser-school.example', order_id: ORDER });
+    const rejected = await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', {
+      event_type: 'contest_results',
+      email: 'anna@browser-school.example',
+      order_id: ORDER,
+    });
     assert.equal(rejected.status, 422);
-    await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', { event_type: 'contest_results', email: 'other@browser-school.example', order_id: 'OTHER-1', fields: { event_title: 'x', work_title: 'y' } });
+    await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', {
+      event_type: 'contest_results',
+      email: 'other@browser-school.example',
+      order_id: 'OTHER-1',
+      fields: { event_title: 'x', work_title: 'y' },
+    });
     assert.equal(await worker.runOnce(), 2);
 
     await page.getByRole('link', { name: 'Events', exact: true }).first().click();
@@ -233,16 +294,28 @@ describe('admin UI in a browser', { skip }, () => {
     await shot('events');
 
     await rows.nth(1).getByRole('link').click();
-    await heading().filter({ hasText: /^Event #\d+/ }).waitFor();
-    assert.ok((await page.locator('pre.json').first().textContent())!.includes('"name": "<script>window.__pwned = 1</script><img src=x onerror='), 'the payload is shown literally');
+    await heading()
+      .filter({ hasText: /^Event #\d+/ })
+      .waitFor();
+    assert.ok(
+      (await page.locator('pre.json').first().textContent())!.includes(
+        '"name": "<script>window.__pwned = 1</script><img src=x onerror=',
+      ),
+      'the payload is shown literally',
+    );
     assert.equal(await page.locator('main script, main img').count(), 0, 'nothing from the payload became markup');
     assert.equal(await page.evaluate(() => (window as any).__pwned), undefined);
     await shot('event');
   });
 
   it('opens the e-mail the event created: rendered HTML in a sandboxed iframe, text part, headers', async () => {
-    await page.locator('main table a', { hasText: /^#\d+$/ }).first().click();
-    await heading().filter({ hasText: /^E-mail #\d+/ }).waitFor();
+    await page
+      .locator('main table a', { hasText: /^#\d+$/ })
+      .first()
+      .click();
+    await heading()
+      .filter({ hasText: /^E-mail #\d+/ })
+      .waitFor();
     assert.ok(await page.locator('main h1 .badge', { hasText: 'sent' }).isVisible());
     const frame = page.locator('iframe.preview-frame');
     assert.equal(await frame.getAttribute('sandbox'), '');
@@ -256,7 +329,11 @@ describe('admin UI in a browser', { skip }, () => {
   });
 
   it('retries a failed e-mail, and cancels a scheduled cart e-mail, each after a confirmation', async () => {
-    const sent = await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', { event_type: 'contest_results', email: 'bounce@fail.example', fields: { event_title: 'A', work_title: 'B' } });
+    const sent = await keyCall(t.app, apiKey, 'POST', '/api/scoped/send/transactional', {
+      event_type: 'contest_results',
+      email: 'bounce@fail.example',
+      fields: { event_title: 'A', work_title: 'B' },
+    });
     await worker.runOnce();
     await go(`/ui/emails?status=failed&site_key=${SITE}`);
     await page.locator('main tbody a', { hasText: `#${sent.body.scheduled_email_id}` }).click();
@@ -269,7 +346,12 @@ describe('admin UI in a browser', { skip }, () => {
     await page.reload();
     await page.locator('main h1 .badge', { hasText: 'sent' }).waitFor();
 
-    await keyCall(t.app, apiKey, 'POST', '/api/scoped/events/order-created', { cart_type: 'course', email: 'cart@browser-school.example', order_id: 'CART-1', course_name: 'Math' });
+    await keyCall(t.app, apiKey, 'POST', '/api/scoped/events/order-created', {
+      cart_type: 'course',
+      email: 'cart@browser-school.example',
+      order_id: 'CART-1',
+      course_name: 'Math',
+    });
     await go('/ui/emails?order_id=CART-1');
     // No cart templates are routed in this project: nothing is scheduled, and the page says so.
     await page.locator('td.empty').waitFor();
@@ -277,12 +359,20 @@ describe('admin UI in a browser', { skip }, () => {
     await page.getByLabel('Template for course_abandoned_cart_1h').selectOption('contest_result_mail');
     await page.getByRole('button', { name: 'Save routing' }).click();
     await toast('Routing saved');
-    await keyCall(t.app, apiKey, 'POST', '/api/scoped/events/order-created', { cart_type: 'course', email: 'cart@browser-school.example', order_id: 'CART-2', course_name: 'Math' });
+    await keyCall(t.app, apiKey, 'POST', '/api/scoped/events/order-created', {
+      cart_type: 'course',
+      email: 'cart@browser-school.example',
+      order_id: 'CART-2',
+      course_name: 'Math',
+    });
     await go('/ui/emails?order_id=CART-2');
     await page.locator('main tbody a').first().click();
     await page.getByRole('button', { name: 'Cancel e-mail' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel', exact: true }).click();
-    assert.ok(await page.locator('main h1 .badge', { hasText: 'scheduled' }).isVisible(), 'answering Cancel in the dialog changes nothing');
+    assert.ok(
+      await page.locator('main h1 .badge', { hasText: 'scheduled' }).isVisible(),
+      'answering Cancel in the dialog changes nothing',
+    );
     await page.getByRole('button', { name: 'Cancel e-mail' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel the e-mail' }).click();
     await page.locator('main h1 .badge', { hasText: 'cancelled' }).waitFor();
@@ -312,14 +402,34 @@ describe('admin UI in a browser', { skip }, () => {
   });
 
   it('pages through 10,000 events, 50 at a time, newest first', async () => {
-    const project = await t.deps.db.db.selectFrom('projects').select('id').where('site_key', '=', SITE).executeTakeFirstOrThrow();
+    const project = await t.deps.db.db
+      .selectFrom('projects')
+      .select('id')
+      .where('site_key', '=', SITE)
+      .executeTakeFirstOrThrow();
     const now = t.clock.now();
     for (let i = 0; i < 10_000; i += 1000) {
-      await t.deps.db.db.insertInto('events').values(Array.from({ length: 1000 }, (_, k) => ({
-        project_id: project.id, key_id: null, key_last4: null, endpoint: 'transactional', event_type: 'olympiad_results',
-        email: `bulk${i + k}@example.org`, order_id: `BULK-${i + k}`, idempotency_key: null, http_status: 200, accepted: 1,
-        error_code: null, payload: '{}', effects: '{}', created_at: now + 1000 + i + k,
-      }))).execute();
+      await t.deps.db.db
+        .insertInto('events')
+        .values(
+          Array.from({ length: 1000 }, (_, k) => ({
+            project_id: project.id,
+            key_id: null,
+            key_last4: null,
+            endpoint: 'transactional',
+            event_type: 'olympiad_results',
+            email: `bulk${i + k}@example.org`,
+            order_id: `BULK-${i + k}`,
+            idempotency_key: null,
+            http_status: 200,
+            accepted: 1,
+            error_code: null,
+            payload: '{}',
+            effects: '{}',
+            created_at: now + 1000 + i + k,
+          })),
+        )
+        .execute();
     }
     await go(`/ui/events?site_key=${SITE}&event_type=olympiad_results`);
     const rows = page.locator('main tbody tr');
@@ -336,7 +446,7 @@ describe('admin UI in a browser', { skip }, () => {
   it('shows the dashboard with its charts, and the projects list', async () => {
     await go('/ui/');
     await page.locator('svg.chart').first().waitFor();
-    assert.ok(await page.locator('svg.chart rect').count() > 0, 'bars were drawn');
+    assert.ok((await page.locator('svg.chart rect').count()) > 0, 'bars were drawn');
     await shot('dashboard');
     await go('/ui/projects');
     await shot('projects');

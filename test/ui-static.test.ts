@@ -13,7 +13,9 @@ function files(dir: string): string[] {
 
 describe('admin UI shell and assets', () => {
   let t: TestApp;
-  before(async () => { t = await createTestApp('sqlite'); });
+  before(async () => {
+    t = await createTestApp('sqlite');
+  });
   after(() => t.close());
 
   it('every UI path serves the shell with a strict Content-Security-Policy', async () => {
@@ -54,7 +56,12 @@ describe('admin UI shell and assets', () => {
     const again = await rawCall(t.app, 'GET', '/ui/assets/js/app.js', { 'if-none-match': String(js.headers.etag) });
     assert.equal(again.status, 304);
     assert.match(String((await rawCall(t.app, 'GET', '/ui/assets/app.css', {})).headers['content-type']), /^text\/css/);
-    for (const bad of ['/ui/assets/nope.js', '/ui/assets/../../../package.json', '/ui/assets/%2e%2e/%2e%2e/config.ts', '/ui/assets/js/']) {
+    for (const bad of [
+      '/ui/assets/nope.js',
+      '/ui/assets/../../../package.json',
+      '/ui/assets/%2e%2e/%2e%2e/config.ts',
+      '/ui/assets/js/',
+    ]) {
       const r = await rawCall(t.app, 'GET', bad, {});
       assert.notEqual(r.status, 200, bad);
       if (r.status === 404) assert.equal(r.body.detail.error.code, 'not_found');
@@ -70,13 +77,15 @@ describe('admin UI shell and assets', () => {
       seen.add(url);
       const r = await rawCall(t.app, 'GET', url, {});
       assert.equal(r.status, 200, `${url} is imported but not served`);
-      for (const m of String(r.body).matchAll(/^import\s[^'"]*['"](\.{1,2}\/[^'"]+)['"]/gm)) queue.push(new URL(m[1], `http://x${url}`).pathname);
+      for (const m of String(r.body).matchAll(/^import\s[^'"]*['"](\.{1,2}\/[^'"]+)['"]/gm))
+        queue.push(new URL(m[1], `http://x${url}`).pathname);
     }
     assert.ok(seen.size >= 10, `only ${seen.size} modules reached`);
   });
 
   it('no UI code parses data as HTML: only text nodes and DOM attributes', () => {
-    const sinks = /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|createContextualFragment|DOMParser/;
+    const sinks =
+      /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|createContextualFragment|DOMParser/;
     const sources = files(join(UI_ROOT, 'assets')).filter((f) => f.endsWith('.js'));
     assert.ok(sources.length >= 10);
     for (const f of sources) assert.doesNotMatch(readFileSync(f, 'utf8'), sinks, f);

@@ -95,7 +95,11 @@ const POSITION = /,\s*line:(\d+),\s*col:(\d+)\s*$/;
 
 /** Null when all three parts parse; otherwise the first problem, with its 1-based line. */
 export function checkTemplate(tpl: TemplateSource): TemplateProblem | null {
-  const parts: [TemplatePart, Liquid][] = [['subject', plainEngine], ['html', htmlEngine], ['text', plainEngine]];
+  const parts: [TemplatePart, Liquid][] = [
+    ['subject', plainEngine],
+    ['html', htmlEngine],
+    ['text', plainEngine],
+  ];
   for (const [part, engine] of parts) {
     const source = tpl[part];
     if (typeof source !== 'string') return { part, line: 1, column: 1, message: `${part} must be a string` };

@@ -34,7 +34,14 @@ export async function purgeExpired(db: Kysely<Database>, policy: RetentionPolicy
     const r = await db
       .updateTable('events')
       .set({ payload: null })
-      .where('id', 'in', (eb) => eb.selectFrom('events').select('id').where('created_at', '<', eventCutoff).where('payload', 'is not', null).limit(CHUNK))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('events')
+          .select('id')
+          .where('created_at', '<', eventCutoff)
+          .where('payload', 'is not', null)
+          .limit(CHUNK),
+      )
       .executeTakeFirst();
     return Number(r.numUpdatedRows ?? 0);
   });
@@ -60,7 +67,14 @@ export async function purgeExpired(db: Kysely<Database>, policy: RetentionPolicy
     const r = await db
       .deleteFrom('idempotency')
       .where(({ eb, refTuple, selectFrom }) =>
-        eb(refTuple('project_id', 'idempotency_key'), 'in', selectFrom('idempotency').select(['project_id', 'idempotency_key']).where('created_at', '<', idemCutoff).limit(CHUNK) as never),
+        eb(
+          refTuple('project_id', 'idempotency_key'),
+          'in',
+          selectFrom('idempotency')
+            .select(['project_id', 'idempotency_key'])
+            .where('created_at', '<', idemCutoff)
+            .limit(CHUNK) as never,
+        ),
       )
       .executeTakeFirst();
     return Number(r.numDeletedRows ?? 0);

@@ -40,7 +40,8 @@ function oneLine(s: string, max = 1000): string {
 }
 
 export function classifySmtpError(err: unknown): SmtpFailure {
-  const e: NodemailerLikeError = typeof err === 'object' && err !== null ? (err as NodemailerLikeError) : { message: String(err) };
+  const e: NodemailerLikeError =
+    typeof err === 'object' && err !== null ? (err as NodemailerLikeError) : { message: String(err) };
   const code = typeof e.code === 'string' ? e.code : null;
   const originalCode = typeof e.originalCode === 'string' ? e.originalCode : null;
   const response = typeof e.response === 'string' ? e.response : null;
@@ -66,7 +67,10 @@ export function classifySmtpError(err: unknown): SmtpFailure {
     if (!transient && command !== 'MAIL FROM') {
       if (enhanced) {
         const [cls, subject, detail] = enhanced.split('.');
-        recipientInvalid = cls === '5' && subject === '1' && (RECIPIENT_DETAILS.has(detail) || (detail === '0' && command === 'RCPT TO'));
+        recipientInvalid =
+          cls === '5' &&
+          subject === '1' &&
+          (RECIPIENT_DETAILS.has(detail) || (detail === '0' && command === 'RCPT TO'));
       } else {
         recipientInvalid = [550, 551, 553].includes(responseCode) && RECIPIENT_TEXT.test(response ?? errMessage);
       }
@@ -94,7 +98,8 @@ function envInt(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   const raw = env[name]?.trim();
   if (!raw) return def;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new Error(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || n < min || n > max)
+    throw new Error(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
   return n;
 }
 
@@ -112,7 +117,11 @@ export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryP
  * (uniform in [0, min(cap, base * 2^(n-1))]), which spreads a burst of failures against one server
  * instead of retrying them in lockstep.
  */
-export function backoffDelay(attemptsSoFar: number, policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>, random: () => number = Math.random): number {
+export function backoffDelay(
+  attemptsSoFar: number,
+  policy: Pick<RetryPolicy, 'baseMs' | 'capMs'>,
+  random: () => number = Math.random,
+): number {
   const exp = Math.min(Math.max(attemptsSoFar, 1) - 1, 40);
   const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** exp);
   return Math.max(1, Math.round(random() * ceiling));

@@ -100,11 +100,23 @@ export function createTransportFromConfig(cfg: { smtpUrl: string | null }, opts:
  * (even by another worker after a crash) carries the same id and receivers can de-duplicate. The
  * installation tag keeps two installations (staging and production) from minting identical ids.
  */
-export function makeMessageId(emailId: number, project: { site_key: string; from_email: string }, installationSecret = ''): string {
-  const site = project.site_key.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'site';
+export function makeMessageId(
+  emailId: number,
+  project: { site_key: string; from_email: string },
+  installationSecret = '',
+): string {
+  const site =
+    project.site_key
+      .replace(/[^A-Za-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 64) || 'site';
   const at = project.from_email.lastIndexOf('@');
   const rawDomain = at >= 0 ? project.from_email.slice(at + 1) : '';
-  const domain = rawDomain.toLowerCase().replace(/[^a-z0-9.-]+/g, '').replace(/^[.-]+|[.-]+$/g, '') || 'localhost';
+  const domain =
+    rawDomain
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]+/g, '')
+      .replace(/^[.-]+|[.-]+$/g, '') || 'localhost';
   const tag = createHash('sha256').update(`message-id:${installationSecret}`).digest('hex').slice(0, 8);
   return `<email-${emailId}.${site}.${tag}@${domain}>`;
 }

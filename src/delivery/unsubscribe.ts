@@ -52,7 +52,11 @@ export function unsubscribeUrl(publicUrl: string, secret: string, contact: Token
 }
 
 /** The contact a token belongs to, or undefined for a malformed, forged or stale token. */
-export async function resolveUnsubscribeToken(db: Executor, secret: string, token: string): Promise<ContactRow | undefined> {
+export async function resolveUnsubscribeToken(
+  db: Executor,
+  secret: string,
+  token: string,
+): Promise<ContactRow | undefined> {
   const parsed = parseUnsubscribeToken(token);
   if (!parsed) return undefined;
   const contact = await findContact(db, parsed.contactId);
@@ -65,7 +69,11 @@ export async function resolveUnsubscribeToken(db: Executor, secret: string, toke
  * so they are kept. Returns the status after the call. Pending cart and campaign e-mails need no
  * cancelling here: the worker checks the status at send time and records them as suppressed.
  */
-export async function unsubscribeContact(db: Executor, contact: ContactRow, now: number): Promise<ContactRow['status']> {
+export async function unsubscribeContact(
+  db: Executor,
+  contact: ContactRow,
+  now: number,
+): Promise<ContactRow['status']> {
   if (contact.status !== 'active') return contact.status;
   await setContactStatus(db, contact.id, 'unsubscribed', now, ['active']);
   return 'unsubscribed';

@@ -8,7 +8,15 @@ import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '..
 import { findContact, findContacts, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
-  claimDue, emailProgress, FINISH_BATCH, finishes, finishMany, nextDueAt, releaseClaims, renewLease, type Finish,
+  claimDue,
+  emailProgress,
+  FINISH_BATCH,
+  finishes,
+  finishMany,
+  nextDueAt,
+  releaseClaims,
+  renewLease,
+  type Finish,
 } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
 import { findTemplate } from '../repos/templates.js';
@@ -181,7 +189,11 @@ export function createWorker(opts: WorkerOptions): Worker {
         await new Promise<void>((r) => setImmediate(r));
         const batch = writes.splice(0, FINISH_BATCH);
         try {
-          const written = await finishMany(db, id, batch.map((w) => w.item));
+          const written = await finishMany(
+            db,
+            id,
+            batch.map((w) => w.item),
+          );
           for (const w of batch) w.resolve(written.has(w.item.id));
         } catch (err) {
           for (const w of batch) w.reject(err);
@@ -200,7 +212,8 @@ export function createWorker(opts: WorkerOptions): Worker {
     if (contact.status === 'invalid') return 'suppressed: the address is invalid';
     if (contact.status === 'admin_blocked') return 'suppressed: the contact is blocked by an administrator';
     // An unsubscribed person still gets e-mails about their own order, course or document.
-    if (contact.status === 'unsubscribed' && row.kind !== 'transactional') return 'suppressed: the contact unsubscribed';
+    if (contact.status === 'unsubscribed' && row.kind !== 'transactional')
+      return 'suppressed: the contact unsubscribed';
     return null;
   }
 
@@ -210,7 +223,10 @@ export function createWorker(opts: WorkerOptions): Worker {
       // The send is over: its slot goes to the next e-mail while the outcome waits for its batched write.
       release();
       if (await write) return outcome;
-      log.warn({ email_id: row.id, worker: id }, 'lease lost before the outcome was recorded; another worker owns the e-mail');
+      log.warn(
+        { email_id: row.id, worker: id },
+        'lease lost before the outcome was recorded; another worker owns the e-mail',
+      );
       return undefined;
     };
     if (row.attempts >= retry.maxAttempts) {
@@ -224,7 +240,10 @@ export function createWorker(opts: WorkerOptions): Worker {
     ]);
     if (!contact || !project || !template) {
       const what = !contact ? 'contact' : !project ? 'project' : `template ${row.template_id}`;
-      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false })));
+      return record(
+        'failed',
+        write(finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false })),
+      );
     }
     const reason = suppressionReason(row, contact);
     if (reason) return record('suppressed', write(finishes.suppressed(row.id, { now: clock.now(), reason })));
@@ -282,7 +301,10 @@ export function createWorker(opts: WorkerOptions): Worker {
       const now = clock.now();
       if (f.transient && attempts < retry.maxAttempts) {
         const dueAt = now + backoffDelay(attempts, retry, random);
-        log.warn({ email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message }, 'send failed, will retry');
+        log.warn(
+          { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
+          'send failed, will retry',
+        );
         return record('queued', write(finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })));
       }
       const error = f.transient ? `${f.message} (gave up after ${attempts} attempts)` : f.message;
@@ -301,7 +323,12 @@ export function createWorker(opts: WorkerOptions): Worker {
       const outcome = await deliver(row, cache, release);
       if (outcome) {
         emit(row.id, outcome);
-        opts.onOutcome?.({ outcome, kind: row.kind, durationMs: Date.now() - started, lagMs: Math.max(0, clock.now() - Number(row.due_at)) });
+        opts.onOutcome?.({
+          outcome,
+          kind: row.kind,
+          durationMs: Date.now() - started,
+          lagMs: Math.max(0, clock.now() - Number(row.due_at)),
+        });
       }
     } catch (err) {
       // Typically the database went away mid-way: the lease expires and the e-mail is tried again.

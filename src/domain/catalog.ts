@@ -14,38 +14,119 @@ const contest = ['event_title', 'work_title'];
 const publication = ['publication_title'];
 
 export const CATALOG: readonly CatalogEvent[] = [
-  { event_type: 'qualification_course_order_created', description: 'right after an unpaid order for a qualification-improvement course is created', fields: course },
-  { event_type: 'qualification_course_paid', description: 'after successful payment of that course is confirmed', fields: course },
-  { event_type: 'qualification_course_document_ready', description: 'the certificate/document is produced and available', fields: course },
-  { event_type: 'retraining_course_order_created', description: 'right after an unpaid professional-retraining order is created', fields: course },
+  {
+    event_type: 'qualification_course_order_created',
+    description: 'right after an unpaid order for a qualification-improvement course is created',
+    fields: course,
+  },
+  {
+    event_type: 'qualification_course_paid',
+    description: 'after successful payment of that course is confirmed',
+    fields: course,
+  },
+  {
+    event_type: 'qualification_course_document_ready',
+    description: 'the certificate/document is produced and available',
+    fields: course,
+  },
+  {
+    event_type: 'retraining_course_order_created',
+    description: 'right after an unpaid professional-retraining order is created',
+    fields: course,
+  },
   { event_type: 'retraining_course_paid', description: 'after successful payment is confirmed', fields: course },
-  { event_type: 'retraining_course_document_ready', description: 'the diploma/document is produced and available', fields: course },
-  { event_type: 'professional_training_order_created', description: 'right after an unpaid professional-training order is created', fields: course },
+  {
+    event_type: 'retraining_course_document_ready',
+    description: 'the diploma/document is produced and available',
+    fields: course,
+  },
+  {
+    event_type: 'professional_training_order_created',
+    description: 'right after an unpaid professional-training order is created',
+    fields: course,
+  },
   { event_type: 'professional_training_paid', description: 'after successful payment is confirmed', fields: course },
-  { event_type: 'professional_training_document_ready', description: 'the document is produced and available', fields: course },
-  { event_type: 'olympiad_participation_created', description: 'after registration for an olympiad or test is accepted', fields: event },
-  { event_type: 'olympiad_results', description: 'scores, place or diploma of an olympiad or test are available', fields: event },
-  { event_type: 'contest_work_submitted', description: 'after a work for a creative contest is uploaded or accepted', fields: contest },
-  { event_type: 'contest_results', description: 'contest results are final and a result/diploma is available', fields: contest },
+  {
+    event_type: 'professional_training_document_ready',
+    description: 'the document is produced and available',
+    fields: course,
+  },
+  {
+    event_type: 'olympiad_participation_created',
+    description: 'after registration for an olympiad or test is accepted',
+    fields: event,
+  },
+  {
+    event_type: 'olympiad_results',
+    description: 'scores, place or diploma of an olympiad or test are available',
+    fields: event,
+  },
+  {
+    event_type: 'contest_work_submitted',
+    description: 'after a work for a creative contest is uploaded or accepted',
+    fields: contest,
+  },
+  {
+    event_type: 'contest_results',
+    description: 'contest results are final and a result/diploma is available',
+    fields: contest,
+  },
   { event_type: 'seminar_registration_created', description: 'after registration for a seminar', fields: event },
   { event_type: 'seminar_certificate_ready', description: 'seminar certificate produced', fields: event },
   { event_type: 'conference_registration_created', description: 'after registration for a conference', fields: event },
   { event_type: 'conference_certificate_ready', description: 'conference certificate produced', fields: event },
-  { event_type: 'webinar_registration_created', description: 'after registration for a webinar or master class', fields: event },
+  {
+    event_type: 'webinar_registration_created',
+    description: 'after registration for a webinar or master class',
+    fields: event,
+  },
   { event_type: 'webinar_certificate_ready', description: 'webinar/master-class certificate produced', fields: event },
-  { event_type: 'publication_site_submitted', description: 'after material for publication on the site is submitted', fields: publication },
-  { event_type: 'publication_site_published', description: 'publication placed on the site or certificate ready', fields: publication },
-  { event_type: 'publication_book_submitted', description: 'after material for a collection/book is submitted', fields: publication },
-  { event_type: 'publication_book_published', description: 'collection/book published or documents ready', fields: publication },
-  { event_type: 'publication_journal_submitted', description: 'after material for a journal is submitted', fields: publication },
-  { event_type: 'publication_journal_published', description: 'journal published or documents ready', fields: publication },
+  {
+    event_type: 'publication_site_submitted',
+    description: 'after material for publication on the site is submitted',
+    fields: publication,
+  },
+  {
+    event_type: 'publication_site_published',
+    description: 'publication placed on the site or certificate ready',
+    fields: publication,
+  },
+  {
+    event_type: 'publication_book_submitted',
+    description: 'after material for a collection/book is submitted',
+    fields: publication,
+  },
+  {
+    event_type: 'publication_book_published',
+    description: 'collection/book published or documents ready',
+    fields: publication,
+  },
+  {
+    event_type: 'publication_journal_submitted',
+    description: 'after material for a journal is submitted',
+    fields: publication,
+  },
+  {
+    event_type: 'publication_journal_published',
+    description: 'journal published or documents ready',
+    fields: publication,
+  },
 ];
 
 /** Event types keys may allow beyond the catalog; they require event_type and email only (SPEC §3). */
 export const EXTRA_EVENT_TYPES: readonly string[] = [
-  'course_order_created', 'course_paid', 'course_test_passed', 'course_test_failed', 'course_document_ready',
-  'course_finished_test_missing', 'course_track_number', 'diploma_created', 'diploma_order_created',
-  'diploma_paid', 'contest_work_accepted', 'form_lead_collective_notify',
+  'course_order_created',
+  'course_paid',
+  'course_test_passed',
+  'course_test_failed',
+  'course_document_ready',
+  'course_finished_test_missing',
+  'course_track_number',
+  'diploma_created',
+  'diploma_order_created',
+  'diploma_paid',
+  'contest_work_accepted',
+  'form_lead_collective_notify',
 ];
 
 export const CART_TYPES = ['course', 'diploma', 'portal'] as const;
@@ -56,10 +137,19 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 /** Template keys the document shows in allowed_template_keys (offered by the admin UI). */
 export const KNOWN_TEMPLATE_KEYS: readonly string[] = [
-  'course_application_created', 'course_payment_success', 'course_test_passed', 'course_test_failed',
-  'course_completed_passed_document_ready', 'course_completed_test_not_passed', 'course_track_number',
-  'portal_payment_success', 'portal_olympiad_results', 'portal_contest_work_accepted', 'portal_contest_results',
-  'portal_publication_status', 'form_lead_collective_notify',
+  'course_application_created',
+  'course_payment_success',
+  'course_test_passed',
+  'course_test_failed',
+  'course_completed_passed_document_ready',
+  'course_completed_test_not_passed',
+  'course_track_number',
+  'portal_payment_success',
+  'portal_olympiad_results',
+  'portal_contest_work_accepted',
+  'portal_contest_results',
+  'portal_publication_status',
+  'form_lead_collective_notify',
 ];
 
 export const CART_STEPS = [

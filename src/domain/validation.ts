@@ -59,7 +59,9 @@ export function collectProblems(schema: TSchema, body: Body, required: string[])
   const { missing, invalid } = splitErrors(v.errors);
   for (const name of required) {
     const value = name.startsWith('fields.')
-      ? (body.fields && typeof body.fields === 'object' ? (body.fields as Body)[name.slice(7)] : undefined)
+      ? body.fields && typeof body.fields === 'object'
+        ? (body.fields as Body)[name.slice(7)]
+        : undefined
       : body[name];
     if (isAbsent(value) && !missing.includes(name)) {
       missing.push(name);

@@ -29,7 +29,12 @@ export interface AppOptions {
 }
 
 /** Never log a key, a token or a session cookie. */
-export const LOG_REDACT = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'];
+export const LOG_REDACT = [
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+];
 
 /** The installation's secret for unsubscribe links: configured, or made once and kept in the database. */
 export async function installationSecret(deps: Deps): Promise<string> {
@@ -39,7 +44,9 @@ export async function installationSecret(deps: Deps): Promise<string> {
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const logger = opts.logger;
   const app: FastifyInstance = Fastify({
-    ...(logger && typeof logger === 'object' && 'child' in logger ? { loggerInstance: logger as FastifyBaseLogger } : { logger: logger ?? false }),
+    ...(logger && typeof logger === 'object' && 'child' in logger
+      ? { loggerInstance: logger as FastifyBaseLogger }
+      : { logger: logger ?? false }),
     bodyLimit: deps.config.bodyLimitBytes,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -50,7 +57,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
   });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never);
+  app.setValidatorCompiler(
+    ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never,
+  );
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -65,7 +74,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       info: {
         title: 'Educational messaging gateway',
         version: API_VERSION,
-        description: 'External gateway (/api/scoped/*, version 1: additive changes only), administration and legacy endpoints. Every error has the envelope {"detail": {"ok": false, "error": {"code", "message", ...}}}.',
+        description:
+          'External gateway (/api/scoped/*, version 1: additive changes only), administration and legacy endpoints. Every error has the envelope {"detail": {"ok": false, "error": {"code", "message", ...}}}.',
       },
       components: {
         securitySchemes: {
@@ -80,7 +90,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
         { name: 'operations', description: 'Health and readiness' },
       ],
     },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
 
   // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
@@ -88,7 +100,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   const metrics = deps.metrics ?? new Metrics();
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
-  await app.register(unsubscribeRoutes, { db: deps.db, clock: deps.clock, secret: deps.secret ?? (await installationSecret(deps)) });
+  await app.register(unsubscribeRoutes, {
+    db: deps.db,
+    clock: deps.clock,
+    secret: deps.secret ?? (await installationSecret(deps)),
+  });
   await app.register(gatewayRoutes, { deps });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminAuth(deps));

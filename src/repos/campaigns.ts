@@ -3,8 +3,16 @@
 import { sql } from 'kysely';
 import type { Executor } from './types.js';
 
-export async function insertCampaign(db: Executor, c: { project_id: number; template_id: number; list_id: number; send_at: number }, now: number): Promise<number> {
-  const row = await db.insertInto('campaigns').values({ ...c, recipients: 0, created_at: now }).returning('id').executeTakeFirstOrThrow();
+export async function insertCampaign(
+  db: Executor,
+  c: { project_id: number; template_id: number; list_id: number; send_at: number },
+  now: number,
+): Promise<number> {
+  const row = await db
+    .insertInto('campaigns')
+    .values({ ...c, recipients: 0, created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -21,8 +29,24 @@ export async function fanOutCampaign(
   const res = await db
     .insertInto('scheduled_emails')
     .columns([
-      'project_id', 'kind', 'template_id', 'template_key', 'contact_id', 'to_email', 'to_name', 'order_id', 'event_id',
-      'campaign_id', 'chain_step', 'context', 'status', 'due_at', 'attempts', 'last_error', 'created_at', 'updated_at',
+      'project_id',
+      'kind',
+      'template_id',
+      'template_key',
+      'contact_id',
+      'to_email',
+      'to_name',
+      'order_id',
+      'event_id',
+      'campaign_id',
+      'chain_step',
+      'context',
+      'status',
+      'due_at',
+      'attempts',
+      'last_error',
+      'created_at',
+      'updated_at',
     ])
     .expression((eb) =>
       eb
@@ -30,14 +54,26 @@ export async function fanOutCampaign(
         .innerJoin('contacts', 'contacts.id', 'list_members.contact_id')
         .where('list_members.list_id', '=', c.listId)
         .select([
-          sql.lit(c.projectId).as('project_id'), sql.lit('campaign').as('kind'), sql.lit(c.templateId).as('template_id'),
-          sql<string>`${c.templateKey}`.as('template_key'), 'contacts.id', 'contacts.email', 'contacts.name',
-          sql.lit(null).as('order_id'), sql.lit(null).as('event_id'), sql.lit(c.campaignId).as('campaign_id'),
-          sql.lit(null).as('chain_step'), sql.lit('{}').as('context'),
+          sql.lit(c.projectId).as('project_id'),
+          sql.lit('campaign').as('kind'),
+          sql.lit(c.templateId).as('template_id'),
+          sql<string>`${c.templateKey}`.as('template_key'),
+          'contacts.id',
+          'contacts.email',
+          'contacts.name',
+          sql.lit(null).as('order_id'),
+          sql.lit(null).as('event_id'),
+          sql.lit(c.campaignId).as('campaign_id'),
+          sql.lit(null).as('chain_step'),
+          sql.lit('{}').as('context'),
           sql<string>`case when contacts.status = 'active' then 'scheduled' else 'suppressed' end`.as('status'),
-          sql.lit(c.sendAt).as('due_at'), sql.lit(0).as('attempts'),
-          sql<string | null>`case when contacts.status = 'active' then null else 'contact is ' || contacts.status end`.as('last_error'),
-          sql.lit(now).as('created_at'), sql.lit(now).as('updated_at'),
+          sql.lit(c.sendAt).as('due_at'),
+          sql.lit(0).as('attempts'),
+          sql<
+            string | null
+          >`case when contacts.status = 'active' then null else 'contact is ' || contacts.status end`.as('last_error'),
+          sql.lit(now).as('created_at'),
+          sql.lit(now).as('updated_at'),
         ]),
     )
     .executeTakeFirst();
@@ -62,8 +98,12 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
     .innerJoin('contacts', 'contacts.id', 'scheduled_emails.contact_id')
     .select([
       sql<number>`count(*)`.as('recipients'),
-      sql<number>`sum(case when scheduled_emails.status in ('scheduled', 'queued', 'sending') then 1 else 0 end)`.as('pending'),
-      sql<number>`sum(case when scheduled_emails.status in ('scheduled', 'queued') and scheduled_emails.due_at <= ${now} then 1 else 0 end)`.as('due'),
+      sql<number>`sum(case when scheduled_emails.status in ('scheduled', 'queued', 'sending') then 1 else 0 end)`.as(
+        'pending',
+      ),
+      sql<number>`sum(case when scheduled_emails.status in ('scheduled', 'queued') and scheduled_emails.due_at <= ${now} then 1 else 0 end)`.as(
+        'due',
+      ),
       sql<number>`sum(case when scheduled_emails.status = 'sent' then 1 else 0 end)`.as('sent'),
       sql<number>`sum(case when scheduled_emails.status = 'failed' then 1 else 0 end)`.as('failed'),
       sql<number>`sum(case when scheduled_emails.status = 'suppressed' then 1 else 0 end)`.as('suppressed'),
@@ -74,8 +114,14 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
     .executeTakeFirstOrThrow();
   const n = (v: unknown) => Number(v ?? 0);
   return {
-    recipients: n(rows.recipients), scheduled: n(rows.pending), due: n(rows.due), sent: n(rows.sent), failed: n(rows.failed),
-    suppressed: n(rows.suppressed), cancelled: n(rows.cancelled), unsubscribed: n(rows.unsubscribed),
+    recipients: n(rows.recipients),
+    scheduled: n(rows.pending),
+    due: n(rows.due),
+    sent: n(rows.sent),
+    failed: n(rows.failed),
+    suppressed: n(rows.suppressed),
+    cancelled: n(rows.cancelled),
+    unsubscribed: n(rows.unsubscribed),
   };
 }
 
@@ -83,9 +129,24 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
 export async function overview(db: Executor, now: number) {
   const n = (v: unknown) => Number(v ?? 0);
   const count = async (table: 'projects' | 'campaigns' | 'api_keys') =>
-    n((await db.selectFrom(table).select(sql<number>`count(*)`.as('c')).executeTakeFirstOrThrow()).c);
-  const contacts = await db.selectFrom('contacts').select(['status', sql<number>`count(*)`.as('c')]).groupBy('status').execute();
-  const emails = await db.selectFrom('scheduled_emails').select(['status', sql<number>`count(*)`.as('c')]).groupBy('status').execute();
+    n(
+      (
+        await db
+          .selectFrom(table)
+          .select(sql<number>`count(*)`.as('c'))
+          .executeTakeFirstOrThrow()
+      ).c,
+    );
+  const contacts = await db
+    .selectFrom('contacts')
+    .select(['status', sql<number>`count(*)`.as('c')])
+    .groupBy('status')
+    .execute();
+  const emails = await db
+    .selectFrom('scheduled_emails')
+    .select(['status', sql<number>`count(*)`.as('c')])
+    .groupBy('status')
+    .execute();
   const events = await db
     .selectFrom('events')
     .select([
@@ -96,7 +157,11 @@ export async function overview(db: Executor, now: number) {
     .executeTakeFirstOrThrow();
   const orders = await db
     .selectFrom('orders')
-    .select([sql<number>`count(*)`.as('total'), sql<number>`sum(case when status = 'paid' then 1 else 0 end)`.as('paid'), sql<number>`sum(coalesce(amount, 0))`.as('amount')])
+    .select([
+      sql<number>`count(*)`.as('total'),
+      sql<number>`sum(case when status = 'paid' then 1 else 0 end)`.as('paid'),
+      sql<number>`sum(coalesce(amount, 0))`.as('amount'),
+    ])
     .executeTakeFirstOrThrow();
   const backlog = await outboxBacklog(db, now);
   return {
@@ -105,7 +170,12 @@ export async function overview(db: Executor, now: number) {
     campaigns: await count('campaigns'),
     contacts_by_status: Object.fromEntries(contacts.map((r) => [r.status, n(r.c)])),
     emails_by_status: Object.fromEntries(emails.map((r) => [r.status, n(r.c)])),
-    events: { total: n(events.total), accepted: n(events.accepted), rejected: n(events.total) - n(events.accepted), last_24h: n(events.last_24h) },
+    events: {
+      total: n(events.total),
+      accepted: n(events.accepted),
+      rejected: n(events.total) - n(events.accepted),
+      last_24h: n(events.last_24h),
+    },
     orders: { total: n(orders.total), paid: n(orders.paid), paid_amount: n(orders.amount) },
     outbox: backlog,
   };
@@ -120,5 +190,8 @@ export async function outboxBacklog(db: Executor, now: number) {
     .where('due_at', '<=', now)
     .executeTakeFirstOrThrow();
   const oldest = r.oldest === null ? null : Number(r.oldest);
-  return { due: Number(r.depth ?? 0), oldest_due_age_seconds: oldest === null ? 0 : Math.max(0, (now - oldest) / 1000) };
+  return {
+    due: Number(r.depth ?? 0),
+    oldest_due_age_seconds: oldest === null ? 0 : Math.max(0, (now - oldest) / 1000),
+  };
 }

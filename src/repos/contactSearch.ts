@@ -9,11 +9,22 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
-export async function findContacts(db: Executor, o: { projectId?: number; email?: string; limit: number; afterId: number | null }) {
+export async function findContacts(
+  db: Executor,
+  o: { projectId?: number; email?: string; limit: number; afterId: number | null },
+) {
   let q = db
     .selectFrom('contacts')
     .innerJoin('projects', 'projects.id', 'contacts.project_id')
-    .select(['contacts.id', 'projects.site_key', 'contacts.email', 'contacts.name', 'contacts.status', 'contacts.created_at', 'contacts.updated_at'])
+    .select([
+      'contacts.id',
+      'projects.site_key',
+      'contacts.email',
+      'contacts.name',
+      'contacts.status',
+      'contacts.created_at',
+      'contacts.updated_at',
+    ])
     .orderBy('contacts.id', 'desc')
     .limit(o.limit + 1);
   if (o.projectId !== undefined) q = q.where('contacts.project_id', '=', o.projectId);

@@ -19,7 +19,12 @@ export async function upsertContact(
   now: number,
 ): Promise<ContactRow> {
   const email = normaliseEmail(c.email);
-  const existing = await db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirst();
+  const existing = await db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('email', '=', email)
+    .executeTakeFirst();
   if (existing) {
     const name = c.name ? c.name : existing.name;
     const fields = c.fields ? { ...parseJson<Record<string, unknown>>(existing.fields, {}), ...c.fields } : undefined;
@@ -35,11 +40,27 @@ export async function upsertContact(
   // Two requests may race to create the same contact: the unique index decides, the loser reads.
   const created = await db
     .insertInto('contacts')
-    .values({ project_id: projectId, email, name: c.name ?? null, fields: JSON.stringify(c.fields ?? {}), status: 'active', created_at: now, updated_at: now })
+    .values({
+      project_id: projectId,
+      email,
+      name: c.name ?? null,
+      fields: JSON.stringify(c.fields ?? {}),
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
     .returningAll()
     .executeTakeFirst();
-  return created ?? db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', email).executeTakeFirstOrThrow();
+  return (
+    created ??
+    db
+      .selectFrom('contacts')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow()
+  );
 }
 
 export async function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
@@ -53,11 +74,26 @@ export async function findContacts(db: Executor, ids: number[]): Promise<Map<num
   return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
-export async function findContactByEmail(db: Executor, projectId: number, email: string): Promise<ContactRow | undefined> {
-  return db.selectFrom('contacts').selectAll().where('project_id', '=', projectId).where('email', '=', normaliseEmail(email)).executeTakeFirst();
+export async function findContactByEmail(
+  db: Executor,
+  projectId: number,
+  email: string,
+): Promise<ContactRow | undefined> {
+  return db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('email', '=', normaliseEmail(email))
+    .executeTakeFirst();
 }
 
-export async function setContactStatus(db: Executor, id: number, status: ContactStatus, now: number, onlyFrom?: ContactStatus[]): Promise<void> {
+export async function setContactStatus(
+  db: Executor,
+  id: number,
+  status: ContactStatus,
+  now: number,
+  onlyFrom?: ContactStatus[],
+): Promise<void> {
   let q = db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id);
   // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
   if (onlyFrom) q = q.where('status', 'in', onlyFrom);
@@ -89,8 +125,19 @@ export async function listLists(db: Executor, projectId: number): Promise<(ListR
 }
 
 /** Address books are unique by name within a project; creating an existing one returns it. */
-export async function createList(db: Executor, projectId: number, name: string, now: number, id?: number): Promise<{ list: ListRow; created: boolean }> {
-  const existing = await db.selectFrom('lists').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
+export async function createList(
+  db: Executor,
+  projectId: number,
+  name: string,
+  now: number,
+  id?: number,
+): Promise<{ list: ListRow; created: boolean }> {
+  const existing = await db
+    .selectFrom('lists')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('name', '=', name)
+    .executeTakeFirst();
   if (existing) return { list: existing, created: false };
   const list = await db
     .insertInto('lists')
@@ -114,7 +161,13 @@ export async function listMembers(db: Executor, listId: number, limit: number, a
   let q = db
     .selectFrom('list_members')
     .innerJoin('contacts', 'contacts.id', 'list_members.contact_id')
-    .select(['contacts.id as contact_id', 'contacts.email', 'contacts.name', 'contacts.status', 'list_members.added_at'])
+    .select([
+      'contacts.id as contact_id',
+      'contacts.email',
+      'contacts.name',
+      'contacts.status',
+      'list_members.added_at',
+    ])
     .where('list_members.list_id', '=', listId)
     .orderBy('contacts.id')
     .limit(limit + 1);

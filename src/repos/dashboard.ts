@@ -37,7 +37,12 @@ const n = (v: unknown) => Number(v ?? 0);
 export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   let q = db
     .selectFrom('events')
-    .select([day(dialect, 'events.created_at').as('day'), 'events.event_type', 'events.accepted', sql<number>`count(*)`.as('total')])
+    .select([
+      day(dialect, 'events.created_at').as('day'),
+      'events.event_type',
+      'events.accepted',
+      sql<number>`count(*)`.as('total'),
+    ])
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
     .groupBy([day(dialect, 'events.created_at'), 'events.event_type', 'events.accepted']);
@@ -45,7 +50,9 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
-  const byDay = new Map(days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} as Record<string, number> }]));
+  const byDay = new Map(
+    days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} as Record<string, number> }]),
+  );
   const byType = new Map<string, { event_type: string; accepted: number; rejected: number; total: number }>();
   for (const r of rows) {
     const type = r.event_type ?? '(none)';
@@ -69,13 +76,18 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
 
 export const EMAIL_OUTCOMES = ['sent', 'failed', 'suppressed', 'cancelled', 'pending'] as const;
 type Outcome = (typeof EMAIL_OUTCOMES)[number];
-const outcomeOf = (status: string): Outcome => (EMAIL_OUTCOMES as readonly string[]).includes(status) ? (status as Outcome) : 'pending';
+const outcomeOf = (status: string): Outcome =>
+  (EMAIL_OUTCOMES as readonly string[]).includes(status) ? (status as Outcome) : 'pending';
 
 /** E-mails created in the window, by the day they were created and what became of them. */
 export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   let q = db
     .selectFrom('scheduled_emails')
-    .select([day(dialect, 'scheduled_emails.created_at').as('day'), 'scheduled_emails.status', sql<number>`count(*)`.as('total')])
+    .select([
+      day(dialect, 'scheduled_emails.created_at').as('day'),
+      'scheduled_emails.status',
+      sql<number>`count(*)`.as('total'),
+    ])
     .where('scheduled_emails.created_at', '>=', f.since)
     .where('scheduled_emails.created_at', '<', f.until)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
@@ -98,10 +110,18 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
   let q = db
     .selectFrom('scheduled_emails')
     .select([
-      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at > ${f.now} then 1 else 0 end)`.as('scheduled'),
-      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then 1 else 0 end)`.as('queued'),
+      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at > ${f.now} then 1 else 0 end)`.as(
+        'scheduled',
+      ),
+      sql<number>`sum(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then 1 else 0 end)`.as(
+        'queued',
+      ),
       sql<number>`sum(case when status = 'sending' then 1 else 0 end)`.as('sending'),
-      sql<number | null>`min(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then due_at else null end)`.as('oldest_due'),
+      sql<
+        number | null
+      >`min(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then due_at else null end)`.as(
+        'oldest_due',
+      ),
     ])
     .where('status', 'in', ['scheduled', 'queued', 'sending']);
   if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
@@ -130,14 +150,29 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
   let inner = db
     .selectFrom('orders as o')
     .leftJoin('events as pe', 'pe.id', 'o.paid_event_id')
-    .select([day(dialect, 'o.created_at').as('day'), 'o.cart_type', 'o.currency', 'o.status', 'o.amount', recovered.as('recovered')])
+    .select([
+      day(dialect, 'o.created_at').as('day'),
+      'o.cart_type',
+      'o.currency',
+      'o.status',
+      'o.amount',
+      recovered.as('recovered'),
+    ])
     .where('o.created_event_id', 'is not', null)
     .where('o.created_at', '>=', f.since)
     .where('o.created_at', '<', f.until);
   if (f.projectId !== undefined) inner = inner.where('o.project_id', '=', f.projectId);
   const rows = await db
     .selectFrom(inner.as('x'))
-    .select(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered', sql<number>`count(*)`.as('orders'), sql<number | null>`sum(x.amount)`.as('amount')])
+    .select([
+      'x.day',
+      'x.cart_type',
+      'x.currency',
+      'x.status',
+      'x.recovered',
+      sql<number>`count(*)`.as('orders'),
+      sql<number | null>`sum(x.amount)`.as('amount'),
+    ])
     .groupBy(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered'])
     .execute();
 
@@ -176,6 +211,8 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     ...totals,
     by_day: [...byDay.values()],
     by_cart_type: [...byCart.values()].sort((a, b) => a.cart_type.localeCompare(b.cart_type)),
-    amounts: [...money.values()].map((m) => ({ currency: m.currency, paid: round(m.paid), recovered: round(m.recovered) })).sort((a, b) => a.currency.localeCompare(b.currency)),
+    amounts: [...money.values()]
+      .map((m) => ({ currency: m.currency, paid: round(m.paid), recovered: round(m.recovered) }))
+      .sort((a, b) => a.currency.localeCompare(b.currency)),
   };
 }

@@ -24,12 +24,25 @@ export async function cancelEmail(db: Executor, id: number, now: number): Promis
  * error stays in last_error, marked, until the next attempt replaces it.
  */
 export async function retryEmail(db: Executor, id: number, now: number): Promise<boolean> {
-  const row = await db.selectFrom('scheduled_emails').select(['last_error']).where('id', '=', id).where('status', 'in', RETRYABLE).executeTakeFirst();
+  const row = await db
+    .selectFrom('scheduled_emails')
+    .select(['last_error'])
+    .where('id', '=', id)
+    .where('status', 'in', RETRYABLE)
+    .executeTakeFirst();
   if (!row) return false;
   const note = `retried by an administrator; previous error: ${row.last_error ?? 'none'}`.slice(0, 2000);
   const res = await db
     .updateTable('scheduled_emails')
-    .set({ status: 'queued', due_at: now, attempts: 0, last_error: note, locked_by: null, locked_until: null, updated_at: now })
+    .set({
+      status: 'queued',
+      due_at: now,
+      attempts: 0,
+      last_error: note,
+      locked_by: null,
+      locked_until: null,
+      updated_at: now,
+    })
     .where('id', '=', id)
     .where('status', 'in', RETRYABLE)
     .executeTakeFirst();

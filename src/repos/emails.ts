@@ -15,7 +15,12 @@ export async function findEmail(db: Executor, id: number): Promise<EmailRow | un
 }
 
 /** Cancels the pending cart-chain e-mails of one order; returns their ids. */
-export async function cancelPendingCartEmails(db: Executor, projectId: number, orderId: string, now: number): Promise<number[]> {
+export async function cancelPendingCartEmails(
+  db: Executor,
+  projectId: number,
+  orderId: string,
+  now: number,
+): Promise<number[]> {
   const rows = await db
     .updateTable('scheduled_emails')
     .set({ status: 'cancelled', updated_at: now, last_error: 'order paid' })
@@ -50,10 +55,21 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     .selectFrom('scheduled_emails')
     .innerJoin('projects', 'projects.id', 'scheduled_emails.project_id')
     .select([
-      'scheduled_emails.id', 'projects.site_key', 'scheduled_emails.kind', 'scheduled_emails.template_key',
-      'scheduled_emails.to_email', 'scheduled_emails.status', 'scheduled_emails.due_at', 'scheduled_emails.sent_at',
-      'scheduled_emails.order_id', 'scheduled_emails.event_id', 'scheduled_emails.campaign_id', 'scheduled_emails.attempts',
-      'scheduled_emails.last_error', 'scheduled_emails.contact_id', 'scheduled_emails.chain_step',
+      'scheduled_emails.id',
+      'projects.site_key',
+      'scheduled_emails.kind',
+      'scheduled_emails.template_key',
+      'scheduled_emails.to_email',
+      'scheduled_emails.status',
+      'scheduled_emails.due_at',
+      'scheduled_emails.sent_at',
+      'scheduled_emails.order_id',
+      'scheduled_emails.event_id',
+      'scheduled_emails.campaign_id',
+      'scheduled_emails.attempts',
+      'scheduled_emails.last_error',
+      'scheduled_emails.contact_id',
+      'scheduled_emails.chain_step',
     ])
     .orderBy('scheduled_emails.id', 'desc')
     .limit(f.limit + 1);
@@ -63,8 +79,15 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
   if (f.eventId !== undefined) q = q.where('scheduled_emails.event_id', '=', f.eventId);
   if (f.contactId !== undefined) q = q.where('scheduled_emails.contact_id', '=', f.contactId);
   if (f.campaignId !== undefined) q = q.where('scheduled_emails.campaign_id', '=', f.campaignId);
-  if (f.status === 'queued') q = q.where((eb) => eb.or([eb('scheduled_emails.status', '=', 'queued'), eb.and([eb('scheduled_emails.status', '=', 'scheduled'), eb('scheduled_emails.due_at', '<=', now)])]));
-  else if (f.status === 'scheduled') q = q.where('scheduled_emails.status', '=', 'scheduled').where('scheduled_emails.due_at', '>', now);
+  if (f.status === 'queued')
+    q = q.where((eb) =>
+      eb.or([
+        eb('scheduled_emails.status', '=', 'queued'),
+        eb.and([eb('scheduled_emails.status', '=', 'scheduled'), eb('scheduled_emails.due_at', '<=', now)]),
+      ]),
+    );
+  else if (f.status === 'scheduled')
+    q = q.where('scheduled_emails.status', '=', 'scheduled').where('scheduled_emails.due_at', '>', now);
   else if (f.status !== undefined) q = q.where('scheduled_emails.status', '=', f.status as EmailStatus);
   if (f.cursor !== null) q = q.where('scheduled_emails.id', '<', f.cursor);
   const rows = await q.execute();

@@ -10,7 +10,11 @@ export async function insertEvent(db: Executor, e: NewEvent): Promise<number> {
 }
 
 export async function setEventEffects(db: Executor, id: number, effects: Record<string, unknown>): Promise<void> {
-  await db.updateTable('events').set({ effects: JSON.stringify(effects) }).where('id', '=', id).execute();
+  await db
+    .updateTable('events')
+    .set({ effects: JSON.stringify(effects) })
+    .where('id', '=', id)
+    .execute();
 }
 
 export interface EventFilter {
@@ -79,7 +83,11 @@ export function toEventView(r: EventRow & { site_key: string }) {
   };
 }
 
-export async function eventStats(db: Executor, dialect: Dialect, f: { projectId?: number; since?: number; until?: number }) {
+export async function eventStats(
+  db: Executor,
+  dialect: Dialect,
+  f: { projectId?: number; since?: number; until?: number },
+) {
   const base = () => {
     let q = db.selectFrom('events');
     if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
@@ -89,7 +97,9 @@ export async function eventStats(db: Executor, dialect: Dialect, f: { projectId?
   };
   const accepted = sql<number>`sum(case when accepted = 1 then 1 else 0 end)`;
   const rejected = sql<number>`sum(case when accepted = 1 then 0 else 1 end)`;
-  const totals = await base().select([sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')]).executeTakeFirstOrThrow();
+  const totals = await base()
+    .select([sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
+    .executeTakeFirstOrThrow();
   const byType = await base()
     .select(['event_type', sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
     .groupBy('event_type')
@@ -115,14 +125,22 @@ export async function eventStats(db: Executor, dialect: Dialect, f: { projectId?
   if (f.projectId !== undefined) eq = eq.where('events.project_id', '=', f.projectId);
   if (f.since !== undefined) eq = eq.where('events.created_at', '>=', f.since);
   if (f.until !== undefined) eq = eq.where('events.created_at', '<', f.until);
-  const emails = await eq.select(['scheduled_emails.status', sql<number>`count(*)`.as('total')]).groupBy('scheduled_emails.status').execute();
+  const emails = await eq
+    .select(['scheduled_emails.status', sql<number>`count(*)`.as('total')])
+    .groupBy('scheduled_emails.status')
+    .execute();
 
   const n = (v: unknown) => Number(v ?? 0);
   return {
     total: n(totals.total),
     accepted: n(totals.accepted),
     rejected: n(totals.rejected),
-    by_event_type: byType.map((r) => ({ event_type: r.event_type, total: n(r.total), accepted: n(r.accepted), rejected: n(r.rejected) })),
+    by_event_type: byType.map((r) => ({
+      event_type: r.event_type,
+      total: n(r.total),
+      accepted: n(r.accepted),
+      rejected: n(r.rejected),
+    })),
     by_day: byDay.map((r) => ({ day: r.day, total: n(r.total), accepted: n(r.accepted), rejected: n(r.rejected) })),
     rejected_by_code: byCode.map((r) => ({ code: r.error_code ?? 'unknown', total: n(r.total) })),
     emails_by_status: Object.fromEntries(emails.map((r) => [r.status, n(r.total)])),

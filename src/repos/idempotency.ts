@@ -8,7 +8,11 @@ export interface IdempotencyRecord {
   event_id: number;
 }
 
-export async function findIdempotency(db: Executor, projectId: number, key: string): Promise<IdempotencyRecord | undefined> {
+export async function findIdempotency(
+  db: Executor,
+  projectId: number,
+  key: string,
+): Promise<IdempotencyRecord | undefined> {
   return db
     .selectFrom('idempotency')
     .select(['request_hash', 'endpoint', 'response_status', 'response_body', 'event_id'])

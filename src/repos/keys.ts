@@ -26,14 +26,19 @@ function toKey(row: ApiKeyRow & { site_key: string }): ApiKey {
     last4: row.last4,
     key_hash: row.key_hash,
     rights: parseJson<Rights>(row.rights, {}),
-    rate_limit: row.rate_per_second && row.rate_burst ? { per_second: row.rate_per_second, burst: row.rate_burst } : null,
+    rate_limit:
+      row.rate_per_second && row.rate_burst ? { per_second: row.rate_per_second, burst: row.rate_burst } : null,
     created_at: Number(row.created_at),
     disabled_at: row.disabled_at === null ? null : Number(row.disabled_at),
   };
 }
 
 const withSite = (db: Executor) =>
-  db.selectFrom('api_keys').innerJoin('projects', 'projects.id', 'api_keys.project_id').selectAll('api_keys').select('projects.site_key');
+  db
+    .selectFrom('api_keys')
+    .innerJoin('projects', 'projects.id', 'api_keys.project_id')
+    .selectAll('api_keys')
+    .select('projects.site_key');
 
 export async function findKeyByHash(db: Executor, hash: string): Promise<ApiKey | undefined> {
   const row = await withSite(db).where('api_keys.key_hash', '=', hash).executeTakeFirst();
@@ -53,7 +58,14 @@ export async function listKeys(db: Executor, projectId?: number): Promise<ApiKey
 
 export async function insertKey(
   db: Executor,
-  k: { project_id: number; name: string; key_hash: string; last4: string; rights: Rights; rate_limit?: RateLimit | null },
+  k: {
+    project_id: number;
+    name: string;
+    key_hash: string;
+    last4: string;
+    rights: Rights;
+    rate_limit?: RateLimit | null;
+  },
   now: number,
 ): Promise<number> {
   const row = await db

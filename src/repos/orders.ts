@@ -2,7 +2,12 @@ import type { OrderRow } from '../db/schema.js';
 import type { Executor } from './types.js';
 
 export async function findOrder(db: Executor, projectId: number, orderId: string): Promise<OrderRow | undefined> {
-  return db.selectFrom('orders').selectAll().where('project_id', '=', projectId).where('order_id', '=', orderId).executeTakeFirst();
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('order_id', '=', orderId)
+    .executeTakeFirst();
 }
 
 /**
@@ -11,14 +16,28 @@ export async function findOrder(db: Executor, projectId: number, orderId: string
  */
 export async function insertUnpaidOrder(
   db: Executor,
-  o: { project_id: number; order_id: string; cart_type: string; contact_id: number; course_name: string | null; event_id: number },
+  o: {
+    project_id: number;
+    order_id: string;
+    cart_type: string;
+    contact_id: number;
+    course_name: string | null;
+    event_id: number;
+  },
   now: number,
 ): Promise<OrderRow | undefined> {
   return db
     .insertInto('orders')
     .values({
-      project_id: o.project_id, order_id: o.order_id, cart_type: o.cart_type, contact_id: o.contact_id,
-      status: 'unpaid', course_name: o.course_name, created_event_id: o.event_id, created_at: now, updated_at: now,
+      project_id: o.project_id,
+      order_id: o.order_id,
+      cart_type: o.cart_type,
+      contact_id: o.contact_id,
+      status: 'unpaid',
+      course_name: o.course_name,
+      created_event_id: o.event_id,
+      created_at: now,
+      updated_at: now,
     })
     .onConflict((oc) => oc.columns(['project_id', 'order_id']).doNothing())
     .returningAll()
@@ -28,18 +47,43 @@ export async function insertUnpaidOrder(
 /** Marks an order paid, creating it when the purchase arrives before order-created. First payment wins. */
 export async function markOrderPaid(
   db: Executor,
-  o: { project_id: number; order_id: string; cart_type: string; contact_id: number; amount: number | null; currency: string | null; paid_at: string | null; event_id: number },
+  o: {
+    project_id: number;
+    order_id: string;
+    cart_type: string;
+    contact_id: number;
+    amount: number | null;
+    currency: string | null;
+    paid_at: string | null;
+    event_id: number;
+  },
   now: number,
 ): Promise<{ alreadyPaid: boolean }> {
   const existing = await findOrder(db, o.project_id, o.order_id);
   if (existing?.status === 'paid') return { alreadyPaid: true };
-  const paid = { status: 'paid' as const, amount: o.amount, currency: o.currency, paid_at: o.paid_at, paid_event_id: o.event_id, updated_at: now };
+  const paid = {
+    status: 'paid' as const,
+    amount: o.amount,
+    currency: o.currency,
+    paid_at: o.paid_at,
+    paid_event_id: o.event_id,
+    updated_at: now,
+  };
   if (existing) {
     await db.updateTable('orders').set(paid).where('id', '=', existing.id).execute();
   } else {
     await db
       .insertInto('orders')
-      .values({ project_id: o.project_id, order_id: o.order_id, cart_type: o.cart_type, contact_id: o.contact_id, course_name: null, created_event_id: null, created_at: now, ...paid })
+      .values({
+        project_id: o.project_id,
+        order_id: o.order_id,
+        cart_type: o.cart_type,
+        contact_id: o.contact_id,
+        course_name: null,
+        created_event_id: null,
+        created_at: now,
+        ...paid,
+      })
       .onConflict((oc) => oc.columns(['project_id', 'order_id']).doUpdateSet(paid))
       .execute();
   }

@@ -28,39 +28,66 @@ export interface ClaimOptions {
  */
 export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimOptions): Promise<EmailRow[]> {
   if (o.limit <= 0) return [];
-  const lock = <T extends { forUpdate(): T; skipLocked(): T }>(q: T): T => (dialect === 'postgres' ? q.forUpdate().skipLocked() : q);
-  return db
-    .with('expired', (qb) =>
-      lock(qb.selectFrom('scheduled_emails').select('id').where(IS_SENDING).where('locked_until', '<', o.now).orderBy('locked_until').limit(o.limit)),
-    )
-    .with('pending', (qb) =>
-      lock(qb.selectFrom('scheduled_emails').select('id').where(IS_PENDING).where('due_at', '<=', o.now).orderBy('due_at').limit(o.limit)),
-    )
-    .updateTable('scheduled_emails')
-    .set({
-      status: 'sending',
-      locked_by: o.workerId,
-      locked_until: o.now + o.leaseMs,
-      updated_at: o.now,
-      attempts: sql<number>`case when status = 'sending' then attempts + 1 else attempts end`,
-      last_error: sql<string | null>`case when status = 'sending' then ${LEASE_EXPIRED_NOTE} else last_error end`,
-    })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom(eb.selectFrom('expired').select('id').unionAll(eb.selectFrom('pending').select('id')).as('candidates'))
-        .select('candidates.id')
-        .limit(o.limit),
-    )
-    // Re-checked on the row itself: the claim is only valid if the row is still claimable.
-    .where((eb) =>
-      eb.or([eb.and([IS_PENDING, eb('due_at', '<=', o.now)]), eb.and([IS_SENDING, eb('locked_until', '<', o.now)])]),
-    )
-    .returningAll()
-    .execute();
+  const lock = <T extends { forUpdate(): T; skipLocked(): T }>(q: T): T =>
+    dialect === 'postgres' ? q.forUpdate().skipLocked() : q;
+  return (
+    db
+      .with('expired', (qb) =>
+        lock(
+          qb
+            .selectFrom('scheduled_emails')
+            .select('id')
+            .where(IS_SENDING)
+            .where('locked_until', '<', o.now)
+            .orderBy('locked_until')
+            .limit(o.limit),
+        ),
+      )
+      .with('pending', (qb) =>
+        lock(
+          qb
+            .selectFrom('scheduled_emails')
+            .select('id')
+            .where(IS_PENDING)
+            .where('due_at', '<=', o.now)
+            .orderBy('due_at')
+            .limit(o.limit),
+        ),
+      )
+      .updateTable('scheduled_emails')
+      .set({
+        status: 'sending',
+        locked_by: o.workerId,
+        locked_until: o.now + o.leaseMs,
+        updated_at: o.now,
+        attempts: sql<number>`case when status = 'sending' then attempts + 1 else attempts end`,
+        last_error: sql<string | null>`case when status = 'sending' then ${LEASE_EXPIRED_NOTE} else last_error end`,
+      })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom(
+            eb.selectFrom('expired').select('id').unionAll(eb.selectFrom('pending').select('id')).as('candidates'),
+          )
+          .select('candidates.id')
+          .limit(o.limit),
+      )
+      // Re-checked on the row itself: the claim is only valid if the row is still claimable.
+      .where((eb) =>
+        eb.or([eb.and([IS_PENDING, eb('due_at', '<=', o.now)]), eb.and([IS_SENDING, eb('locked_until', '<', o.now)])]),
+      )
+      .returningAll()
+      .execute()
+  );
 }
 
 /** Extends the lease of e-mails this worker still holds (long SMTP sessions outlive one lease). */
-export async function renewLease(db: Kysely<Database>, workerId: string, ids: number[], now: number, leaseMs: number): Promise<number> {
+export async function renewLease(
+  db: Kysely<Database>,
+  workerId: string,
+  ids: number[],
+  now: number,
+  leaseMs: number,
+): Promise<number> {
   if (ids.length === 0) return 0;
   const res = await db
     .updateTable('scheduled_emails')
@@ -73,7 +100,12 @@ export async function renewLease(db: Kysely<Database>, workerId: string, ids: nu
 }
 
 /** Hands claimed-but-unstarted e-mails back at shutdown so nobody waits for the lease to expire. */
-export async function releaseClaims(db: Kysely<Database>, workerId: string, ids: number[], now: number): Promise<number> {
+export async function releaseClaims(
+  db: Kysely<Database>,
+  workerId: string,
+  ids: number[],
+  now: number,
+): Promise<number> {
   if (ids.length === 0) return 0;
   const res = await db
     .updateTable('scheduled_emails')
@@ -93,19 +125,30 @@ export interface RenderedColumns {
 // Each returns false when this worker no longer holds the lease (nothing is written then). One e-mail
 // through finishMany, so the single and the batched writes are one statement with one guard.
 
-const finishOne = (db: Kysely<Database>, workerId: string, f: Finish) => finishMany(db, workerId, [f]).then((written) => written.has(f.id));
+const finishOne = (db: Kysely<Database>, workerId: string, f: Finish) =>
+  finishMany(db, workerId, [f]).then((written) => written.has(f.id));
 
 export function markSent(db: Kysely<Database>, id: number, workerId: string, o: { now: number } & RenderedColumns) {
   return finishOne(db, workerId, finishes.sent(id, o));
 }
 
 /** Back to `scheduled` for another attempt at `dueAt`; the lock is cleared so any worker may take it. */
-export function markRetry(db: Kysely<Database>, id: number, workerId: string, o: { now: number; dueAt: number; error: string } & RenderedColumns) {
+export function markRetry(
+  db: Kysely<Database>,
+  id: number,
+  workerId: string,
+  o: { now: number; dueAt: number; error: string } & RenderedColumns,
+) {
   return finishOne(db, workerId, finishes.retry(id, o));
 }
 
 /** `countAttempt: false` when giving up without trying (template error, attempt limit already reached). */
-export function markFailed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns) {
+export function markFailed(
+  db: Kysely<Database>,
+  id: number,
+  workerId: string,
+  o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns,
+) {
   return finishOne(db, workerId, finishes.failed(id, o));
 }
 
@@ -132,10 +175,43 @@ export interface Finish {
 
 export const finishes = {
   // last_error is cleared: an earlier transient failure is history once the e-mail went out.
-  sent: (id: number, o: { now: number } & RenderedColumns): Finish => ({ id, now: o.now, status: 'sent', sentAt: o.now, lastError: null, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
-  retry: (id: number, o: { now: number; dueAt: number; error: string } & RenderedColumns): Finish => ({ id, now: o.now, status: 'scheduled', dueAt: o.dueAt, lastError: o.error, releaseLock: true, countAttempt: true, rendered: o.rendered, messageId: o.messageId }),
-  failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({ id, now: o.now, status: 'failed', lastError: o.error, countAttempt: o.countAttempt ?? true, rendered: o.rendered, messageId: o.messageId }),
-  suppressed: (id: number, o: { now: number; reason: string }): Finish => ({ id, now: o.now, status: 'suppressed', lastError: o.reason, countAttempt: false }),
+  sent: (id: number, o: { now: number } & RenderedColumns): Finish => ({
+    id,
+    now: o.now,
+    status: 'sent',
+    sentAt: o.now,
+    lastError: null,
+    countAttempt: true,
+    rendered: o.rendered,
+    messageId: o.messageId,
+  }),
+  retry: (id: number, o: { now: number; dueAt: number; error: string } & RenderedColumns): Finish => ({
+    id,
+    now: o.now,
+    status: 'scheduled',
+    dueAt: o.dueAt,
+    lastError: o.error,
+    releaseLock: true,
+    countAttempt: true,
+    rendered: o.rendered,
+    messageId: o.messageId,
+  }),
+  failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({
+    id,
+    now: o.now,
+    status: 'failed',
+    lastError: o.error,
+    countAttempt: o.countAttempt ?? true,
+    rendered: o.rendered,
+    messageId: o.messageId,
+  }),
+  suppressed: (id: number, o: { now: number; reason: string }): Finish => ({
+    id,
+    now: o.now,
+    status: 'suppressed',
+    lastError: o.reason,
+    countAttempt: false,
+  }),
 };
 
 /** Most rows per finishMany statement (13 bound values each; SQLite allows 32766). */
@@ -149,8 +225,9 @@ export const FINISH_BATCH = 200;
 export async function finishMany(db: Kysely<Database>, workerId: string, items: Finish[]): Promise<Set<number>> {
   if (items.length === 0) return new Set();
   const flag = (b: boolean) => (b ? 1 : 0);
-  const rows = items.map((f) =>
-    sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${flag(f.lastError !== undefined)} as integer),
+  const rows = items.map(
+    (f) =>
+      sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${flag(f.lastError !== undefined)} as integer),
       cast(${f.lastError ?? null} as text), cast(${f.sentAt ?? null} as bigint), cast(${flag(f.releaseLock === true)} as integer),
       cast(${f.now} as bigint), cast(${flag(f.countAttempt)} as integer), cast(${flag(f.rendered !== undefined)} as integer),
       cast(${f.rendered ?? null} as text), cast(${flag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
@@ -180,14 +257,29 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
  */
 export async function nextDueAt(db: Kysely<Database>): Promise<number | null> {
   const [pending, lease] = await Promise.all([
-    db.selectFrom('scheduled_emails').select((eb) => eb.fn.min('due_at').as('t')).where(IS_PENDING).executeTakeFirst(),
-    db.selectFrom('scheduled_emails').select((eb) => eb.fn.min('locked_until').as('t')).where(IS_SENDING).executeTakeFirst(),
+    db
+      .selectFrom('scheduled_emails')
+      .select((eb) => eb.fn.min('due_at').as('t'))
+      .where(IS_PENDING)
+      .executeTakeFirst(),
+    db
+      .selectFrom('scheduled_emails')
+      .select((eb) => eb.fn.min('locked_until').as('t'))
+      .where(IS_SENDING)
+      .executeTakeFirst(),
   ]);
   const times = [pending?.t, lease?.t].filter((t): t is number => t !== null && t !== undefined).map(Number);
   return times.length ? Math.min(...times) : null;
 }
 
 /** Status and attempts only: what a waiting request polls. */
-export async function emailProgress(db: Kysely<Database>, id: number): Promise<{ status: EmailStatus; attempts: number; due_at: number } | undefined> {
-  return db.selectFrom('scheduled_emails').select(['status', 'attempts', 'due_at']).where('id', '=', id).executeTakeFirst();
+export async function emailProgress(
+  db: Kysely<Database>,
+  id: number,
+): Promise<{ status: EmailStatus; attempts: number; due_at: number } | undefined> {
+  return db
+    .selectFrom('scheduled_emails')
+    .select(['status', 'attempts', 'due_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }

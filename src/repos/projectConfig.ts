@@ -16,8 +16,17 @@ export async function getCourseCategories(db: Executor, projectId: number): Prom
     .sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
 }
 
-export async function findCourseCategory(db: Executor, projectId: number, id: string): Promise<CourseCategory | undefined> {
-  const r = await db.selectFrom('course_categories').selectAll().where('project_id', '=', projectId).where('category_id', '=', id).executeTakeFirst();
+export async function findCourseCategory(
+  db: Executor,
+  projectId: number,
+  id: string,
+): Promise<CourseCategory | undefined> {
+  const r = await db
+    .selectFrom('course_categories')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('category_id', '=', id)
+    .executeTakeFirst();
   return r && { id: r.category_id, list_id: r.list_id, slug: r.slug, title: r.title };
 }
 
@@ -26,7 +35,15 @@ export async function replaceCourseCategories(db: Executor, projectId: number, c
   if (cats.length) {
     await db
       .insertInto('course_categories')
-      .values(cats.map((c) => ({ project_id: projectId, category_id: c.id, list_id: c.list_id, slug: c.slug, title: c.title })))
+      .values(
+        cats.map((c) => ({
+          project_id: projectId,
+          category_id: c.id,
+          list_id: c.list_id,
+          slug: c.slug,
+          title: c.title,
+        })),
+      )
       .execute();
   }
 }
@@ -54,7 +71,13 @@ export interface Sequence {
   steps: SequenceStep[];
 }
 
-export async function insertSequence(db: Executor, projectId: number, name: string, steps: SequenceStep[], now: number): Promise<number> {
+export async function insertSequence(
+  db: Executor,
+  projectId: number,
+  name: string,
+  steps: SequenceStep[],
+  now: number,
+): Promise<number> {
   const row = await db
     .insertInto('sequences')
     .values({ project_id: projectId, name, steps: JSON.stringify(steps), created_at: now })
@@ -65,11 +88,20 @@ export async function insertSequence(db: Executor, projectId: number, name: stri
 
 export async function listSequences(db: Executor, projectId: number): Promise<Sequence[]> {
   const rows = await db.selectFrom('sequences').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
-  return rows.map((r) => ({ id: r.id, project_id: r.project_id, name: r.name, steps: parseJson<SequenceStep[]>(r.steps, []) }));
+  return rows.map((r) => ({
+    id: r.id,
+    project_id: r.project_id,
+    name: r.name,
+    steps: parseJson<SequenceStep[]>(r.steps, []),
+  }));
 }
 
 /** The sequence a project chose as its cart chain for a cart type, if it replaced the default. */
-export async function cartChainSequence(db: Executor, projectId: number, cartType: string): Promise<Sequence | undefined> {
+export async function cartChainSequence(
+  db: Executor,
+  projectId: number,
+  cartType: string,
+): Promise<Sequence | undefined> {
   const r = await db
     .selectFrom('cart_chains')
     .innerJoin('sequences', 'sequences.id', 'cart_chains.sequence_id')
@@ -85,8 +117,16 @@ export async function getCartChains(db: Executor, projectId: number): Promise<Re
   return Object.fromEntries(rows.map((r) => [r.cart_type, r.sequence_id]));
 }
 
-export async function replaceCartChains(db: Executor, projectId: number, chains: Record<string, number>): Promise<void> {
+export async function replaceCartChains(
+  db: Executor,
+  projectId: number,
+  chains: Record<string, number>,
+): Promise<void> {
   await db.deleteFrom('cart_chains').where('project_id', '=', projectId).execute();
-  const rows = Object.entries(chains).map(([cart_type, sequence_id]) => ({ project_id: projectId, cart_type, sequence_id }));
+  const rows = Object.entries(chains).map(([cart_type, sequence_id]) => ({
+    project_id: projectId,
+    cart_type,
+    sequence_id,
+  }));
   if (rows.length) await db.insertInto('cart_chains').values(rows).execute();
 }

@@ -23,7 +23,11 @@ export async function upsertProject(
   const existing = await findProjectBySiteKey(db, p.site_key);
   if (existing) {
     if (existing.name === p.name && existing.from_email === p.from_email) return { project: existing, created: false };
-    await db.updateTable('projects').set({ name: p.name, from_email: p.from_email, updated_at: now }).where('id', '=', existing.id).execute();
+    await db
+      .updateTable('projects')
+      .set({ name: p.name, from_email: p.from_email, updated_at: now })
+      .where('id', '=', existing.id)
+      .execute();
     return { project: { ...existing, name: p.name, from_email: p.from_email, updated_at: now }, created: false };
   }
   const project = await db

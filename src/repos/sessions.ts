@@ -13,7 +13,14 @@ export async function insertSession(db: Executor, s: SessionRow): Promise<void> 
 export async function findSession(db: Executor, id: string): Promise<SessionRow | undefined> {
   const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
   // bigint columns come back as numbers on both dialects, but be explicit: comparisons depend on it.
-  return row && { ...row, created_at: Number(row.created_at), expires_at: Number(row.expires_at), last_seen: Number(row.last_seen) };
+  return (
+    row && {
+      ...row,
+      created_at: Number(row.created_at),
+      expires_at: Number(row.expires_at),
+      last_seen: Number(row.last_seen),
+    }
+  );
 }
 
 export async function touchSession(db: Executor, id: string, now: number): Promise<void> {

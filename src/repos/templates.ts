@@ -6,8 +6,17 @@ export async function findTemplate(db: Executor, id: number): Promise<TemplateRo
   return db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findTemplateByName(db: Executor, projectId: number, name: string): Promise<TemplateRow | undefined> {
-  return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
+export async function findTemplateByName(
+  db: Executor,
+  projectId: number,
+  name: string,
+): Promise<TemplateRow | undefined> {
+  return db
+    .selectFrom('templates')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('name', '=', name)
+    .executeTakeFirst();
 }
 
 export async function listTemplates(db: Executor, projectId: number): Promise<TemplateRow[]> {
@@ -23,12 +32,24 @@ export async function upsertTemplate(
 ): Promise<{ id: number; created: boolean }> {
   const existing = await findTemplateByName(db, projectId, t.name);
   if (existing) {
-    await db.updateTable('templates').set({ subject: t.subject, html: t.html, text: t.text, updated_at: now }).where('id', '=', existing.id).execute();
+    await db
+      .updateTable('templates')
+      .set({ subject: t.subject, html: t.html, text: t.text, updated_at: now })
+      .where('id', '=', existing.id)
+      .execute();
     return { id: existing.id, created: false };
   }
   const row = await db
     .insertInto('templates')
-    .values({ project_id: projectId, name: t.name, subject: t.subject, html: t.html, text: t.text, created_at: now, updated_at: now })
+    .values({
+      project_id: projectId,
+      name: t.name,
+      subject: t.subject,
+      html: t.html,
+      text: t.text,
+      created_at: now,
+      updated_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: row.id, created: true };
@@ -45,13 +66,25 @@ export async function getRoutes(db: Executor, projectId: number): Promise<Record
   return Object.fromEntries(rows.map((r) => [r.routing_key, r.name]));
 }
 
-export async function replaceRoutes(db: Executor, projectId: number, routes: { routing_key: string; template_id: number }[]): Promise<void> {
+export async function replaceRoutes(
+  db: Executor,
+  projectId: number,
+  routes: { routing_key: string; template_id: number }[],
+): Promise<void> {
   await db.deleteFrom('routes').where('project_id', '=', projectId).execute();
-  if (routes.length) await db.insertInto('routes').values(routes.map((r) => ({ project_id: projectId, ...r }))).execute();
+  if (routes.length)
+    await db
+      .insertInto('routes')
+      .values(routes.map((r) => ({ project_id: projectId, ...r })))
+      .execute();
 }
 
 /** The template a routing key leads to in this project, if any. */
-export async function routedTemplate(db: Executor, projectId: number, routingKey: string): Promise<TemplateRow | undefined> {
+export async function routedTemplate(
+  db: Executor,
+  projectId: number,
+  routingKey: string,
+): Promise<TemplateRow | undefined> {
   return db
     .selectFrom('routes')
     .innerJoin('templates', 'templates.id', 'routes.template_id')

@@ -13,7 +13,8 @@ export function parseJson<T>(text: string | null | undefined, fallback: T): T {
   }
 }
 
-export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
+export const iso = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 
 /** Opaque keyset cursor over a descending or ascending id. */
 export function encodeCursor(id: number): string {

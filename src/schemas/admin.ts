@@ -28,10 +28,17 @@ export const CreateKeyBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateKeyBody = Static<typeof CreateKeyBody>;
-export const CreatedKey = Type.Intersect([KeyView, Type.Object({ key: Type.String({ description: 'the full key; shown only in this answer' }) })]);
+export const CreatedKey = Type.Intersect([
+  KeyView,
+  Type.Object({ key: Type.String({ description: 'the full key; shown only in this answer' }) }),
+]);
 
 export const UpdateKeyBody = Type.Object(
-  { name: Type.Optional(ShortString(200)), rights: Type.Optional(Rights), rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])) },
+  {
+    name: Type.Optional(ShortString(200)),
+    rights: Type.Optional(Rights),
+    rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])),
+  },
   { additionalProperties: false },
 );
 export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
@@ -60,7 +67,12 @@ export type ContactUpsertBody = Static<typeof ContactUpsertBody>;
 export const TemplateBody = Type.Object(
   {
     site_key: SiteKey,
-    name: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.:-]+$', description: 'the template key routing and rights refer to' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[A-Za-z0-9_.:-]+$',
+      description: 'the template key routing and rights refer to',
+    }),
     subject: Type.String({ minLength: 1, maxLength: 1000 }),
     html: Type.String({ maxLength: 500_000 }),
     text: Type.String({ maxLength: 500_000 }),
@@ -70,23 +82,45 @@ export const TemplateBody = Type.Object(
 export type TemplateBody = Static<typeof TemplateBody>;
 
 export const TemplateView = Type.Object({
-  id: Type.Integer(), site_key: Type.String(), name: Type.String(), subject: Type.String(), html: Type.String(), text: Type.String(),
-  created_at: Type.String(), updated_at: Type.String(),
+  id: Type.Integer(),
+  site_key: Type.String(),
+  name: Type.String(),
+  subject: Type.String(),
+  html: Type.String(),
+  text: Type.String(),
+  created_at: Type.String(),
+  updated_at: Type.String(),
 });
 
-export const ListBody = Type.Object({ site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+export const ListBody = Type.Object(
+  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
 export const ListMemberBody = Type.Object({ contact_id: Id }, { additionalProperties: false });
-export const ListView = Type.Object({ list_id: Type.Integer(), name: Type.String(), members: Type.Integer(), created_at: Type.String() });
+export const ListView = Type.Object({
+  list_id: Type.Integer(),
+  name: Type.String(),
+  members: Type.Integer(),
+  created_at: Type.String(),
+});
 
 export const MemberView = Type.Object({
-  contact_id: Type.Integer(), email: Type.String(), name: NullableString, status: Type.String(), added_at: Type.String(),
+  contact_id: Type.Integer(),
+  email: Type.String(),
+  name: NullableString,
+  status: Type.String(),
+  added_at: Type.String(),
 });
 
 export const RoutingBody = Type.Object(
   { routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }) },
   { additionalProperties: false },
 );
-export const RoutingResponse = Type.Object({ ok: Ok, site_key: Type.String(), routes: Type.Record(Type.String(), Type.String()) });
+export const RoutingResponse = Type.Object({
+  ok: Ok,
+  site_key: Type.String(),
+  routes: Type.Record(Type.String(), Type.String()),
+});
 
 export const Category = Type.Object(
   {
@@ -97,14 +131,21 @@ export const Category = Type.Object(
   },
   { additionalProperties: false },
 );
-export const CategoriesBody = Type.Object({ categories: Type.Array(Category, { maxItems: 1000 }) }, { additionalProperties: false });
+export const CategoriesBody = Type.Object(
+  { categories: Type.Array(Category, { maxItems: 1000 }) },
+  { additionalProperties: false },
+);
 export const CategoriesResponse = Type.Object({ ok: Ok, site_key: Type.String(), categories: Type.Array(Category) });
 
 export const PaidListsBody = Type.Object(
   { lists: Type.Record(Type.String(), Id, { maxProperties: 10 }) },
   { additionalProperties: false },
 );
-export const PaidListsResponse = Type.Object({ ok: Ok, site_key: Type.String(), lists: Type.Record(Type.String(), Type.Integer()) });
+export const PaidListsResponse = Type.Object({
+  ok: Ok,
+  site_key: Type.String(),
+  lists: Type.Record(Type.String(), Type.Integer()),
+});
 
 export const ContactStatusBody = Type.Object(
   { status: Type.Union(['active', 'unsubscribed', 'invalid', 'admin_blocked'].map((s) => Type.Literal(s))) },

@@ -9,7 +9,9 @@ const Count = Type.Integer({ minimum: 0 });
 
 export const UiMeta = Type.Object({
   ok: Ok,
-  catalog: Type.Array(Type.Object({ event_type: Type.String(), description: Type.String(), fields: Type.Array(Type.String()) })),
+  catalog: Type.Array(
+    Type.Object({ event_type: Type.String(), description: Type.String(), fields: Type.Array(Type.String()) }),
+  ),
   extra_event_types: Type.Array(Type.String()),
   cart_types: Type.Array(Type.String()),
   cart_steps: Type.Array(Type.Object({ step: Type.String(), delay_minutes: Type.Integer() })),
@@ -22,7 +24,9 @@ export const UiMeta = Type.Object({
 
 export const DashboardQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
-  days: Type.Optional(Type.Integer({ minimum: 1, maximum: 90, default: 14, description: 'the window: this many UTC days up to today' })),
+  days: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 90, default: 14, description: 'the window: this many UTC days up to today' }),
+  ),
 });
 
 const EmailOutcomes = { sent: Count, failed: Count, suppressed: Count, cancelled: Count, pending: Count };
@@ -31,12 +35,18 @@ export const DashboardResponse = Type.Object({
   site_key: NullableString,
   since: Type.String(),
   until: Type.String(),
-  events_by_day: Type.Array(Type.Object({ day: Type.String(), accepted: Count, rejected: Count, by_type: Type.Record(Type.String(), Count) })),
-  events_by_type: Type.Array(Type.Object({ event_type: Type.String(), accepted: Count, rejected: Count, total: Count })),
+  events_by_day: Type.Array(
+    Type.Object({ day: Type.String(), accepted: Count, rejected: Count, by_type: Type.Record(Type.String(), Count) }),
+  ),
+  events_by_type: Type.Array(
+    Type.Object({ event_type: Type.String(), accepted: Count, rejected: Count, total: Count }),
+  ),
   emails_by_day: Type.Array(Type.Object({ day: Type.String(), ...EmailOutcomes })),
   emails_by_outcome: Type.Object(EmailOutcomes),
   outbox: Type.Object({
-    scheduled: Count, queued: Count, sending: Count,
+    scheduled: Count,
+    queued: Count,
+    sending: Count,
     oldest_due_at: NullableString,
     oldest_due_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
   }),
@@ -58,7 +68,12 @@ export const PreviewBody = Type.Object(
     html: Part,
     text: Part,
     event_type: Type.Optional(Type.String({ maxLength: 100, description: 'routing key whose sample values to use' })),
-    sample: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 200, description: 'the event request to render with; defaults to sample values for event_type' })),
+    sample: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: 200,
+        description: 'the event request to render with; defaults to sample values for event_type',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

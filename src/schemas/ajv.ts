@@ -34,7 +34,9 @@ export function errorPath(e: ErrorObject): string {
 export function errorReason(e: ErrorObject): string {
   switch (e.keyword) {
     case 'format':
-      return (e.params as { format: string }).format === 'email' ? 'must be a valid e-mail address' : `must be a valid ${(e.params as { format: string }).format}`;
+      return (e.params as { format: string }).format === 'email'
+        ? 'must be a valid e-mail address'
+        : `must be a valid ${(e.params as { format: string }).format}`;
     case 'type':
       return `must be ${(e.params as { type: string }).type === 'integer' ? 'an integer' : `a ${(e.params as { type: string }).type}`}`;
     case 'maxProperties':
@@ -51,7 +53,10 @@ export function errorReason(e: ErrorObject): string {
 }
 
 /** Splits Ajv errors into the 422 body's missing_fields and invalid_fields. */
-export function splitErrors(errors: ErrorObject[] | null | undefined): { missing: string[]; invalid: Record<string, string> } {
+export function splitErrors(errors: ErrorObject[] | null | undefined): {
+  missing: string[];
+  invalid: Record<string, string>;
+} {
   const missing: string[] = [];
   const invalid: Record<string, string> = {};
   for (const e of errors ?? []) {

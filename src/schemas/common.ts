@@ -21,19 +21,21 @@ export const ErrorEnvelope = Type.Object(
   {
     $id: 'ErrorEnvelope',
     description: 'Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it',
-    examples: [{
-      detail: {
-        ok: false,
-        error: {
-          code: 'validation_error',
-          message: 'Validation failed for event type contest_results: missing fields.event_title, fields.work_title',
-          event_type: 'contest_results',
-          missing_fields: ['fields.event_title', 'fields.work_title'],
-          required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'],
-          invalid_fields: {},
+    examples: [
+      {
+        detail: {
+          ok: false,
+          error: {
+            code: 'validation_error',
+            message: 'Validation failed for event type contest_results: missing fields.event_title, fields.work_title',
+            event_type: 'contest_results',
+            missing_fields: ['fields.event_title', 'fields.work_title'],
+            required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'],
+            invalid_fields: {},
+          },
         },
       },
-    }],
+    ],
   },
 );
 
@@ -59,7 +61,9 @@ export const Rights = Type.Object(
     allowed_api_events: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 200 })),
     allowed_template_keys: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 })),
     allowed_cart_types: Type.Optional(Type.Array(CartTypeSchema, { maxItems: 10 })),
-    list_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the only address book a list_contacts_write key may write' })),
+    list_id: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'the only address book a list_contacts_write key may write' }),
+    ),
     note: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { additionalProperties: false },

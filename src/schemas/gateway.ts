@@ -7,7 +7,13 @@ const common = {
   email: Email,
   name: Type.Optional(ShortString(500)),
   order_id: Type.Optional(ShortString(200)),
-  idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'unique per project; the sample shape is <order_id>:<event_type>' })),
+  idempotency_key: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'unique per project; the sample shape is <order_id>:<event_type>',
+    }),
+  ),
   fields: Type.Optional(FieldsObject),
 };
 
@@ -23,11 +29,15 @@ export const TransactionalBody = Type.Object(
   },
   {
     additionalProperties: true,
-    examples: [{
-      event_type: 'contest_results', email: 'user@example.com', name: 'Anna',
-      idempotency_key: '1001:contest_results',
-      fields: { event_title: 'Spring contest', work_title: 'My project', place: '1' },
-    }],
+    examples: [
+      {
+        event_type: 'contest_results',
+        email: 'user@example.com',
+        name: 'Anna',
+        idempotency_key: '1001:contest_results',
+        fields: { event_title: 'Spring contest', work_title: 'My project', place: '1' },
+      },
+    ],
   },
 );
 export type TransactionalBody = Static<typeof TransactionalBody>;
@@ -41,10 +51,16 @@ export const OrderCreatedBody = Type.Object(
   },
   {
     additionalProperties: true,
-    examples: [{
-      cart_type: 'course', email: 'user@example.com', name: 'Anna', order_id: '1001',
-      course_name: 'Inclusive education', fields: { pay_url: 'https://site.example/pay/1001' },
-    }],
+    examples: [
+      {
+        cart_type: 'course',
+        email: 'user@example.com',
+        name: 'Anna',
+        order_id: '1001',
+        course_name: 'Inclusive education',
+        fields: { pay_url: 'https://site.example/pay/1001' },
+      },
+    ],
   },
 );
 export type OrderCreatedBody = Static<typeof OrderCreatedBody>;
@@ -60,10 +76,21 @@ export const PurchaseBody = Type.Object(
   },
   {
     additionalProperties: true,
-    examples: [{
-      cart_type: 'course', email: 'user@example.com', order_id: '1001', course_id: '77', amount: 2500, currency: 'RUB',
-      fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://site.example/account', course_category_id: '3' },
-    }],
+    examples: [
+      {
+        cart_type: 'course',
+        email: 'user@example.com',
+        order_id: '1001',
+        course_id: '77',
+        amount: 2500,
+        currency: 'RUB',
+        fields: {
+          paid_at: '2026-11-20T10:15:00+03:00',
+          account_url: 'https://site.example/account',
+          course_category_id: '3',
+        },
+      },
+    ],
   },
 );
 export type PurchaseBody = Static<typeof PurchaseBody>;

@@ -24,7 +24,8 @@ export function describe(endpoint: string, body: unknown): Described {
   const b = body && typeof body === 'object' && !Array.isArray(body) ? (body as Body) : {};
   let eventType = str(b.event_type, 100);
   const cart = str(b.cart_type, 20);
-  if (endpoint === 'order-created' || endpoint === 'unpaid-order') eventType = cart ? `${cart}_order_created` : 'order_created';
+  if (endpoint === 'order-created' || endpoint === 'unpaid-order')
+    eventType = cart ? `${cart}_order_created` : 'order_created';
   if (endpoint === 'purchase') eventType = cart ? `${cart}_paid` : 'purchase';
   if (endpoint === 'list-contact') eventType = 'list_contact_upsert';
   if (endpoint === 'catalog') eventType = null;
@@ -41,7 +42,10 @@ export function describe(endpoint: string, body: unknown): Described {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Body)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Body)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -77,18 +81,31 @@ export async function acceptEvent<T extends object>(
 
   const replay = async (rec: IdempotencyRecord): Promise<Accepted<T>> => {
     if (rec.request_hash !== hash) {
-      throw new AppError(422, 'idempotency_key_reused', 'This idempotency_key was already used with a different request body', {
-        idempotency_key: d.idempotency_key,
-        original_event_id: rec.event_id,
-      });
+      throw new AppError(
+        422,
+        'idempotency_key_reused',
+        'This idempotency_key was already used with a different request body',
+        {
+          idempotency_key: d.idempotency_key,
+          original_event_id: rec.event_id,
+        },
+      );
     }
     let stored = JSON.parse(rec.response_body) as T;
     if (refresh) stored = await refresh(stored);
     // The replay is itself a request the chronology should show, pointing at the original.
     const eventId = await insertEvent(deps.db.db, {
-      project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...d,
-      http_status: rec.response_status, accepted: 1, error_code: null, payload: JSON.stringify(body),
-      effects: JSON.stringify({ replay_of: rec.event_id }), created_at: now,
+      project_id: project.id,
+      key_id: key?.id ?? null,
+      key_last4: key?.last4 ?? null,
+      endpoint,
+      ...d,
+      http_status: rec.response_status,
+      accepted: 1,
+      error_code: null,
+      payload: JSON.stringify(body),
+      effects: JSON.stringify({ replay_of: rec.event_id }),
+      created_at: now,
     });
     return { status: rec.response_status, body: stored, eventId, replayed: true };
   };
@@ -100,15 +117,32 @@ export async function acceptEvent<T extends object>(
     // Group-committed on SQLite: concurrent requests share one commit, each answered only after it.
     return await inTransaction(deps.db, async (trx) => {
       const eventId = await insertEvent(trx, {
-        project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...d,
-        http_status: 200, accepted: 1, error_code: null, payload: JSON.stringify(body), effects: '{}', created_at: now,
+        project_id: project.id,
+        key_id: key?.id ?? null,
+        key_last4: key?.last4 ?? null,
+        endpoint,
+        ...d,
+        http_status: 200,
+        accepted: 1,
+        error_code: null,
+        payload: JSON.stringify(body),
+        effects: '{}',
+        created_at: now,
       });
       const { response, effects } = await work(trx, eventId, now);
       await setEventEffects(trx, eventId, effects);
       if (d.idempotency_key) {
         const stored = await insertIdempotency(
           trx,
-          { project_id: project.id, idempotency_key: d.idempotency_key, request_hash: hash, endpoint, response_status: 200, response_body: JSON.stringify(response), event_id: eventId },
+          {
+            project_id: project.id,
+            idempotency_key: d.idempotency_key,
+            request_hash: hash,
+            endpoint,
+            response_status: 200,
+            response_body: JSON.stringify(response),
+            event_id: eventId,
+          },
           now,
         );
         if (!stored) throw new IdempotencyRace();
@@ -130,13 +164,26 @@ export async function acceptEvent<T extends object>(
  * Logs a gateway request that changed nothing: a refusal (SPEC §5: a developer debugging a 422 finds
  * it in the chronology), or a read such as the catalog (code null).
  */
-export async function logRequest(call: GatewayCall, body: unknown, status: number, code: string | null, effects: Record<string, unknown> = {}): Promise<void> {
+export async function logRequest(
+  call: GatewayCall,
+  body: unknown,
+  status: number,
+  code: string | null,
+  effects: Record<string, unknown> = {},
+): Promise<void> {
   const { deps, project, key, endpoint } = call;
   const payload = body === undefined ? null : JSON.stringify(body);
   await insertEvent(deps.db.db, {
-    project_id: project.id, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint, ...describe(endpoint, body),
-    http_status: status, accepted: code === null ? 1 : 0, error_code: code,
+    project_id: project.id,
+    key_id: key?.id ?? null,
+    key_last4: key?.last4 ?? null,
+    endpoint,
+    ...describe(endpoint, body),
+    http_status: status,
+    accepted: code === null ? 1 : 0,
+    error_code: code,
     payload: payload && payload.length > 70_000 ? null : payload,
-    effects: JSON.stringify(effects), created_at: deps.clock.now(),
+    effects: JSON.stringify(effects),
+    created_at: deps.clock.now(),
   });
 }

@@ -23,15 +23,28 @@ import { plannedEmailRow, runPlan, type AcceptPlan, type OrderState, type PlanOu
 import type { GatewayCall } from './context.js';
 
 /** Carries out an accept plan: set-based with others on PostgreSQL, statement by statement elsewhere. */
-export function acceptPlanned<T extends object>(call: GatewayCall, body: Body, plan: AcceptPlan<T>, refresh?: (stored: T) => Promise<T>): Promise<Accepted<T>> {
-  const perRequest = () => acceptEvent<T>(call, body, (trx, eventId, now) => runPlan(trx, call.project.id, plan, eventId, now), refresh);
+export function acceptPlanned<T extends object>(
+  call: GatewayCall,
+  body: Body,
+  plan: AcceptPlan<T>,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  const perRequest = () =>
+    acceptEvent<T>(call, body, (trx, eventId, now) => runPlan(trx, call.project.id, plan, eventId, now), refresh);
   if (call.deps.db.dialect !== 'postgres') return perRequest();
   let b = batchers.get(call.deps.db);
   if (!b) batchers.set(call.deps.db, (b = new Batcher(call.deps.db)));
   return new Promise<Accepted<T>>((resolve, reject) => {
     b.submit({
-      call, body, plan: plan as AcceptPlan<unknown>, d: describe(call.endpoint, body), hash: requestHash(call.endpoint, body), now: call.deps.clock.now(),
-      perRequest: perRequest as () => Promise<Accepted<unknown>>, resolve: resolve as (a: Accepted<unknown>) => void, reject,
+      call,
+      body,
+      plan: plan as AcceptPlan<unknown>,
+      d: describe(call.endpoint, body),
+      hash: requestHash(call.endpoint, body),
+      now: call.deps.clock.now(),
+      perRequest: perRequest as () => Promise<Accepted<unknown>>,
+      resolve: resolve as (a: Accepted<unknown>) => void,
+      reject,
     });
   });
 }
@@ -112,9 +125,13 @@ type Contact = PlanOutcome['contact'];
 
 async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Accepted<unknown>[]> {
   const emailCount = batch.reduce((n, u) => n + u.plan.emails.length, 0);
-  const { rows: [ids] } = await sql<{ ev: (string | number)[]; em: (string | number)[] }>`
+  const {
+    rows: [ids],
+  } = await sql<{ ev: (string | number)[]; em: (string | number)[] }>`
     select array(select nextval(pg_get_serial_sequence('events', 'id')) from generate_series(1, ${batch.length}::int)) as ev,
-           array(select nextval(pg_get_serial_sequence('scheduled_emails', 'id')) from generate_series(1, ${emailCount}::int)) as em`.execute(trx);
+           array(select nextval(pg_get_serial_sequence('scheduled_emails', 'id')) from generate_series(1, ${emailCount}::int)) as em`.execute(
+    trx,
+  );
   const eventIds = ids.ev.map(Number);
   const emailIdPool = ids.em.map(Number);
 
@@ -122,14 +139,45 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
   const orders = await insertOrders(trx, batch, contacts, eventIds);
 
   const emails: Record<string, unknown[]> = {
-    id: [], project_id: [], kind: [], template_id: [], template_key: [], contact_id: [], to_email: [], to_name: [], order_id: [],
-    event_id: [], chain_step: [], context: [], status: [], due_at: [], created_at: [],
+    id: [],
+    project_id: [],
+    kind: [],
+    template_id: [],
+    template_key: [],
+    contact_id: [],
+    to_email: [],
+    to_name: [],
+    order_id: [],
+    event_id: [],
+    chain_step: [],
+    context: [],
+    status: [],
+    due_at: [],
+    created_at: [],
   };
   const events: Record<string, unknown[]> = {
-    id: [], project_id: [], key_id: [], key_last4: [], endpoint: [], event_type: [], email: [], order_id: [], idempotency_key: [],
-    payload: [], effects: [], created_at: [],
+    id: [],
+    project_id: [],
+    key_id: [],
+    key_last4: [],
+    endpoint: [],
+    event_type: [],
+    email: [],
+    order_id: [],
+    idempotency_key: [],
+    payload: [],
+    effects: [],
+    created_at: [],
   };
-  const idem: Record<string, unknown[]> = { project_id: [], idempotency_key: [], request_hash: [], endpoint: [], response_body: [], event_id: [], created_at: [] };
+  const idem: Record<string, unknown[]> = {
+    project_id: [],
+    idempotency_key: [],
+    request_hash: [],
+    endpoint: [],
+    response_body: [],
+    event_id: [],
+    created_at: [],
+  };
   let nextEmail = 0;
   const results = batch.map((u, i) => {
     const projectId = u.call.project.id;
@@ -147,12 +195,29 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
     const work = u.plan.result({ eventId, contact, emailIds, order });
     const key = u.call.key;
     push(events, {
-      id: eventId, project_id: projectId, key_id: key?.id ?? null, key_last4: key?.last4 ?? null, endpoint: u.call.endpoint,
-      event_type: u.d.event_type, email: u.d.email, order_id: u.d.order_id, idempotency_key: u.d.idempotency_key,
-      payload: JSON.stringify(u.body), effects: JSON.stringify(work.effects), created_at: u.now,
+      id: eventId,
+      project_id: projectId,
+      key_id: key?.id ?? null,
+      key_last4: key?.last4 ?? null,
+      endpoint: u.call.endpoint,
+      event_type: u.d.event_type,
+      email: u.d.email,
+      order_id: u.d.order_id,
+      idempotency_key: u.d.idempotency_key,
+      payload: JSON.stringify(u.body),
+      effects: JSON.stringify(work.effects),
+      created_at: u.now,
     });
     if (u.d.idempotency_key) {
-      push(idem, { project_id: projectId, idempotency_key: u.d.idempotency_key, request_hash: u.hash, endpoint: u.call.endpoint, response_body: JSON.stringify(work.response), event_id: eventId, created_at: u.now });
+      push(idem, {
+        project_id: projectId,
+        idempotency_key: u.d.idempotency_key,
+        request_hash: u.hash,
+        endpoint: u.call.endpoint,
+        response_body: JSON.stringify(work.response),
+        event_id: eventId,
+        created_at: u.now,
+      });
     }
     return { status: 200, body: work.response, eventId, replayed: false };
   });
@@ -167,7 +232,9 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
         ${emails.template_key}::text[], ${emails.contact_id}::bigint[], ${emails.to_email}::text[], ${emails.to_name}::text[],
         ${emails.order_id}::text[], ${emails.event_id}::bigint[], ${emails.chain_step}::text[], ${emails.context}::text[],
         ${emails.status}::text[], ${emails.due_at}::bigint[], ${emails.created_at}::bigint[])
-        as u(id, project_id, kind, template_id, template_key, contact_id, to_email, to_name, order_id, event_id, chain_step, context, status, due_at, created_at)`.execute(trx);
+        as u(id, project_id, kind, template_id, template_key, contact_id, to_email, to_name, order_id, event_id, chain_step, context, status, due_at, created_at)`.execute(
+      trx,
+    );
   }
   await sql`
     insert into events (id, project_id, key_id, key_last4, endpoint, event_type, email, order_id, idempotency_key, http_status, accepted,
@@ -177,7 +244,9 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
     from unnest(${events.id}::bigint[], ${events.project_id}::bigint[], ${events.key_id}::bigint[], ${events.key_last4}::text[],
       ${events.endpoint}::text[], ${events.event_type}::text[], ${events.email}::text[], ${events.order_id}::text[],
       ${events.idempotency_key}::text[], ${events.payload}::text[], ${events.effects}::text[], ${events.created_at}::bigint[])
-      as u(id, project_id, key_id, key_last4, endpoint, event_type, email, order_id, idempotency_key, payload, effects, created_at)`.execute(trx);
+      as u(id, project_id, key_id, key_last4, endpoint, event_type, email, order_id, idempotency_key, payload, effects, created_at)`.execute(
+    trx,
+  );
   if (idem.project_id.length) {
     const stored = await sql`
       insert into idempotency (project_id, idempotency_key, request_hash, endpoint, response_status, response_body, event_id, created_at)
@@ -189,7 +258,8 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
       on conflict (project_id, idempotency_key) do nothing
       returning idempotency_key`.execute(trx);
     // A repeat of a stored key: the batch rolls back and is redone request by request (which replays it).
-    if (stored.rows.length !== idem.project_id.length) throw new Error('an idempotency key of the batch is already stored');
+    if (stored.rows.length !== idem.project_id.length)
+      throw new Error('an idempotency key of the batch is already stored');
   }
   return results;
 }
@@ -209,9 +279,16 @@ const contactKey = (projectId: number, email: string) => `${projectId}\n${normal
 async function upsertContacts(trx: Transaction<Database>, batch: Unit[]): Promise<Map<string, Contact>> {
   const wanted = new Map<string, { project_id: number; email: string; name: string | null; now: number }>();
   for (const u of batch) {
-    wanted.set(contactKey(u.call.project.id, u.plan.contact.email), { project_id: u.call.project.id, email: normaliseEmail(u.plan.contact.email), name: u.plan.contact.name ?? null, now: u.now });
+    wanted.set(contactKey(u.call.project.id, u.plan.contact.email), {
+      project_id: u.call.project.id,
+      email: normaliseEmail(u.plan.contact.email),
+      name: u.plan.contact.name ?? null,
+      now: u.now,
+    });
   }
-  const rows = [...wanted.values()].sort((a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
+  const rows = [...wanted.values()].sort(
+    (a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
+  );
   const out = new Map<string, Contact>();
   const created = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
     insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
@@ -220,12 +297,15 @@ async function upsertContacts(trx: Transaction<Database>, batch: Unit[]): Promis
     order by u.ord
     on conflict (project_id, email) do nothing
     returning id, project_id, email, name`.execute(trx);
-  for (const c of created.rows) out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name: c.name });
+  for (const c of created.rows)
+    out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name: c.name });
   const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
   if (known.length) {
     const found = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
       select c.id, c.project_id, c.email, c.name from contacts c
-      join unnest(${known.map((r) => r.project_id)}::bigint[], ${known.map((r) => r.email)}::text[]) as u(p, e) on c.project_id = u.p and c.email = u.e`.execute(trx);
+      join unnest(${known.map((r) => r.project_id)}::bigint[], ${known.map((r) => r.email)}::text[]) as u(p, e) on c.project_id = u.p and c.email = u.e`.execute(
+      trx,
+    );
     const renames: { id: number; name: string; now: number }[] = [];
     for (const c of found.rows) {
       const k = contactKey(Number(c.project_id), c.email);
@@ -247,13 +327,22 @@ async function upsertContacts(trx: Transaction<Database>, batch: Unit[]): Promis
 }
 
 /** insertUnpaidOrder for the batch's orders; one that exists already is 'paid' or 'duplicate'. */
-async function insertOrders(trx: Transaction<Database>, batch: Unit[], contacts: Map<string, Contact>, eventIds: number[]): Promise<Map<string, OrderState>> {
+async function insertOrders(
+  trx: Transaction<Database>,
+  batch: Unit[],
+  contacts: Map<string, Contact>,
+  eventIds: number[],
+): Promise<Map<string, OrderState>> {
   const out = new Map<string, OrderState>();
   const rows = batch
     .map((u, i) => ({ u, eventId: eventIds[i] }))
     .filter(({ u }) => u.plan.order)
     .map(({ u, eventId }) => ({
-      project_id: u.call.project.id, ...u.plan.order!, contact_id: contacts.get(contactKey(u.call.project.id, u.plan.contact.email))!.id, event_id: eventId, now: u.now,
+      project_id: u.call.project.id,
+      ...u.plan.order!,
+      contact_id: contacts.get(contactKey(u.call.project.id, u.plan.contact.email))!.id,
+      event_id: eventId,
+      now: u.now,
     }))
     .sort((a, b) => a.project_id - b.project_id || (a.order_id < b.order_id ? -1 : a.order_id > b.order_id ? 1 : 0));
   if (!rows.length) return out;
@@ -271,9 +360,13 @@ async function insertOrders(trx: Transaction<Database>, batch: Unit[], contacts:
   if (existing.length) {
     const found = await sql<{ project_id: number; order_id: string; status: string }>`
       select o.project_id, o.order_id, o.status from orders o
-      join unnest(${existing.map((r) => r.project_id)}::bigint[], ${existing.map((r) => r.order_id)}::text[]) as u(p, o) on o.project_id = u.p and o.order_id = u.o`.execute(trx);
-    for (const o of found.rows) out.set(`${Number(o.project_id)}\n${o.order_id}`, o.status === 'paid' ? 'paid' : 'duplicate');
-    for (const r of existing) if (!out.has(`${r.project_id}\n${r.order_id}`)) out.set(`${r.project_id}\n${r.order_id}`, 'duplicate');
+      join unnest(${existing.map((r) => r.project_id)}::bigint[], ${existing.map((r) => r.order_id)}::text[]) as u(p, o) on o.project_id = u.p and o.order_id = u.o`.execute(
+      trx,
+    );
+    for (const o of found.rows)
+      out.set(`${Number(o.project_id)}\n${o.order_id}`, o.status === 'paid' ? 'paid' : 'duplicate');
+    for (const r of existing)
+      if (!out.has(`${r.project_id}\n${r.order_id}`)) out.set(`${r.project_id}\n${r.order_id}`, 'duplicate');
   }
   return out;
 }

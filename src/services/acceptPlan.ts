@@ -53,24 +53,54 @@ export function plannedEmailRow(
   now: number,
 ): NewEmail {
   return {
-    project_id: projectId, kind: e.kind, template_id: e.template.id, template_key: e.template.name,
-    contact_id: contact.id, to_email: contact.email, to_name: plan.contact.name ?? contact.name,
-    order_id: e.orderId, event_id: eventId, campaign_id: null, chain_step: e.chainStep, context: e.context,
-    status: e.status, due_at: now + e.delayMs, attempts: 0, created_at: now, updated_at: now,
+    project_id: projectId,
+    kind: e.kind,
+    template_id: e.template.id,
+    template_key: e.template.name,
+    contact_id: contact.id,
+    to_email: contact.email,
+    to_name: plan.contact.name ?? contact.name,
+    order_id: e.orderId,
+    event_id: eventId,
+    campaign_id: null,
+    chain_step: e.chainStep,
+    context: e.context,
+    status: e.status,
+    due_at: now + e.delayMs,
+    attempts: 0,
+    created_at: now,
+    updated_at: now,
   };
 }
 
 /** The plan, one statement at a time, inside the caller's transaction. */
-export async function runPlan<T>(trx: Transaction<Database>, projectId: number, plan: AcceptPlan<T>, eventId: number, now: number): Promise<Work<T>> {
-  const contact = await upsertContact(trx, projectId, { email: plan.contact.email, name: plan.contact.name ?? undefined }, now);
+export async function runPlan<T>(
+  trx: Transaction<Database>,
+  projectId: number,
+  plan: AcceptPlan<T>,
+  eventId: number,
+  now: number,
+): Promise<Work<T>> {
+  const contact = await upsertContact(
+    trx,
+    projectId,
+    { email: plan.contact.email, name: plan.contact.name ?? undefined },
+    now,
+  );
   let order: OrderState = 'created';
   if (plan.order) {
-    const created = await insertUnpaidOrder(trx, { project_id: projectId, ...plan.order, contact_id: contact.id, event_id: eventId }, now);
-    if (!created) order = (await findOrder(trx, projectId, plan.order.order_id))?.status === 'paid' ? 'paid' : 'duplicate';
+    const created = await insertUnpaidOrder(
+      trx,
+      { project_id: projectId, ...plan.order, contact_id: contact.id, event_id: eventId },
+      now,
+    );
+    if (!created)
+      order = (await findOrder(trx, projectId, plan.order.order_id))?.status === 'paid' ? 'paid' : 'duplicate';
   }
   const emailIds: number[] = [];
   if (order === 'created') {
-    for (const e of plan.emails) emailIds.push(await insertEmail(trx, plannedEmailRow(projectId, e, plan, contact, eventId, now)));
+    for (const e of plan.emails)
+      emailIds.push(await insertEmail(trx, plannedEmailRow(projectId, e, plan, contact, eventId, now)));
   }
   return plan.result({ eventId, contact, emailIds, order });
 }

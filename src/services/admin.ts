@@ -21,35 +21,64 @@ export async function requireProject(db: Executor, siteKey: string): Promise<Pro
 
 export function keyView(k: ApiKey) {
   return {
-    id: k.id, site_key: k.site_key, name: k.name, status: k.status, last4: k.last4, rights: k.rights,
-    rate_limit: k.rate_limit, created_at: iso(k.created_at)!, disabled_at: iso(k.disabled_at),
+    id: k.id,
+    site_key: k.site_key,
+    name: k.name,
+    status: k.status,
+    last4: k.last4,
+    rights: k.rights,
+    rate_limit: k.rate_limit,
+    created_at: iso(k.created_at)!,
+    disabled_at: iso(k.disabled_at),
   };
 }
 
 async function checkListRight(db: Executor, project: Project, rights: Rights): Promise<void> {
   if ((rights.permissions ?? []).includes('list_contacts_write') && rights.list_id === undefined) {
-    throw validationError('A key with list_contacts_write must name its address book in rights.list_id', { missing_fields: ['rights.list_id'] });
+    throw validationError('A key with list_contacts_write must name its address book in rights.list_id', {
+      missing_fields: ['rights.list_id'],
+    });
   }
   if (rights.list_id !== undefined) {
     const list = await findList(db, rights.list_id);
     if (!list || list.project_id !== project.id) {
-      throw validationError(`Address book ${rights.list_id} does not belong to project ${project.site_key}`, { invalid_fields: { 'rights.list_id': 'unknown address book of this project' } });
+      throw validationError(`Address book ${rights.list_id} does not belong to project ${project.site_key}`, {
+        invalid_fields: { 'rights.list_id': 'unknown address book of this project' },
+      });
     }
   }
 }
 
 /** Creates a key; the full key is in this result only, never stored or shown again. */
-export async function createApiKey(deps: Deps, input: { site_key: string; name: string; rights: Rights; rate_limit?: RateLimit }) {
+export async function createApiKey(
+  deps: Deps,
+  input: { site_key: string; name: string; rights: Rights; rate_limit?: RateLimit },
+) {
   const db = deps.db.db;
   const project = await requireProject(db, input.site_key);
   await checkListRight(db, project, input.rights);
   const key = generateKey();
-  const id = await insertKey(db, { project_id: project.id, name: input.name, key_hash: hashKey(key), last4: last4(key), rights: input.rights, rate_limit: input.rate_limit ?? null }, deps.clock.now());
+  const id = await insertKey(
+    db,
+    {
+      project_id: project.id,
+      name: input.name,
+      key_hash: hashKey(key),
+      last4: last4(key),
+      rights: input.rights,
+      rate_limit: input.rate_limit ?? null,
+    },
+    deps.clock.now(),
+  );
   const row = (await findKeyById(db, id))!;
   return { ...keyView(row), key };
 }
 
-export async function changeApiKey(deps: Deps, id: number, patch: { name?: string; rights?: Rights; rate_limit?: RateLimit | null; status?: 'disabled' }) {
+export async function changeApiKey(
+  deps: Deps,
+  id: number,
+  patch: { name?: string; rights?: Rights; rate_limit?: RateLimit | null; status?: 'disabled' },
+) {
   const db = deps.db.db;
   const existing = await findKeyById(db, id);
   if (!existing) throw notFound(`API key ${id}`);
@@ -66,7 +95,8 @@ export async function setRouting(deps: Deps, siteKey: string, routes: Record<str
     const rows: { routing_key: string; template_id: number }[] = [];
     for (const [key, name] of Object.entries(routes)) {
       if (!isRoutingKey(key)) {
-        invalid[`routes.${key}`] = 'unknown routing key: use a catalog or extra event type, or <cart_type>_abandoned_cart_<1h|1d|3d>';
+        invalid[`routes.${key}`] =
+          'unknown routing key: use a catalog or extra event type, or <cart_type>_abandoned_cart_<1h|1d|3d>';
         continue;
       }
       const t = await findTemplateByName(trx, project.id, name);
@@ -78,13 +108,19 @@ export async function setRouting(deps: Deps, siteKey: string, routes: Record<str
   });
 }
 
-async function requireProjectLists(db: Executor, project: Project, listIds: { path: string; id: number }[]): Promise<void> {
+async function requireProjectLists(
+  db: Executor,
+  project: Project,
+  listIds: { path: string; id: number }[],
+): Promise<void> {
   const invalid: Record<string, string> = {};
   for (const { path, id } of listIds) {
     const list = await findList(db, id);
-    if (!list || list.project_id !== project.id) invalid[path] = `address book ${id} does not exist in project ${project.site_key}`;
+    if (!list || list.project_id !== project.id)
+      invalid[path] = `address book ${id} does not exist in project ${project.site_key}`;
   }
-  if (Object.keys(invalid).length) throw validationError('Unknown address books: nothing was changed', { invalid_fields: invalid });
+  if (Object.keys(invalid).length)
+    throw validationError('Unknown address books: nothing was changed', { invalid_fields: invalid });
 }
 
 export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]): Promise<void> {
@@ -92,11 +128,22 @@ export async function setCourseCategories(deps: Deps, siteKey: string, categorie
     const project = await requireProject(trx, siteKey);
     const seen = new Set<string>();
     for (const c of categories) {
-      if (seen.has(c.id)) throw validationError(`Category id ${c.id} appears twice`, { invalid_fields: { 'categories.id': `duplicate ${c.id}` } });
+      if (seen.has(c.id))
+        throw validationError(`Category id ${c.id} appears twice`, {
+          invalid_fields: { 'categories.id': `duplicate ${c.id}` },
+        });
       seen.add(c.id);
     }
-    await requireProjectLists(trx, project, categories.map((c, i) => ({ path: `categories.${i}.list_id`, id: c.list_id })));
-    await replaceCourseCategories(trx, project.id, categories.map((c) => ({ ...c, title: c.title ?? '' })));
+    await requireProjectLists(
+      trx,
+      project,
+      categories.map((c, i) => ({ path: `categories.${i}.list_id`, id: c.list_id })),
+    );
+    await replaceCourseCategories(
+      trx,
+      project.id,
+      categories.map((c) => ({ ...c, title: c.title ?? '' })),
+    );
   });
 }
 
@@ -104,8 +151,15 @@ export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<st
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
     const bad = Object.keys(lists).filter((c) => !['course', 'diploma', 'portal'].includes(c));
-    if (bad.length) throw validationError('Unknown cart types', { invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])) });
-    await requireProjectLists(trx, project, Object.entries(lists).map(([c, id]) => ({ path: `lists.${c}`, id })));
+    if (bad.length)
+      throw validationError('Unknown cart types', {
+        invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
+      });
+    await requireProjectLists(
+      trx,
+      project,
+      Object.entries(lists).map(([c, id]) => ({ path: `lists.${c}`, id })),
+    );
     await replacePaidLists(trx, project.id, lists);
   });
 }

@@ -13,9 +13,11 @@ async function checkTemplates(deps: Deps, projectId: number, steps: SequenceStep
   const invalid: Record<string, string> = {};
   for (const [i, s] of steps.entries()) {
     const t = await findTemplate(deps.db.db, s.template_id);
-    if (!t || t.project_id !== projectId) invalid[`steps.${i}.template_id`] = `no template ${s.template_id} in this project`;
+    if (!t || t.project_id !== projectId)
+      invalid[`steps.${i}.template_id`] = `no template ${s.template_id} in this project`;
   }
-  if (Object.keys(invalid).length) throw validationError('The sequence refers to unknown templates', { invalid_fields: invalid });
+  if (Object.keys(invalid).length)
+    throw validationError('The sequence refers to unknown templates', { invalid_fields: invalid });
 }
 
 export async function createSequence(deps: Deps, input: { site_key: string; name: string; steps: SequenceStep[] }) {
@@ -36,12 +38,16 @@ export async function setCartChains(deps: Deps, siteKey: string, chains: Record<
     else if (seq !== null && !sequences.has(seq)) invalid[`chains.${cart}`] = `no sequence ${seq} in this project`;
     else if (seq !== null) kept[cart] = seq;
   }
-  if (Object.keys(invalid).length) throw validationError('The cart chains were not changed', { invalid_fields: invalid });
+  if (Object.keys(invalid).length)
+    throw validationError('The cart chains were not changed', { invalid_fields: invalid });
   await replaceCartChains(deps.db.db, project.id, kept);
   return { ok: true as const, site_key: project.site_key, chains: kept };
 }
 
-export async function createCampaign(deps: Deps, input: { site_key: string; template_id: number; list_id: number; send_at?: string }) {
+export async function createCampaign(
+  deps: Deps,
+  input: { site_key: string; template_id: number; list_id: number; send_at?: string },
+) {
   const now = deps.clock.now();
   const sendAt = input.send_at ? Date.parse(input.send_at) : now;
   return deps.db.db.transaction().execute(async (trx) => {
@@ -52,9 +58,30 @@ export async function createCampaign(deps: Deps, input: { site_key: string; temp
     const list = await findList(trx, input.list_id);
     if (!list || list.project_id !== project.id) invalid.list_id = 'no such address book in this project';
     if (Object.keys(invalid).length) throw validationError('The campaign was not created', { invalid_fields: invalid });
-    const campaignId = await insertCampaign(trx, { project_id: project.id, template_id: template!.id, list_id: list!.id, send_at: Math.max(sendAt, now) }, now);
-    const recipients = await fanOutCampaign(trx, { campaignId, projectId: project.id, templateId: template!.id, templateKey: template!.name, listId: list!.id, sendAt: Math.max(sendAt, now) }, now);
-    return { ok: true as const, site_key: project.site_key, campaign_id: campaignId, recipients, send_at: iso(Math.max(sendAt, now))! };
+    const campaignId = await insertCampaign(
+      trx,
+      { project_id: project.id, template_id: template!.id, list_id: list!.id, send_at: Math.max(sendAt, now) },
+      now,
+    );
+    const recipients = await fanOutCampaign(
+      trx,
+      {
+        campaignId,
+        projectId: project.id,
+        templateId: template!.id,
+        templateKey: template!.name,
+        listId: list!.id,
+        sendAt: Math.max(sendAt, now),
+      },
+      now,
+    );
+    return {
+      ok: true as const,
+      site_key: project.site_key,
+      campaign_id: campaignId,
+      recipients,
+      send_at: iso(Math.max(sendAt, now))!,
+    };
   });
 }
 
@@ -62,5 +89,13 @@ export async function campaignStats(deps: Deps, id: number) {
   const c = await findCampaign(deps.db.db, id);
   if (!c) throw notFound(`Campaign ${id}`);
   const counts = await campaignCounts(deps.db.db, id, deps.clock.now());
-  return { ok: true as const, campaign_id: c.id, site_key: c.site_key, template_id: c.template_id, list_id: c.list_id, send_at: iso(c.send_at)!, ...counts };
+  return {
+    ok: true as const,
+    campaign_id: c.id,
+    site_key: c.site_key,
+    template_id: c.template_id,
+    list_id: c.list_id,
+    send_at: iso(c.send_at)!,
+    ...counts,
+  };
 }

@@ -45,7 +45,10 @@ export class ConfigSnapshot {
   private readonly routes = new Map<string, Promise<TemplateRow | null>>();
   private readonly chains = new Map<string, Promise<ChainStep[]>>();
 
-  constructor(readonly version: number, private readonly db: Executor) {}
+  constructor(
+    readonly version: number,
+    private readonly db: Executor,
+  ) {}
 
   /** The key with this hash and its project, or null when there is none. */
   keyByHash(hash: string): Promise<{ key: ApiKey; project: Project } | null> {
@@ -58,7 +61,11 @@ export class ConfigSnapshot {
   }
 
   routedTemplate(projectId: number, routingKey: string): Promise<TemplateRow | null> {
-    return remember(this.routes, `${projectId}\n${routingKey}`, async () => (await routedTemplate(this.db, projectId, routingKey)) ?? null);
+    return remember(
+      this.routes,
+      `${projectId}\n${routingKey}`,
+      async () => (await routedTemplate(this.db, projectId, routingKey)) ?? null,
+    );
   }
 
   /** The project's chain for a cart type: its configured sequence, else the routed 1h/1d/3d templates. */
@@ -69,7 +76,8 @@ export class ConfigSnapshot {
       if (seq) {
         for (const [i, s] of seq.steps.entries()) {
           const template = await findTemplate(this.db, s.template_id);
-          if (template && template.project_id === projectId) steps.push({ template, delayMinutes: s.delay_minutes, step: `step${i + 1}` });
+          if (template && template.project_id === projectId)
+            steps.push({ template, delayMinutes: s.delay_minutes, step: `step${i + 1}` });
         }
         return steps;
       }
@@ -103,7 +111,10 @@ class ConfigCache {
       setImmediate(() => {
         const waiters = this.waiting!;
         this.waiting = null;
-        this.read().then((s) => waiters.forEach((w) => w.resolve(s)), (e) => waiters.forEach((w) => w.reject(e)));
+        this.read().then(
+          (s) => waiters.forEach((w) => w.resolve(s)),
+          (e) => waiters.forEach((w) => w.reject(e)),
+        );
       });
     });
   }

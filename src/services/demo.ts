@@ -10,7 +10,11 @@ import type { Rights } from '../schemas/common.js';
 import { createApiKey, setCourseCategories, setPaidLists, setRouting } from './admin.js';
 import type { Deps } from './context.js';
 
-export const DEMO_SITE = { site_key: 'demo-courses', name: 'Demo pedagogical courses', from_email: 'noreply@courses.example' };
+export const DEMO_SITE = {
+  site_key: 'demo-courses',
+  name: 'Demo pedagogical courses',
+  from_email: 'noreply@courses.example',
+};
 
 /** id -> list_id, slug, title, as the document gives them. */
 export const DEMO_CATEGORIES = [
@@ -34,8 +38,14 @@ export const DEMO_ROUTES: Record<string, [string, string]> = {
   course_abandoned_cart_1d: ['course_abandoned_cart_1d', '{{ name }}, finish enrolling in {{ course_name }}'],
   course_abandoned_cart_3d: ['course_abandoned_cart_3d', 'Last reminder: {{ course_name }}'],
   course_order_created: ['course_application_created', '{{ name }}, your application for {{ course_name }} is formed'],
-  course_document_ready: ['course_completed_passed_document_ready', '{{ name }}, your document for {{ course_name }} is ready'],
-  course_finished_test_missing: ['course_completed_test_not_passed', '{{ name }}, the training period of {{ course_name }} is over'],
+  course_document_ready: [
+    'course_completed_passed_document_ready',
+    '{{ name }}, your document for {{ course_name }} is ready',
+  ],
+  course_finished_test_missing: [
+    'course_completed_test_not_passed',
+    '{{ name }}, the training period of {{ course_name }} is over',
+  ],
   course_paid: ['course_payment_success', '{{ name }}, payment for {{ course_name }} received'],
   course_test_failed: ['course_test_failed', '{{ name }}, the test of {{ course_name }} was not passed'],
   course_test_passed: ['course_test_passed', '{{ name }}, you passed the test of {{ course_name }}'],
@@ -52,9 +62,21 @@ export const DEMO_ROUTES: Record<string, [string, string]> = {
 };
 
 const ALLOWED_EVENTS = [
-  'course_order_created', 'course_paid', 'course_test_passed', 'course_test_failed', 'course_document_ready',
-  'course_finished_test_missing', 'course_track_number', 'diploma_created', 'diploma_order_created', 'diploma_paid',
-  'olympiad_results', 'contest_work_accepted', 'contest_results', 'publication_site_submitted', 'publication_site_published',
+  'course_order_created',
+  'course_paid',
+  'course_test_passed',
+  'course_test_failed',
+  'course_document_ready',
+  'course_finished_test_missing',
+  'course_track_number',
+  'diploma_created',
+  'diploma_order_created',
+  'diploma_paid',
+  'olympiad_results',
+  'contest_work_accepted',
+  'contest_results',
+  'publication_site_submitted',
+  'publication_site_published',
   'form_lead_collective_notify',
 ];
 
@@ -84,7 +106,9 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
     await createList(db, project.id, slug, now, taken ? undefined : listId);
   }
   if (deps.db.dialect === 'postgres') {
-    await sql`select setval(pg_get_serial_sequence('lists', 'id'), greatest((select max(id) from lists), 1))`.execute(db);
+    await sql`select setval(pg_get_serial_sequence('lists', 'id'), greatest((select max(id) from lists), 1))`.execute(
+      db,
+    );
   }
   const general = (await createList(db, project.id, 'successful-course-payments', now)).list;
   const subscribers = (await createList(db, project.id, 'site-subscribers', now)).list;
@@ -104,10 +128,47 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
   await setRouting(deps, project.site_key, Object.fromEntries(Object.entries(DEMO_ROUTES).map(([k, [t]]) => [k, t])));
 
   const wanted: { name: string; rights: Rights }[] = [
-    { name: 'site backend: transactional + carts', rights: { permissions: ['transactional_send', 'cart_events_write'], allowed_api_events: ALLOWED_EVENTS, allowed_template_keys: [], allowed_cart_types: ['course', 'diploma'], note: 'transactional events and course/diploma carts' } },
-    { name: 'course carts only', rights: { permissions: ['cart_events_write'], allowed_api_events: [], allowed_template_keys: [], allowed_cart_types: ['course'], note: 'course carts' } },
-    { name: 'address book writer', rights: { permissions: ['list_contacts_write'], allowed_api_events: [], allowed_template_keys: [], allowed_cart_types: [], list_id: subscribers.id, note: 'add or upsert contacts into one address book' } },
-    { name: 'transactional with template keys', rights: { permissions: ['transactional_send'], allowed_api_events: [...ALLOWED_EVENTS, ...EXTRA_EVENT_TYPES.filter((e) => !ALLOWED_EVENTS.includes(e))], allowed_template_keys: [...KNOWN_TEMPLATE_KEYS], allowed_cart_types: [], note: 'transactional only, no carts' } },
+    {
+      name: 'site backend: transactional + carts',
+      rights: {
+        permissions: ['transactional_send', 'cart_events_write'],
+        allowed_api_events: ALLOWED_EVENTS,
+        allowed_template_keys: [],
+        allowed_cart_types: ['course', 'diploma'],
+        note: 'transactional events and course/diploma carts',
+      },
+    },
+    {
+      name: 'course carts only',
+      rights: {
+        permissions: ['cart_events_write'],
+        allowed_api_events: [],
+        allowed_template_keys: [],
+        allowed_cart_types: ['course'],
+        note: 'course carts',
+      },
+    },
+    {
+      name: 'address book writer',
+      rights: {
+        permissions: ['list_contacts_write'],
+        allowed_api_events: [],
+        allowed_template_keys: [],
+        allowed_cart_types: [],
+        list_id: subscribers.id,
+        note: 'add or upsert contacts into one address book',
+      },
+    },
+    {
+      name: 'transactional with template keys',
+      rights: {
+        permissions: ['transactional_send'],
+        allowed_api_events: [...ALLOWED_EVENTS, ...EXTRA_EVENT_TYPES.filter((e) => !ALLOWED_EVENTS.includes(e))],
+        allowed_template_keys: [...KNOWN_TEMPLATE_KEYS],
+        allowed_cart_types: [],
+        note: 'transactional only, no carts',
+      },
+    },
   ];
   const existing = await listKeys(db, project.id);
   const keys: DemoResult['keys'] = [];

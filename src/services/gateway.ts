@@ -2,7 +2,13 @@
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that acceptPlanned may carry out with others' at once.
 import { CART_TYPES, CATALOG, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
-import { requireCartAllowed, requireEventAllowed, requireListAllowed, requirePermission, requireTemplateAllowed } from '../domain/rights.js';
+import {
+  requireCartAllowed,
+  requireEventAllowed,
+  requireListAllowed,
+  requirePermission,
+  requireTemplateAllowed,
+} from '../domain/rights.js';
 import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
@@ -11,8 +17,14 @@ import { markOrderPaid } from '../repos/orders.js';
 import { findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
 import { getRoutes } from '../repos/templates.js';
 import {
-  OrderCreatedBody, PurchaseBody, ScopedListContactBody, TransactionalBody,
-  type CatalogResponse, type OrderCreatedResponse, type PurchaseResponse, type TransactionalResponse,
+  OrderCreatedBody,
+  PurchaseBody,
+  ScopedListContactBody,
+  TransactionalBody,
+  type CatalogResponse,
+  type OrderCreatedResponse,
+  type PurchaseResponse,
+  type TransactionalResponse,
 } from '../schemas/gateway.js';
 import { acceptEvent, type Accepted } from './accept.js';
 import { acceptPlanned } from './acceptBatch.js';
@@ -49,7 +61,11 @@ export function templateContext(body: Body): Record<string, unknown> {
   return { ...fields, ...top, fields };
 }
 
-export async function transactional(call: GatewayCall, raw: unknown, opts: { respondAsync: boolean }): Promise<Accepted<TransactionalResponse>> {
+export async function transactional(
+  call: GatewayCall,
+  raw: unknown,
+  opts: { respondAsync: boolean },
+): Promise<Accepted<TransactionalResponse>> {
   const { deps, project } = call;
   const rights = rightsOf(call);
   const body = requireObject(raw);
@@ -58,13 +74,26 @@ export async function transactional(call: GatewayCall, raw: unknown, opts: { res
   const et = body.event_type;
   if (isAbsent(et)) {
     const missing = ['event_type', ...(isAbsent(body.email) ? ['email'] : [])];
-    throw validationError(`Missing required fields: ${missing.join(', ')}`, { event_type: null, missing_fields: missing, required_fields: ['event_type', 'email'] });
+    throw validationError(`Missing required fields: ${missing.join(', ')}`, {
+      event_type: null,
+      missing_fields: missing,
+      required_fields: ['event_type', 'email'],
+    });
   }
   if (typeof et !== 'string') {
-    throw validationError('event_type must be a string', { event_type: null, required_fields: ['event_type', 'email'], invalid_fields: { event_type: 'must be a string' } });
+    throw validationError('event_type must be a string', {
+      event_type: null,
+      required_fields: ['event_type', 'email'],
+      invalid_fields: { event_type: 'must be a string' },
+    });
   }
   if (!isKnownEventType(et)) {
-    throw new AppError(422, 'unknown_event_type', `Unknown event type ${et}: it is neither in the catalog nor an extra event type`, { event_type: et });
+    throw new AppError(
+      422,
+      'unknown_event_type',
+      `Unknown event type ${et}: it is neither in the catalog nor an extra event type`,
+      { event_type: et },
+    );
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
@@ -76,16 +105,37 @@ export async function transactional(call: GatewayCall, raw: unknown, opts: { res
   const plan: AcceptPlan<TransactionalResponse> = {
     contact: { email: body.email as string, name: body.name as string | undefined },
     emails: template
-      ? [{ template, kind: 'transactional', chainStep: null, status: 'queued', delayMs: 0, orderId: (body.order_id as string | undefined) ?? null, context: JSON.stringify(templateContext(body)) }]
+      ? [
+          {
+            template,
+            kind: 'transactional',
+            chainStep: null,
+            status: 'queued',
+            delayMs: 0,
+            orderId: (body.order_id as string | undefined) ?? null,
+            context: JSON.stringify(templateContext(body)),
+          },
+        ]
       : [],
     result: ({ eventId, contact, emailIds }) => {
       const emailId = emailIds[0] ?? null;
       return {
         response: {
-          ok: true, site_key: project.site_key, event_type: et, email: contact.email, event_id: eventId,
-          scheduled_email_id: emailId, sent: 0, failed: 0, status: template ? 'queued' : 'no_template',
+          ok: true,
+          site_key: project.site_key,
+          event_type: et,
+          email: contact.email,
+          event_id: eventId,
+          scheduled_email_id: emailId,
+          sent: 0,
+          failed: 0,
+          status: template ? 'queued' : 'no_template',
         },
-        effects: { contact_id: contact.id, scheduled_email_ids: emailId ? [emailId] : [], template_key: template?.name ?? null },
+        effects: {
+          contact_id: contact.id,
+          scheduled_email_ids: emailId ? [emailId] : [],
+          template_key: template?.name ?? null,
+        },
       };
     },
   };
@@ -112,11 +162,13 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
 function checkCart(call: GatewayCall, body: Body): void {
   requirePermission(rightsOf(call), 'cart_events_write');
   const cart = body.cart_type;
-  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart)) requireCartAllowed(rightsOf(call), cart);
+  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart))
+    requireCartAllowed(rightsOf(call), cart);
 }
 
 /** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
-const configOf = (call: GatewayCall): Promise<ConfigSnapshot> => (call.config ? Promise.resolve(call.config) : configSnapshot(call.deps.db));
+const configOf = (call: GatewayCall): Promise<ConfigSnapshot> =>
+  call.config ? Promise.resolve(call.config) : configSnapshot(call.deps.db);
 
 export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
   const body = requireObject(raw);
@@ -132,7 +184,8 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
   const cartType = body.cart_type as string;
   const orderId = body.order_id as string;
   const fields = (body.fields as Body | undefined) ?? {};
-  const courseName = (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+  const courseName =
+    (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
   const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
@@ -141,10 +194,24 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
     contact: { email: body.email as string, name: body.name as string | undefined },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
     emails: chain.map((s) => ({
-      template: s.template, kind: 'cart' as const, chainStep: s.step, status: 'scheduled' as const, delayMs: s.delayMinutes * 60_000, orderId, context,
+      template: s.template,
+      kind: 'cart' as const,
+      chainStep: s.step,
+      status: 'scheduled' as const,
+      delayMs: s.delayMinutes * 60_000,
+      orderId,
+      context,
     })),
     result: ({ eventId, contact, emailIds, order }) => {
-      const response = { ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId, cart_type: cartType, scheduled_email_ids: emailIds, duplicate: order === 'duplicate' };
+      const response = {
+        ok: true as const,
+        site_key: project.site_key,
+        event_id: eventId,
+        order_id: orderId,
+        cart_type: cartType,
+        scheduled_email_ids: emailIds,
+        duplicate: order === 'duplicate',
+      };
       if (order === 'created') return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds } };
       const note = order === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
       return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds, note } };
@@ -158,13 +225,17 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
   const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
-  if ('list_id' in body) problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
+  if ('list_id' in body)
+    problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
   const fields = (body.fields as Body | undefined) ?? {};
   const category = fields.course_category_id;
   if (category !== undefined && category !== null && !(typeof category === 'string' || Number.isInteger(category))) {
     problems.invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
   }
-  if (fields.paid_at !== undefined && (typeof fields.paid_at !== 'string' || Number.isNaN(Date.parse(fields.paid_at)))) {
+  if (
+    fields.paid_at !== undefined &&
+    (typeof fields.paid_at !== 'string' || Number.isNaN(Date.parse(fields.paid_at)))
+  ) {
     problems.invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
   }
   throwIfProblems(problems, et, CART_REQUIRED, 'purchase');
@@ -173,13 +244,23 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   const orderId = body.order_id as string;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined }, now);
+    const contact = await upsertContact(
+      trx,
+      project.id,
+      { email: body.email as string, name: body.name as string | undefined },
+      now,
+    );
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
-        project_id: project.id, order_id: orderId, cart_type: cartType, contact_id: contact.id,
-        amount: (body.amount as number | undefined) ?? null, currency: (body.currency as string | undefined) ?? null,
-        paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(), event_id: eventId,
+        project_id: project.id,
+        order_id: orderId,
+        cart_type: cartType,
+        contact_id: contact.id,
+        amount: (body.amount as number | undefined) ?? null,
+        currency: (body.currency as string | undefined) ?? null,
+        paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(),
+        event_id: eventId,
       },
       now,
     );
@@ -203,15 +284,32 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
           await addToList(trx, cat.list_id, contact.id, now);
           if (!books.includes(cat.list_id)) books.push(cat.list_id);
         } else {
-          warnings.push(`unknown course category ${String(category)}: the contact was not added to a category address book`);
+          warnings.push(
+            `unknown course category ${String(category)}: the contact was not added to a category address book`,
+          );
         }
       }
     }
     const response = {
-      ok: true as const, site_key: project.site_key, event_id: eventId, order_id: orderId,
-      stopped: stopped.length, address_books: books, warnings, duplicate: alreadyPaid,
+      ok: true as const,
+      site_key: project.site_key,
+      event_id: eventId,
+      order_id: orderId,
+      stopped: stopped.length,
+      address_books: books,
+      warnings,
+      duplicate: alreadyPaid,
     };
-    return { response, effects: { contact_id: contact.id, stopped_email_ids: stopped, address_books: books, warnings, already_paid: alreadyPaid } };
+    return {
+      response,
+      effects: {
+        contact_id: contact.id,
+        stopped_email_ids: stopped,
+        address_books: books,
+        warnings,
+        already_paid: alreadyPaid,
+      },
+    };
   });
 }
 
@@ -221,13 +319,29 @@ export async function scopedListContact(call: GatewayCall, listId: number, raw: 
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);
   if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
-  throwIfProblems(collectProblems(ScopedListContactBody, body, ['email']), 'list_contact_upsert', ['email'], 'the address-book contact');
+  throwIfProblems(
+    collectProblems(ScopedListContactBody, body, ['email']),
+    'list_contact_upsert',
+    ['email'],
+    'the address-book contact',
+  );
   const { project } = call;
   return acceptEvent(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined }, now);
+    const contact = await upsertContact(
+      trx,
+      project.id,
+      { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined },
+      now,
+    );
     const added = await addToList(trx, listId, contact.id, now);
     return {
-      response: { ok: true as const, site_key: project.site_key, event_id: eventId, list_id: listId, contact_id: contact.id },
+      response: {
+        ok: true as const,
+        site_key: project.site_key,
+        event_id: eventId,
+        list_id: listId,
+        contact_id: contact.id,
+      },
       effects: { contact_id: contact.id, address_books: [listId], added },
     };
   });

@@ -86,7 +86,12 @@ export function previewTemplate(
 }
 
 /** What an e-mail that has not been rendered yet would look like with its template as it is now. */
-export async function previewStoredEmail(db: Parameters<typeof findTemplate>[0], row: EmailRow, project: Project, publicUrl: string) {
+export async function previewStoredEmail(
+  db: Parameters<typeof findTemplate>[0],
+  row: EmailRow,
+  project: Project,
+  publicUrl: string,
+) {
   const [template, contact] = await Promise.all([findTemplate(db, row.template_id), findContact(db, row.contact_id)]);
   if (!template) throw new AppError(404, 'not_found', `Template ${row.template_id} of this e-mail no longer exists`);
   const context = buildContext({

@@ -84,7 +84,11 @@ return {allowed, tostring(tokens)}
 export class RedisRateLimiter implements RateLimiter {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
-  constructor(url: string, private readonly onError: (err: unknown) => void = () => {}, private readonly prefix = 'egw:rl:') {
+  constructor(
+    url: string,
+    private readonly onError: (err: unknown) => void = () => {},
+    private readonly prefix = 'egw:rl:',
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     this.redis.on('error', (err) => this.onError(err));
     this.redis.defineCommand('egwTake', { numberOfKeys: 1, lua: SCRIPT });
@@ -92,7 +96,11 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(bucket: string, limit: RateLimit): Promise<Decision> {
     try {
-      const [allowed, tokens] = (await (this.redis as any).egwTake(this.prefix + bucket, limit.per_second, limit.burst)) as [number, string];
+      const [allowed, tokens] = (await (this.redis as any).egwTake(
+        this.prefix + bucket,
+        limit.per_second,
+        limit.burst,
+      )) as [number, string];
       return decide(Number(tokens), allowed === 1, limit);
     } catch (err) {
       // Fail open: a rate-limit store outage must not stop e-mail; it is logged and counted.
@@ -106,6 +114,10 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
-export function createRateLimiter(redisUrl: string | null, clock: Clock, onError?: (err: unknown) => void): RateLimiter {
+export function createRateLimiter(
+  redisUrl: string | null,
+  clock: Clock,
+  onError?: (err: unknown) => void,
+): RateLimiter {
   return redisUrl ? new RedisRateLimiter(redisUrl, onError) : new MemoryRateLimiter(clock);
 }

@@ -47,22 +47,51 @@ export async function testDatabase(dialect: DialectCase['name']) {
   if (dialect === 'postgres') {
     const schema = `t_${randomBytes(6).toString('hex')}`;
     const db = await openDatabase(PG_URL!, { schema, poolSize: 5 });
-    return { db, url: PG_URL!, schema, cleanup: async () => { await db.close(); await dropSchema(PG_URL!, schema); } };
+    return {
+      db,
+      url: PG_URL!,
+      schema,
+      cleanup: async () => {
+        await db.close();
+        await dropSchema(PG_URL!, schema);
+      },
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'egw-test-'));
   const url = `sqlite:${join(dir, 'test.db')}`;
   const db = await openDatabase(url);
-  return { db, url, schema: undefined, cleanup: async () => { await db.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    db,
+    url,
+    schema: undefined,
+    cleanup: async () => {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
-export async function createTestApp(dialect: DialectCase['name'], env: Record<string, string> = {}, extra: Partial<Deps> = {}): Promise<TestApp> {
+export async function createTestApp(
+  dialect: DialectCase['name'],
+  env: Record<string, string> = {},
+  extra: Partial<Deps> = {},
+): Promise<TestApp> {
   const t = await testDatabase(dialect);
   await migrateToLatest(t.db);
   const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env } as NodeJS.ProcessEnv);
   const clock = new ManualClock();
   const deps: Deps = { db: t.db, config, clock, ...extra };
   const app = await buildApp(deps);
-  return { app, deps, clock, config, close: async () => { await app.close(); await t.cleanup(); } };
+  return {
+    app,
+    deps,
+    clock,
+    config,
+    close: async () => {
+      await app.close();
+      await t.cleanup();
+    },
+  };
 }
 
 type Json = Record<string, any>;
@@ -73,7 +102,13 @@ export interface Call {
   headers: LightMyRequestResponse['headers'];
 }
 
-async function call(app: FastifyInstance, method: string, url: string, headers: Record<string, string>, payload?: unknown): Promise<Call> {
+async function call(
+  app: FastifyInstance,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  payload?: unknown,
+): Promise<Call> {
   const res = await app.inject({
     method: method as 'GET',
     url,
@@ -92,14 +127,26 @@ async function call(app: FastifyInstance, method: string, url: string, headers: 
 export const adminCall = (app: FastifyInstance, method: string, url: string, payload?: unknown) =>
   call(app, method, url, { authorization: `Bearer ${ADMIN_TOKEN}` }, payload);
 
-export const keyCall = (app: FastifyInstance, key: string | null, method: string, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-  call(app, method, url, { ...(key === null ? {} : { 'x-api-key': key }), ...headers }, payload);
+export const keyCall = (
+  app: FastifyInstance,
+  key: string | null,
+  method: string,
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) => call(app, method, url, { ...(key === null ? {} : { 'x-api-key': key }), ...headers }, payload);
 
 export const rawCall = call;
 
 export const ALL_RIGHTS = {
   permissions: ['transactional_send', 'cart_events_write', 'list_contacts_write'],
-  allowed_api_events: ['contest_results', 'olympiad_results', 'course_paid', 'qualification_course_paid', 'publication_site_published'],
+  allowed_api_events: [
+    'contest_results',
+    'olympiad_results',
+    'course_paid',
+    'qualification_course_paid',
+    'publication_site_published',
+  ],
   allowed_template_keys: [],
   allowed_cart_types: ['course', 'diploma', 'portal'],
 };
@@ -114,24 +161,58 @@ export async function setupProject(app: FastifyInstance, opts: { site?: string; 
     if (c.status >= 300) throw new Error(`setup call failed: ${c.status} ${JSON.stringify(c.body)}`);
     return c.body;
   };
-  ok(await adminCall(app, 'POST', '/api/sites', { site_key: site, name: 'Site One', from_email: 'noreply@site1.example' }));
+  ok(
+    await adminCall(app, 'POST', '/api/sites', {
+      site_key: site,
+      name: 'Site One',
+      from_email: 'noreply@site1.example',
+    }),
+  );
   for (const name of ['contest_tpl', 'cart_1h', 'cart_1d', 'cart_3d', 'paid_tpl']) {
-    ok(await adminCall(app, 'POST', '/api/templates', { site_key: site, name, subject: `{{ name }}: ${name}`, html: `<p>{{ name }} {{ course_name }}</p>`, text: `{{ name }}` }));
+    ok(
+      await adminCall(app, 'POST', '/api/templates', {
+        site_key: site,
+        name,
+        subject: `{{ name }}: ${name}`,
+        html: `<p>{{ name }} {{ course_name }}</p>`,
+        text: `{{ name }}`,
+      }),
+    );
   }
-  ok(await adminCall(app, 'PUT', `/api/admin/projects/${site}/routing`, {
-    routes: { contest_results: 'contest_tpl', course_abandoned_cart_1h: 'cart_1h', course_abandoned_cart_1d: 'cart_1d', course_abandoned_cart_3d: 'cart_3d', course_paid: 'paid_tpl' },
-  }));
-  const paid = ok(await adminCall(app, 'POST', '/api/lists', { site_key: site, name: 'paid courses' })).list_id as number;
+  ok(
+    await adminCall(app, 'PUT', `/api/admin/projects/${site}/routing`, {
+      routes: {
+        contest_results: 'contest_tpl',
+        course_abandoned_cart_1h: 'cart_1h',
+        course_abandoned_cart_1d: 'cart_1d',
+        course_abandoned_cart_3d: 'cart_3d',
+        course_paid: 'paid_tpl',
+      },
+    }),
+  );
+  const paid = ok(await adminCall(app, 'POST', '/api/lists', { site_key: site, name: 'paid courses' }))
+    .list_id as number;
   const cat = ok(await adminCall(app, 'POST', '/api/lists', { site_key: site, name: 'category 3' })).list_id as number;
   const leads = ok(await adminCall(app, 'POST', '/api/lists', { site_key: site, name: 'leads' })).list_id as number;
   ok(await adminCall(app, 'PUT', `/api/admin/projects/${site}/paid-lists`, { lists: { course: paid } }));
-  ok(await adminCall(app, 'PUT', `/api/admin/projects/${site}/course-categories`, { categories: [{ id: '3', list_id: cat, slug: 'pedagog-obshchego-obrazovaniya', title: 'general-education teacher' }] }));
+  ok(
+    await adminCall(app, 'PUT', `/api/admin/projects/${site}/course-categories`, {
+      categories: [
+        { id: '3', list_id: cat, slug: 'pedagog-obshchego-obrazovaniya', title: 'general-education teacher' },
+      ],
+    }),
+  );
   const rights = { ...ALL_RIGHTS, list_id: leads, ...(opts.rights ?? {}) };
   const key = ok(await adminCall(app, 'POST', '/api/admin/keys', { site_key: site, name: 'main', rights }));
   return { site, key: key.key as string, keyId: key.id as number, lists: { paid, cat, leads } };
 }
 
-export async function newKey(app: FastifyInstance, site: string, rights: Json, name = 'extra'): Promise<{ key: string; id: number }> {
+export async function newKey(
+  app: FastifyInstance,
+  site: string,
+  rights: Json,
+  name = 'extra',
+): Promise<{ key: string; id: number }> {
   const r = await adminCall(app, 'POST', '/api/admin/keys', { site_key: site, name, rights });
   if (r.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(r.body)}`);
   return { key: r.body.key, id: r.body.id };

@@ -27,7 +27,9 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   const withId = (name: string) =>
     db.schema
       .createTable(name)
-      .addColumn('id', idType as any, (c) => c.primaryKey().$call((b) => (dialect === 'sqlite' ? b.autoIncrement() : b)));
+      .addColumn('id', idType as any, (c) =>
+        c.primaryKey().$call((b) => (dialect === 'sqlite' ? b.autoIncrement() : b)),
+      );
   const projectRef = (c: any) => c.notNull().references('projects.id').onDelete('cascade');
 
   await withId('api_keys')
@@ -215,7 +217,11 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .column('locked_until')
     .where(sql.ref('status'), '=', 'sending')
     .execute();
-  await db.schema.createIndex('emails_project_order').on('scheduled_emails').columns(['project_id', 'order_id']).execute();
+  await db.schema
+    .createIndex('emails_project_order')
+    .on('scheduled_emails')
+    .columns(['project_id', 'order_id'])
+    .execute();
   await db.schema.createIndex('emails_project_id').on('scheduled_emails').columns(['project_id', 'id']).execute();
   await db.schema.createIndex('emails_event').on('scheduled_emails').column('event_id').execute();
   await db.schema.createIndex('emails_contact').on('scheduled_emails').column('contact_id').execute();

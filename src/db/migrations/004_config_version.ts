@@ -5,10 +5,22 @@
 import { sql, type Kysely } from 'kysely';
 import type { MigrationContext } from '../migrate.js';
 
-export const CONFIG_TABLES = ['projects', 'api_keys', 'templates', 'routes', 'sequences', 'cart_chains', 'paid_lists', 'course_categories'];
+export const CONFIG_TABLES = [
+  'projects',
+  'api_keys',
+  'templates',
+  'routes',
+  'sequences',
+  'cart_chains',
+  'paid_lists',
+  'course_categories',
+];
 
 export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promise<void> {
-  await db.schema.createTable('config_version').addColumn('version', 'bigint', (c) => c.notNull()).execute();
+  await db.schema
+    .createTable('config_version')
+    .addColumn('version', 'bigint', (c) => c.notNull())
+    .execute();
   await sql`insert into config_version (version) values (1)`.execute(db);
 
   if (dialect === 'postgres') {

@@ -18,7 +18,8 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
   return async function onRequest(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = req.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
-    if (!presented || !presented.trim()) throw new AppError(401, 'missing_api_key', 'Send the project API key in the X-API-Key header');
+    if (!presented || !presented.trim())
+      throw new AppError(401, 'missing_api_key', 'Send the project API key in the X-API-Key header');
     const token = presented.trim();
     // The checksum rejects typos and random strings without touching the database.
     if (!isWellFormedKey(token)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
@@ -26,18 +27,30 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
     // Cached per process, checked against the configuration version on every request (no stale key).
     const config = await configSnapshot(deps.db);
     const found = await config.keyByHash(hash);
-    if (!found || !sameHash(found.key.key_hash, hash)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    if (!found || !sameHash(found.key.key_hash, hash))
+      throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
     const { key, project } = found;
     req.gateway = { deps, project, key, endpoint, config };
-    if (key.status !== 'active') throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
+    if (key.status !== 'active')
+      throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
     if (deps.rateLimiter) {
       const limit = key.rate_limit ?? deps.config.rateLimit;
       // Named by the key's hash, not its row id: installations (or schemas) sharing one Redis never
       // share a bucket.
       const d = await deps.rateLimiter.take(`key:${key.key_hash.slice(0, 32)}`, limit);
-      const headers = { 'RateLimit-Limit': String(d.limit), 'RateLimit-Remaining': String(d.remaining), 'RateLimit-Reset': String(d.resetSeconds) };
+      const headers = {
+        'RateLimit-Limit': String(d.limit),
+        'RateLimit-Remaining': String(d.remaining),
+        'RateLimit-Reset': String(d.resetSeconds),
+      };
       if (!d.allowed) {
-        throw new AppError(429, 'rate_limited', `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`, { retry_after: d.retryAfterSeconds }, { ...headers, 'Retry-After': String(d.retryAfterSeconds) });
+        throw new AppError(
+          429,
+          'rate_limited',
+          `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`,
+          { retry_after: d.retryAfterSeconds },
+          { ...headers, 'Retry-After': String(d.retryAfterSeconds) },
+        );
       }
       reply.headers(headers);
     }
@@ -55,7 +68,8 @@ export function adminAuth(deps: Deps) {
     const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
     if (!m) throw new AppError(401, 'unauthorized', 'Send the admin token as Authorization: Bearer <token>');
     // Compare digests so the comparison is constant-time whatever the lengths.
-    if (!timingSafeEqual(digest(m[1].trim()), expected)) throw new AppError(401, 'unauthorized', 'The admin token is not valid');
+    if (!timingSafeEqual(digest(m[1].trim()), expected))
+      throw new AppError(401, 'unauthorized', 'The admin token is not valid');
   };
 }
 

@@ -22,10 +22,15 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     const { missing, invalid } = splitErrors(fe.validation as never);
     const where = fe.validationContext ?? 'body';
     const prefix = where === 'body' ? '' : `${where}.`;
-    return validationError(`Invalid ${where}: ${[...missing.map((m) => `missing ${prefix}${m}`), ...Object.keys(invalid).map((k) => `invalid ${prefix}${k}`)].join(', ')}`, {
-      missing_fields: missing.map((m) => prefix + m),
-      invalid_fields: Object.fromEntries(Object.entries(invalid).map(([k, v]) => [prefix + (k === 'body' && prefix ? '' : k), v])),
-    });
+    return validationError(
+      `Invalid ${where}: ${[...missing.map((m) => `missing ${prefix}${m}`), ...Object.keys(invalid).map((k) => `invalid ${prefix}${k}`)].join(', ')}`,
+      {
+        missing_fields: missing.map((m) => prefix + m),
+        invalid_fields: Object.fromEntries(
+          Object.entries(invalid).map(([k, v]) => [prefix + (k === 'body' && prefix ? '' : k), v]),
+        ),
+      },
+    );
   }
   if (fe.statusCode === 400 && (err instanceof SyntaxError || /JSON/i.test(fe.message))) {
     return new AppError(400, 'invalid_json', 'The request body is not valid JSON');
@@ -34,7 +39,11 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError(fe.statusCode, fe.statusCode === 429 ? 'rate_limited' : 'invalid_json', fe.message);
   }
-  return new AppError(500, 'internal_error', 'Internal error; the request was not applied. Try again, and report the request id if it persists.');
+  return new AppError(
+    500,
+    'internal_error',
+    'Internal error; the request was not applied. Try again, and report the request id if it persists.',
+  );
 }
 
 export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
@@ -57,5 +66,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     return sendError(reply, e);
   });
-  app.setNotFoundHandler(async (req, reply) => sendError(reply, new AppError(404, 'not_found', `No route ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler(async (req, reply) =>
+    sendError(reply, new AppError(404, 'not_found', `No route ${req.method} ${req.url.split('?')[0]}`)),
+  );
 }

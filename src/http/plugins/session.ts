@@ -15,7 +15,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
-import { deleteExpiredSessions, deleteSession, findSession, insertSession, touchSession, type SessionRow } from '../../repos/sessions.js';
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  findSession,
+  insertSession,
+  touchSession,
+  type SessionRow,
+} from '../../repos/sessions.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
 
@@ -50,14 +57,20 @@ export class LoginLimiter {
   private failures: number[] = [];
 
   constructor(
-    private readonly opts = { windowMs: LOGIN_WINDOW_MS, perIp: LOGIN_ATTEMPTS_PER_IP, globalFailures: LOGIN_FAILURES_GLOBAL, maxTracked: 10_000 },
+    private readonly opts = {
+      windowMs: LOGIN_WINDOW_MS,
+      perIp: LOGIN_ATTEMPTS_PER_IP,
+      globalFailures: LOGIN_FAILURES_GLOBAL,
+      maxTracked: 10_000,
+    },
   ) {}
 
   /** Counts one attempt; returns the seconds to wait when over a limit, else 0. */
   attempt(ip: string, now: number): number {
     const since = now - this.opts.windowMs;
     this.failures = this.failures.filter((t) => t > since);
-    if (this.failures.length >= this.opts.globalFailures) return Math.ceil((this.failures[0] + this.opts.windowMs - now) / 1000);
+    if (this.failures.length >= this.opts.globalFailures)
+      return Math.ceil((this.failures[0] + this.opts.windowMs - now) / 1000);
     const hits = (this.perIp.get(ip) ?? []).filter((t) => t > since);
     if (hits.length >= this.opts.perIp) {
       this.perIp.set(ip, hits);
@@ -135,7 +148,11 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
     if (!SAFE_METHODS.has(req.method)) {
       const given = req.headers[CSRF_HEADER];
       if (typeof given !== 'string' || !sameText(given, row.csrf_token) || !sameOrigin(req)) {
-        throw new AppError(403, 'csrf_failed', 'This change needs the session\'s CSRF token in the X-CSRF-Token header; reload the page and try again');
+        throw new AppError(
+          403,
+          'csrf_failed',
+          "This change needs the session's CSRF token in the X-CSRF-Token header; reload the page and try again",
+        );
       }
     }
     req.adminSession = true;
@@ -149,59 +166,93 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
     idle_timeout_seconds: Type.Integer(),
   });
   const info = (row: SessionRow) => ({
-    ok: true as const, csrf_token: row.csrf_token, expires_at: new Date(row.expires_at).toISOString(), idle_timeout_seconds: SESSION_IDLE_MS / 1000,
+    ok: true as const,
+    csrf_token: row.csrf_token,
+    expires_at: new Date(row.expires_at).toISOString(),
+    idle_timeout_seconds: SESSION_IDLE_MS / 1000,
   });
   const tags = ['admin'];
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
 
-  app.post(SESSION_PATH, {
-    schema: {
-      tags, summary: 'Admin UI login: exchanges the admin token for a session cookie (rate limited per address)',
-      body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
-      response: { 200: SessionInfo, ...errors(400, 401, 403, 415, 422, 429, 500) },
+  app.post(
+    SESSION_PATH,
+    {
+      schema: {
+        tags,
+        summary: 'Admin UI login: exchanges the admin token for a session cookie (rate limited per address)',
+        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
+        response: { 200: SessionInfo, ...errors(400, 401, 403, 415, 422, 429, 500) },
+      },
     },
-  }, async (req, reply) => {
-    const now = deps.clock.now();
-    const wait = limiter.attempt(req.ip, now);
-    if (wait > 0) {
-      throw new AppError(429, 'rate_limited', `Too many login attempts; try again in ${wait} s`, { retry_after_seconds: wait }, { 'retry-after': String(wait) });
-    }
-    if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
-    if (!expectedToken) throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
-    const { token } = req.body as { token: string };
-    if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
-      limiter.failed(now);
-      req.log.warn({ ip: req.ip }, 'admin UI login refused');
-      throw new AppError(401, 'unauthorized', 'The admin token is not valid');
-    }
-    // A fresh token at every login (no session fixation); the previous session of this browser ends.
-    const previous = readCookie(req.headers.cookie, cookieName);
-    if (previous && TOKEN_SHAPE.test(previous)) await deleteSession(db, sha256(previous).toString('hex'));
-    await deleteExpiredSessions(db, now, now - SESSION_IDLE_MS);
-    const secret = randomBytes(32).toString('base64url');
-    const row: SessionRow = {
-      id: sha256(secret).toString('hex'), csrf_token: randomBytes(32).toString('base64url'),
-      created_at: now, expires_at: now + SESSION_LIFETIME_MS, last_seen: now,
-    };
-    await insertSession(db, row);
-    req.log.info({ ip: req.ip }, 'admin UI login');
-    noStore(reply).header('set-cookie', cookie(secret, SESSION_LIFETIME_MS / 1000));
-    return info(row);
-  });
+    async (req, reply) => {
+      const now = deps.clock.now();
+      const wait = limiter.attempt(req.ip, now);
+      if (wait > 0) {
+        throw new AppError(
+          429,
+          'rate_limited',
+          `Too many login attempts; try again in ${wait} s`,
+          { retry_after_seconds: wait },
+          { 'retry-after': String(wait) },
+        );
+      }
+      if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
+      if (!expectedToken)
+        throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
+      const { token } = req.body as { token: string };
+      if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
+        limiter.failed(now);
+        req.log.warn({ ip: req.ip }, 'admin UI login refused');
+        throw new AppError(401, 'unauthorized', 'The admin token is not valid');
+      }
+      // A fresh token at every login (no session fixation); the previous session of this browser ends.
+      const previous = readCookie(req.headers.cookie, cookieName);
+      if (previous && TOKEN_SHAPE.test(previous)) await deleteSession(db, sha256(previous).toString('hex'));
+      await deleteExpiredSessions(db, now, now - SESSION_IDLE_MS);
+      const secret = randomBytes(32).toString('base64url');
+      const row: SessionRow = {
+        id: sha256(secret).toString('hex'),
+        csrf_token: randomBytes(32).toString('base64url'),
+        created_at: now,
+        expires_at: now + SESSION_LIFETIME_MS,
+        last_seen: now,
+      };
+      await insertSession(db, row);
+      req.log.info({ ip: req.ip }, 'admin UI login');
+      noStore(reply).header('set-cookie', cookie(secret, SESSION_LIFETIME_MS / 1000));
+      return info(row);
+    },
+  );
 
-  app.get(SESSION_PATH, {
-    schema: { tags, summary: 'The current admin UI session and its CSRF token (session cookie only)', response: { 200: SessionInfo, ...errors(401, 500) } },
-  }, async (req, reply) => {
-    if (!req.adminSessionRow) throw new AppError(401, 'unauthorized', 'Not logged in, or the session has expired');
-    noStore(reply);
-    return info(req.adminSessionRow);
-  });
+  app.get(
+    SESSION_PATH,
+    {
+      schema: {
+        tags,
+        summary: 'The current admin UI session and its CSRF token (session cookie only)',
+        response: { 200: SessionInfo, ...errors(401, 500) },
+      },
+    },
+    async (req, reply) => {
+      if (!req.adminSessionRow) throw new AppError(401, 'unauthorized', 'Not logged in, or the session has expired');
+      noStore(reply);
+      return info(req.adminSessionRow);
+    },
+  );
 
-  app.delete(SESSION_PATH, {
-    schema: { tags, summary: 'Admin UI logout: ends the session (needs X-CSRF-Token)', response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errors(403, 500) } },
-  }, async (req, reply) => {
-    if (req.adminSessionRow) await deleteSession(db, req.adminSessionRow.id);
-    noStore(reply).header('set-cookie', cookie('', 0));
-    return { ok: true as const };
-  });
+  app.delete(
+    SESSION_PATH,
+    {
+      schema: {
+        tags,
+        summary: 'Admin UI logout: ends the session (needs X-CSRF-Token)',
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errors(403, 500) },
+      },
+    },
+    async (req, reply) => {
+      if (req.adminSessionRow) await deleteSession(db, req.adminSessionRow.id);
+      noStore(reply).header('set-cookie', cookie('', 0));
+      return { ok: true as const };
+    },
+  );
 }

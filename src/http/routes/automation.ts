@@ -16,85 +16,197 @@ const security = [{ adminToken: [] }];
 const errs = errors(400, 401, 404, 413, 415, 422, 500);
 
 const UnpaidOrderBody = Type.Object(
-  { site_key: SiteKey, email: Email, order_id: ShortString(200), name: Type.Optional(ShortString(500)), course_name: Type.Optional(ShortString(1000)), fields: Type.Optional(FieldsObject) },
+  {
+    site_key: SiteKey,
+    email: Email,
+    order_id: ShortString(200),
+    name: Type.Optional(ShortString(500)),
+    course_name: Type.Optional(ShortString(1000)),
+    fields: Type.Optional(FieldsObject),
+  },
   { additionalProperties: false },
 );
-const Step = Type.Object({ template_id: Type.Integer({ minimum: 1 }), delay_minutes: Type.Integer({ minimum: 0, maximum: 525_600 }) }, { additionalProperties: false });
+const Step = Type.Object(
+  { template_id: Type.Integer({ minimum: 1 }), delay_minutes: Type.Integer({ minimum: 0, maximum: 525_600 }) },
+  { additionalProperties: false },
+);
 const SequenceBody = Type.Object(
-  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }), steps: Type.Array(Step, { minItems: 1, maxItems: 20 }) },
+  {
+    site_key: SiteKey,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    steps: Type.Array(Step, { minItems: 1, maxItems: 20 }),
+  },
   { additionalProperties: false },
 );
 const CampaignBody = Type.Object(
-  { site_key: SiteKey, template_id: Type.Integer({ minimum: 1 }), list_id: Type.Integer({ minimum: 1 }), send_at: Type.Optional(Type.String({ format: 'date-time' })) },
+  {
+    site_key: SiteKey,
+    template_id: Type.Integer({ minimum: 1 }),
+    list_id: Type.Integer({ minimum: 1 }),
+    send_at: Type.Optional(Type.String({ format: 'date-time' })),
+  },
   { additionalProperties: false },
 );
 const CartChainsBody = Type.Object(
-  { chains: Type.Record(Type.String({ description: CART_TYPES.join(', ') }), Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]), { maxProperties: 10 }) },
+  {
+    chains: Type.Record(
+      Type.String({ description: CART_TYPES.join(', ') }),
+      Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      { maxProperties: 10 },
+    ),
+  },
   { additionalProperties: false },
 );
 const Counts = {
-  recipients: Type.Integer(), scheduled: Type.Integer(), due: Type.Integer(), sent: Type.Integer(), failed: Type.Integer(),
-  suppressed: Type.Integer(), cancelled: Type.Integer(), unsubscribed: Type.Integer(),
+  recipients: Type.Integer(),
+  scheduled: Type.Integer(),
+  due: Type.Integer(),
+  sent: Type.Integer(),
+  failed: Type.Integer(),
+  suppressed: Type.Integer(),
+  cancelled: Type.Integer(),
+  unsubscribed: Type.Integer(),
 };
 const IntMap = Type.Record(Type.String(), Type.Integer());
 
 export async function automationRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  app.post('/api/events/unpaid-order', {
-    schema: { tags, security, summary: 'Legacy: an unpaid course order (same effect as order-created with cart_type course)', body: UnpaidOrderBody, response: { 200: OrderCreatedResponse, ...errs } },
-  }, async (req) => {
-    const body = req.body as { site_key: string } & Record<string, unknown>;
-    const project = await requireProject(deps.db.db, body.site_key);
-    const { site_key: _site, ...rest } = body;
-    const r = await createOrder({ deps, project, key: null, endpoint: 'unpaid-order' }, { ...rest, cart_type: 'course' });
-    return r.body;
-  });
-
-  app.post('/api/sequences', {
-    schema: {
-      tags, security, summary: 'Create an automatic chain of templates with delays', body: SequenceBody,
-      response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }), ...errs },
-    },
-  }, async (req) => automation.createSequence(deps, req.body as never));
-
-  app.put('/api/admin/projects/:site_key/cart-chains', {
-    schema: {
-      tags: ['admin'], security, summary: 'Per cart type, a sequence replacing the default 1 h/1 d/3 d chain (null restores the default)',
-      params: SiteKeyParams, body: CartChainsBody,
-      response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs },
-    },
-  }, async (req) => automation.setCartChains(deps, (req.params as { site_key: string }).site_key, (req.body as { chains: Record<string, number | null> }).chains));
-
-  app.post('/api/campaigns', {
-    schema: {
-      tags, security, summary: 'Send a template to the active contacts of an address book, now or at send_at', body: CampaignBody,
-      response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), campaign_id: Type.Integer(), recipients: Type.Integer(), send_at: Type.String() }), ...errs },
-    },
-  }, async (req) => {
-    const r = await automation.createCampaign(deps, req.body as never);
-    deps.delivery?.wake();
-    return r;
-  });
-
-  app.get('/api/campaigns/:id/stats', {
-    schema: {
-      tags, security, summary: 'Campaign statistics', params: IdParams,
-      response: { 200: Type.Object({ ok: Ok, campaign_id: Type.Integer(), site_key: Type.String(), template_id: Type.Integer(), list_id: Type.Integer(), send_at: Type.String(), ...Counts }), ...errs },
-    },
-  }, async (req) => automation.campaignStats(deps, (req.params as { id: number }).id));
-
-  app.get('/api/stats/overview', {
-    schema: {
-      tags, security, summary: 'Overall service statistics',
-      response: {
-        200: Type.Object({
-          ok: Ok, projects: Type.Integer(), api_keys: Type.Integer(), campaigns: Type.Integer(),
-          contacts_by_status: IntMap, emails_by_status: IntMap,
-          events: Type.Object({ total: Type.Integer(), accepted: Type.Integer(), rejected: Type.Integer(), last_24h: Type.Integer() }),
-          orders: Type.Object({ total: Type.Integer(), paid: Type.Integer(), paid_amount: Type.Number() }),
-          outbox: Type.Object({ due: Type.Integer(), oldest_due_age_seconds: Type.Number() }),
-        }),
-        ...errs,
+  app.post(
+    '/api/events/unpaid-order',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Legacy: an unpaid course order (same effect as order-created with cart_type course)',
+        body: UnpaidOrderBody,
+        response: { 200: OrderCreatedResponse, ...errs },
       },
     },
-  }, async () => ({ ok: true as const, ...(await overview(deps.db.db, deps.clock.now())) }));
+    async (req) => {
+      const body = req.body as { site_key: string } & Record<string, unknown>;
+      const project = await requireProject(deps.db.db, body.site_key);
+      const { site_key: _site, ...rest } = body;
+      const r = await createOrder(
+        { deps, project, key: null, endpoint: 'unpaid-order' },
+        { ...rest, cart_type: 'course' },
+      );
+      return r.body;
+    },
+  );
+
+  app.post(
+    '/api/sequences',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Create an automatic chain of templates with delays',
+        body: SequenceBody,
+        response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }), ...errs },
+      },
+    },
+    async (req) => automation.createSequence(deps, req.body as never),
+  );
+
+  app.put(
+    '/api/admin/projects/:site_key/cart-chains',
+    {
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Per cart type, a sequence replacing the default 1 h/1 d/3 d chain (null restores the default)',
+        params: SiteKeyParams,
+        body: CartChainsBody,
+        response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs },
+      },
+    },
+    async (req) =>
+      automation.setCartChains(
+        deps,
+        (req.params as { site_key: string }).site_key,
+        (req.body as { chains: Record<string, number | null> }).chains,
+      ),
+  );
+
+  app.post(
+    '/api/campaigns',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Send a template to the active contacts of an address book, now or at send_at',
+        body: CampaignBody,
+        response: {
+          200: Type.Object({
+            ok: Ok,
+            site_key: Type.String(),
+            campaign_id: Type.Integer(),
+            recipients: Type.Integer(),
+            send_at: Type.String(),
+          }),
+          ...errs,
+        },
+      },
+    },
+    async (req) => {
+      const r = await automation.createCampaign(deps, req.body as never);
+      deps.delivery?.wake();
+      return r;
+    },
+  );
+
+  app.get(
+    '/api/campaigns/:id/stats',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Campaign statistics',
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            ok: Ok,
+            campaign_id: Type.Integer(),
+            site_key: Type.String(),
+            template_id: Type.Integer(),
+            list_id: Type.Integer(),
+            send_at: Type.String(),
+            ...Counts,
+          }),
+          ...errs,
+        },
+      },
+    },
+    async (req) => automation.campaignStats(deps, (req.params as { id: number }).id),
+  );
+
+  app.get(
+    '/api/stats/overview',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Overall service statistics',
+        response: {
+          200: Type.Object({
+            ok: Ok,
+            projects: Type.Integer(),
+            api_keys: Type.Integer(),
+            campaigns: Type.Integer(),
+            contacts_by_status: IntMap,
+            emails_by_status: IntMap,
+            events: Type.Object({
+              total: Type.Integer(),
+              accepted: Type.Integer(),
+              rejected: Type.Integer(),
+              last_24h: Type.Integer(),
+            }),
+            orders: Type.Object({ total: Type.Integer(), paid: Type.Integer(), paid_amount: Type.Number() }),
+            outbox: Type.Object({ due: Type.Integer(), oldest_due_age_seconds: Type.Number() }),
+          }),
+          ...errs,
+        },
+      },
+    },
+    async () => ({ ok: true as const, ...(await overview(deps.db.db, deps.clock.now())) }),
+  );
 }

@@ -6,8 +6,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompil
 import { paramAjv } from '../../schemas/ajv.js';
 import { errors } from '../../schemas/common.js';
 import {
-  CatalogResponse, OrderCreatedBody, OrderCreatedResponse, PurchaseBody, PurchaseResponse,
-  ScopedListContactBody, ScopedListContactResponse, TransactionalBody, TransactionalResponse,
+  CatalogResponse,
+  OrderCreatedBody,
+  OrderCreatedResponse,
+  PurchaseBody,
+  PurchaseResponse,
+  ScopedListContactBody,
+  ScopedListContactResponse,
+  TransactionalBody,
+  TransactionalResponse,
 } from '../../schemas/gateway.js';
 import { logRequest, type Accepted } from '../../services/accept.js';
 import type { Deps } from '../../services/context.js';
@@ -29,66 +36,99 @@ function answer<T>(reply: FastifyReply, r: Accepted<T>, req: FastifyRequest): T 
 }
 
 export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  app.get('/api/scoped/events/catalog', {
-    onRequest: gatewayAuth(deps, 'catalog'),
-    schema: {
-      tags, security, summary: 'The shared event catalog and the events the calling key supports',
-      response: { 200: CatalogResponse, ...errors(401, 403, 429, 500) },
+  app.get(
+    '/api/scoped/events/catalog',
+    {
+      onRequest: gatewayAuth(deps, 'catalog'),
+      schema: {
+        tags,
+        security,
+        summary: 'The shared event catalog and the events the calling key supports',
+        response: { 200: CatalogResponse, ...errors(401, 403, 429, 500) },
+      },
     },
-  }, async (req) => {
-    const catalog = await gateway.catalog(req.gateway!);
-    req.gatewayLogged = true;
-    await logRequest(req.gateway!, undefined, 200, null, { supported_events: catalog.supported_events.length });
-    return catalog;
-  });
+    async (req) => {
+      const catalog = await gateway.catalog(req.gateway!);
+      req.gatewayLogged = true;
+      await logRequest(req.gateway!, undefined, 200, null, { supported_events: catalog.supported_events.length });
+      return catalog;
+    },
+  );
 
-  app.post('/api/scoped/send/transactional', {
-    onRequest: gatewayAuth(deps, 'transactional'),
-    validatorCompiler: bodyCheckedByService,
-    schema: {
-      tags, security, summary: 'Send or schedule the transactional e-mail routed for event_type',
-      description: 'Waits up to SEND_WAIT_MS for the first delivery attempt unless the request carries `Prefer: respond-async`.',
-      headers: Type.Object({ prefer: Type.Optional(Type.String({ description: 'respond-async: answer at once with status queued' })) }),
-      body: TransactionalBody,
-      response: { 200: TransactionalResponse, ...postErrors },
+  app.post(
+    '/api/scoped/send/transactional',
+    {
+      onRequest: gatewayAuth(deps, 'transactional'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: 'Send or schedule the transactional e-mail routed for event_type',
+        description:
+          'Waits up to SEND_WAIT_MS for the first delivery attempt unless the request carries `Prefer: respond-async`.',
+        headers: Type.Object({
+          prefer: Type.Optional(Type.String({ description: 'respond-async: answer at once with status queued' })),
+        }),
+        body: TransactionalBody,
+        response: { 200: TransactionalResponse, ...postErrors },
+      },
     },
-  }, async (req, reply) => {
-    const respondAsync = /\brespond-async\b/i.test(String(req.headers.prefer ?? ''));
-    if (respondAsync) reply.header('Preference-Applied', 'respond-async');
-    return answer(reply, await gateway.transactional(req.gateway!, req.body, { respondAsync }), req);
-  });
+    async (req, reply) => {
+      const respondAsync = /\brespond-async\b/i.test(String(req.headers.prefer ?? ''));
+      if (respondAsync) reply.header('Preference-Applied', 'respond-async');
+      return answer(reply, await gateway.transactional(req.gateway!, req.body, { respondAsync }), req);
+    },
+  );
 
-  app.post('/api/scoped/events/order-created', {
-    onRequest: gatewayAuth(deps, 'order-created'),
-    validatorCompiler: bodyCheckedByService,
-    schema: {
-      tags, security, summary: 'An order or application was created: schedules the abandoned-cart chain',
-      body: OrderCreatedBody,
-      response: { 200: OrderCreatedResponse, ...postErrors },
+  app.post(
+    '/api/scoped/events/order-created',
+    {
+      onRequest: gatewayAuth(deps, 'order-created'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: 'An order or application was created: schedules the abandoned-cart chain',
+        body: OrderCreatedBody,
+        response: { 200: OrderCreatedResponse, ...postErrors },
+      },
     },
-  }, async (req, reply) => answer(reply, await gateway.orderCreated(req.gateway!, req.body), req));
+    async (req, reply) => answer(reply, await gateway.orderCreated(req.gateway!, req.body), req),
+  );
 
-  app.post('/api/scoped/events/purchase', {
-    onRequest: gatewayAuth(deps, 'purchase'),
-    validatorCompiler: bodyCheckedByService,
-    schema: {
-      tags, security, summary: 'An order was paid: stops its cart e-mails and fills the address books',
-      body: PurchaseBody,
-      response: { 200: PurchaseResponse, ...postErrors },
+  app.post(
+    '/api/scoped/events/purchase',
+    {
+      onRequest: gatewayAuth(deps, 'purchase'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: 'An order was paid: stops its cart e-mails and fills the address books',
+        body: PurchaseBody,
+        response: { 200: PurchaseResponse, ...postErrors },
+      },
     },
-  }, async (req, reply) => answer(reply, await gateway.purchase(req.gateway!, req.body), req));
+    async (req, reply) => answer(reply, await gateway.purchase(req.gateway!, req.body), req),
+  );
 
-  app.post('/api/scoped/lists/:list_id/contacts', {
-    onRequest: gatewayAuth(deps, 'list-contact'),
-    validatorCompiler: bodyCheckedByService,
-    schema: {
-      tags, security, summary: 'Upsert a contact into the one address book a list_contacts_write key may write',
-      params: Type.Object({ list_id: Type.Integer({ minimum: 1 }) }),
-      body: ScopedListContactBody,
-      response: { 200: ScopedListContactResponse, ...postErrors },
+  app.post(
+    '/api/scoped/lists/:list_id/contacts',
+    {
+      onRequest: gatewayAuth(deps, 'list-contact'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: 'Upsert a contact into the one address book a list_contacts_write key may write',
+        params: Type.Object({ list_id: Type.Integer({ minimum: 1 }) }),
+        body: ScopedListContactBody,
+        response: { 200: ScopedListContactResponse, ...postErrors },
+      },
     },
-  }, async (req, reply) => {
-    const { list_id } = req.params as { list_id: number };
-    return answer(reply, await gateway.scopedListContact(req.gateway!, list_id, req.body), req);
-  });
+    async (req, reply) => {
+      const { list_id } = req.params as { list_id: number };
+      return answer(reply, await gateway.scopedListContact(req.gateway!, list_id, req.body), req);
+    },
+  );
 }

@@ -7,24 +7,37 @@ import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
 
 export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  app.get('/healthz', {
-    schema: { tags: ['operations'], summary: 'The process accepts requests', response: { 200: Type.Object({ ok: Type.Literal(true) }) } },
-  }, async () => ({ ok: true as const }));
-
-  app.get('/readyz', {
-    schema: {
-      tags: ['operations'], summary: 'The database is reachable and its migrations are current',
-      response: { 200: Type.Object({ ok: Type.Literal(true), database: Type.String() }), ...errors(503) },
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The process accepts requests',
+        response: { 200: Type.Object({ ok: Type.Literal(true) }) },
+      },
     },
-  }, async () => {
-    let current: boolean;
-    try {
-      await ping(deps.db.db);
-      current = await migrationsCurrent(deps.db);
-    } catch {
-      throw new AppError(503, 'not_ready', 'The database is unreachable');
-    }
-    if (!current) throw new AppError(503, 'not_ready', 'Database migrations are not current: run migrate');
-    return { ok: true as const, database: deps.db.dialect };
-  });
+    async () => ({ ok: true as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'The database is reachable and its migrations are current',
+        response: { 200: Type.Object({ ok: Type.Literal(true), database: Type.String() }), ...errors(503) },
+      },
+    },
+    async () => {
+      let current: boolean;
+      try {
+        await ping(deps.db.db);
+        current = await migrationsCurrent(deps.db);
+      } catch {
+        throw new AppError(503, 'not_ready', 'The database is unreachable');
+      }
+      if (!current) throw new AppError(503, 'not_ready', 'Database migrations are not current: run migrate');
+      return { ok: true as const, database: deps.db.dialect };
+    },
+  );
 }

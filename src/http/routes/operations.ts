@@ -8,7 +8,10 @@ import { describe } from '../../services/accept.js';
 import type { Deps } from '../../services/context.js';
 
 // Not encapsulated: the response hook must see every route of the app.
-export const metricsRoutes = fp(async function metricsRoutes(app: FastifyInstance, { deps, metrics }: { deps: Deps; metrics: Metrics }): Promise<void> {
+export const metricsRoutes = fp(async function metricsRoutes(
+  app: FastifyInstance,
+  { deps, metrics }: { deps: Deps; metrics: Metrics },
+): Promise<void> {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     const status = String(reply.statusCode);
@@ -40,6 +43,7 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true, validatorUrl: null },
-    staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    staticCSP:
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   });
 }

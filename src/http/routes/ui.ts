@@ -47,7 +47,11 @@ interface Asset {
 
 function load(file: string): Asset {
   const body = readFileSync(file);
-  return { body, type: TYPES[extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+  return {
+    body,
+    type: TYPES[extname(file)] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+  };
 }
 
 /** Every file under dir, keyed by its path relative to dir with forward slashes. */

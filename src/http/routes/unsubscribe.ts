@@ -37,24 +37,35 @@ ${body}
 }
 
 function send(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    // The token is in the URL: never hand it to another site.
-    .header('referrer-policy', 'no-referrer')
-    .header('x-robots-tag', 'noindex')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-    .send(html);
+  return (
+    reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      // The token is in the URL: never hand it to another site.
+      .header('referrer-policy', 'no-referrer')
+      .header('x-robots-tag', 'noindex')
+      .header(
+        'content-security-policy',
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      )
+      .send(html)
+  );
 }
 
 const invalidPage = () =>
-  page('Link not valid', '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>');
+  page(
+    'Link not valid',
+    '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>',
+  );
 
 export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeRouteOptions): Promise<void> {
   // RFC 8058 clients POST a form body (urlencoded or multipart); its content does not matter here.
   for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data']) {
-    if (!app.hasContentTypeParser(type)) app.addContentTypeParser(type, { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) => done(null, {}));
+    if (!app.hasContentTypeParser(type))
+      app.addContentTypeParser(type, { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) =>
+        done(null, {}),
+      );
   }
 
   const lookup = async (token: string): Promise<{ contact: ContactRow; projectName: string } | null> => {
@@ -64,7 +75,11 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeR
     return { contact, projectName: project?.name ?? 'this site' };
   };
 
-  const params = { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } as const;
+  const params = {
+    type: 'object',
+    properties: { token: { type: 'string', maxLength: 200 } },
+    required: ['token'],
+  } as const;
   const schema = { params, hide: true };
 
   app.get<{ Params: { token: string } }>('/u/:token', { schema }, async (req, reply) => {
@@ -72,7 +87,14 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeR
     if (!found) return send(reply, 404, invalidPage());
     const { contact, projectName } = found;
     if (contact.status !== 'active') {
-      return send(reply, 200, page('You are unsubscribed', `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives reminder and newsletter e-mails from ${esc(projectName)}.</p>`));
+      return send(
+        reply,
+        200,
+        page(
+          'You are unsubscribed',
+          `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives reminder and newsletter e-mails from ${esc(projectName)}.</p>`,
+        ),
+      );
     }
     const body = `<p style="margin:0 0 1.5rem">Stop reminder and newsletter e-mails from <strong>${esc(projectName)}</strong> to ${esc(maskEmail(contact.email))}?
 E-mails about your own orders, courses and documents will still arrive.</p>
@@ -86,7 +108,15 @@ E-mails about your own orders, courses and documents will still arrive.</p>
     const { contact, projectName } = found;
     const before = contact.status;
     await unsubscribeContact(opts.db.db, contact, opts.clock.now());
-    if (before === 'active') req.log.info({ contact_id: contact.id, project_id: contact.project_id }, 'contact unsubscribed by link');
-    return send(reply, 200, page('You are unsubscribed', `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive reminder and newsletter e-mails from ${esc(projectName)}.</p>`));
+    if (before === 'active')
+      req.log.info({ contact_id: contact.id, project_id: contact.project_id }, 'contact unsubscribed by link');
+    return send(
+      reply,
+      200,
+      page(
+        'You are unsubscribed',
+        `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive reminder and newsletter e-mails from ${esc(projectName)}.</p>`,
+      ),
+    );
   });
 }

@@ -29,7 +29,12 @@ export async function api(method, path, body, { quiet401 = false } = {}) {
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError(0, { code: 'network_error', message: 'The service cannot be reached. Is it running?' });
   }
@@ -79,6 +84,7 @@ export function describeError(e) {
   const parts = [e.message];
   const invalid = e.detail.invalid_fields ?? {};
   for (const [k, v] of Object.entries(invalid)) parts.push(`${k}: ${v}`);
-  if (Array.isArray(e.detail.missing_fields) && e.detail.missing_fields.length) parts.push(`missing: ${e.detail.missing_fields.join(', ')}`);
+  if (Array.isArray(e.detail.missing_fields) && e.detail.missing_fields.length)
+    parts.push(`missing: ${e.detail.missing_fields.join(', ')}`);
   return parts.join(' · ');
 }

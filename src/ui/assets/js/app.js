@@ -19,7 +19,11 @@ const routes = [
   { re: /^\/ui\/projects$/, page: projectsPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)$/, page: projectPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)\/templates\/new$/, page: (ctx) => templateEditorPage(ctx, true), nav: 'projects' },
-  { re: /^\/ui\/projects\/([^/]+)\/templates\/([^/]+)$/, page: (ctx) => templateEditorPage(ctx, false), nav: 'projects' },
+  {
+    re: /^\/ui\/projects\/([^/]+)\/templates\/([^/]+)$/,
+    page: (ctx) => templateEditorPage(ctx, false),
+    nav: 'projects',
+  },
   { re: /^\/ui\/projects\/([^/]+)\/lists\/(\d+)$/, page: listPage, nav: 'projects' },
   { re: /^\/ui\/events$/, page: eventsPage, nav: 'events' },
   { re: /^\/ui\/events\/(\d+)$/, page: eventPage, nav: 'events' },
@@ -63,8 +67,17 @@ function drawTopbar(active) {
   bar.append(h('a', { href: '/ui/', class: 'brand' }, 'Mail gateway'));
   if (!state.session) return;
   bar.append(
-    h('nav', { 'aria-label': 'Main' }, h('ul', {}, NAV.map(([key, href, label]) =>
-      h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, label))))),
+    h(
+      'nav',
+      { 'aria-label': 'Main' },
+      h(
+        'ul',
+        {},
+        NAV.map(([key, href, label]) =>
+          h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, label)),
+        ),
+      ),
+    ),
     h('button', { type: 'button', class: 'logout', onclick: logout }, 'Log out'),
   );
 }
@@ -96,24 +109,38 @@ async function render({ keepFocus = false, focus = null } = {}) {
   target.setAttribute('aria-busy', 'true');
   let node;
   try {
-    node = route ? await route.page(ctx) : h('section', {}, h('h1', { tabindex: '-1' }, 'Page not found'), h('p', {}, h('a', { href: '/ui/' }, 'Back to the dashboard')));
+    node = route
+      ? await route.page(ctx)
+      : h(
+          'section',
+          {},
+          h('h1', { tabindex: '-1' }, 'Page not found'),
+          h('p', {}, h('a', { href: '/ui/' }, 'Back to the dashboard')),
+        );
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return undefined; // the login page is on its way
-    node = h('section', {}, h('h1', { tabindex: '-1' }, e instanceof ApiError && e.status === 404 ? 'Not found' : 'Something went wrong'), errorBox(describeError(e)));
+    node = h(
+      'section',
+      {},
+      h('h1', { tabindex: '-1' }, e instanceof ApiError && e.status === 404 ? 'Not found' : 'Something went wrong'),
+      errorBox(describeError(e)),
+    );
   }
   if (seq !== state.renderSeq) return undefined; // the user moved on while this page loaded
   clear(target).append(node);
   target.removeAttribute('aria-busy');
   const h1 = target.querySelector('h1');
   document.title = `${h1?.textContent ?? 'Admin'} · Mail gateway`;
-  if (!keepFocus) ((focus && target.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
+  if (!keepFocus)
+    ((focus && target.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
   return undefined;
 }
 
 document.addEventListener('click', (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
   const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
-  if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin || !a.pathname.startsWith('/ui/')) return;
+  if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin || !a.pathname.startsWith('/ui/'))
+    return;
   if (a.pathname.startsWith('/ui/assets/')) return;
   ev.preventDefault();
   navigate(a.pathname + a.search);

@@ -9,7 +9,8 @@ const NS = 'http://www.w3.org/2000/svg';
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
-  for (const c of children) el.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+  for (const c of children)
+    el.append(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
   return el;
 }
 
@@ -29,7 +30,10 @@ let chartSeq = 0;
  */
 export function barChart({ title, labels, series, stacked = true, height = 220, formatLabel = (l) => l.slice(5) }) {
   const id = `chart${++chartSeq}`;
-  const left = 44, right = 8, top = 10, bottom = 26;
+  const left = 44,
+    right = 8,
+    top = 10,
+    bottom = 26;
   // A fixed drawing width: the SVG scales to its box, so text keeps one size whatever the period.
   const width = 640;
   const plotW = width - left - right;
@@ -39,11 +43,21 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
   const y = (v) => top + plotH - (v / max) * plotH;
   const band = plotW / Math.max(1, labels.length);
 
-  const svg = s('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-labelledby': `${id}-t ${id}-d`, preserveAspectRatio: 'xMinYMin meet' });
+  const svg = s('svg', {
+    viewBox: `0 0 ${width} ${height}`,
+    class: 'chart',
+    role: 'img',
+    'aria-labelledby': `${id}-t ${id}-d`,
+    preserveAspectRatio: 'xMinYMin meet',
+  });
   const total = totals.reduce((a, b) => a + b, 0);
   svg.append(
     s('title', { id: `${id}-t` }, title),
-    s('desc', { id: `${id}-d` }, `${labels.length} bars, ${total} in all; ${series.map((se) => `${se.name} ${se.values.reduce((a, b) => a + b, 0)}`).join(', ')}`),
+    s(
+      'desc',
+      { id: `${id}-d` },
+      `${labels.length} bars, ${total} in all; ${series.map((se) => `${se.name} ${se.values.reduce((a, b) => a + b, 0)}`).join(', ')}`,
+    ),
   );
   for (let i = 0; i <= 4; i++) {
     const v = (max / 4) * i;
@@ -60,8 +74,19 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
       series.forEach((se) => {
         const v = se.values[i] ?? 0;
         if (v > 0) {
-          svg.append(s('rect', { x: x0 + band * 0.15, width: band * 0.7, y: y(base + v), height: Math.max(1, y(base) - y(base + v)), class: se.cls },
-            s('title', {}, `${label} · ${se.name}: ${v}`)));
+          svg.append(
+            s(
+              'rect',
+              {
+                x: x0 + band * 0.15,
+                width: band * 0.7,
+                y: y(base + v),
+                height: Math.max(1, y(base) - y(base + v)),
+                class: se.cls,
+              },
+              s('title', {}, `${label} · ${se.name}: ${v}`),
+            ),
+          );
         }
         base += v;
       });
@@ -69,18 +94,52 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
       const w = (band * 0.8) / series.length;
       series.forEach((se, k) => {
         const v = se.values[i] ?? 0;
-        svg.append(s('rect', { x: x0 + band * 0.1 + k * w, width: Math.max(1, w - 1), y: y(v), height: Math.max(v > 0 ? 1 : 0, y(0) - y(v)), class: se.cls },
-          s('title', {}, `${label} · ${se.name}: ${v}`)));
+        svg.append(
+          s(
+            'rect',
+            {
+              x: x0 + band * 0.1 + k * w,
+              width: Math.max(1, w - 1),
+              y: y(v),
+              height: Math.max(v > 0 ? 1 : 0, y(0) - y(v)),
+              class: se.cls,
+            },
+            s('title', {}, `${label} · ${se.name}: ${v}`),
+          ),
+        );
       });
     }
-    if (i % every === 0) svg.append(s('text', { x: x0 + band / 2, y: height - 8, class: 'axis', 'text-anchor': 'middle' }, formatLabel(label)));
+    if (i % every === 0)
+      svg.append(
+        s('text', { x: x0 + band / 2, y: height - 8, class: 'axis', 'text-anchor': 'middle' }, formatLabel(label)),
+      );
   });
 
-  const legend = h('ul', { class: 'legend' }, series.map((se) => h('li', {}, h('span', { class: `swatch ${se.cls}`, 'aria-hidden': 'true' }), se.name)));
-  const data = h('details', { class: 'chart-data' }, h('summary', {}, 'Numbers'),
-    table([{ label: 'Day', cell: (r) => r.label }, ...series.map((se, k) => ({ label: se.name, class: 'num', cell: (r) => String(r.values[k]) }))],
-      labels.map((label, i) => ({ label, values: series.map((se) => se.values[i] ?? 0) })).reverse()));
-  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title), h('div', { class: 'chart-scroll' }, svg), legend, data);
+  const legend = h(
+    'ul',
+    { class: 'legend' },
+    series.map((se) => h('li', {}, h('span', { class: `swatch ${se.cls}`, 'aria-hidden': 'true' }), se.name)),
+  );
+  const data = h(
+    'details',
+    { class: 'chart-data' },
+    h('summary', {}, 'Numbers'),
+    table(
+      [
+        { label: 'Day', cell: (r) => r.label },
+        ...series.map((se, k) => ({ label: se.name, class: 'num', cell: (r) => String(r.values[k]) })),
+      ],
+      labels.map((label, i) => ({ label, values: series.map((se) => se.values[i] ?? 0) })).reverse(),
+    ),
+  );
+  return h(
+    'figure',
+    { class: 'chart-box' },
+    h('figcaption', {}, title),
+    h('div', { class: 'chart-scroll' }, svg),
+    legend,
+    data,
+  );
 }
 
 /** Horizontal proportion bars in a table: one row per item, segments per series. */
@@ -95,11 +154,23 @@ export function proportionTable({ title, rows, series, labelHeader = 'Type' }) {
     }
     return box;
   };
-  return h('figure', { class: 'chart-box' }, h('figcaption', {}, title),
-    h('ul', { class: 'legend' }, series.map((se) => h('li', {}, h('span', { class: `swatch ${se.cls}`, 'aria-hidden': 'true' }), se.name))),
-    table([
-      { label: labelHeader, cell: (r) => h('code', {}, r.label) },
-      { label: 'Share', class: 'bar-cell', cell: bar },
-      ...series.map((se) => ({ label: se.name, class: 'num', cell: (r) => String(r[se.key] ?? 0) })),
-    ], rows, { empty: 'No events in this period.' }));
+  return h(
+    'figure',
+    { class: 'chart-box' },
+    h('figcaption', {}, title),
+    h(
+      'ul',
+      { class: 'legend' },
+      series.map((se) => h('li', {}, h('span', { class: `swatch ${se.cls}`, 'aria-hidden': 'true' }), se.name)),
+    ),
+    table(
+      [
+        { label: labelHeader, cell: (r) => h('code', {}, r.label) },
+        { label: 'Share', class: 'bar-cell', cell: bar },
+        ...series.map((se) => ({ label: se.name, class: 'num', cell: (r) => String(r[se.key] ?? 0) })),
+      ],
+      rows,
+      { empty: 'No events in this period.' },
+    ),
+  );
 }

@@ -63,10 +63,21 @@ export function fmtMinutes(m) {
 }
 
 const STATUS_TONE = {
-  accepted: 'ok', sent: 'ok', active: 'ok',
-  rejected: 'bad', failed: 'bad', invalid: 'bad', admin_blocked: 'bad', disabled: 'bad',
-  scheduled: 'info', queued: 'info', sending: 'info',
-  cancelled: 'muted', suppressed: 'warn', unsubscribed: 'warn', none: 'warn',
+  accepted: 'ok',
+  sent: 'ok',
+  active: 'ok',
+  rejected: 'bad',
+  failed: 'bad',
+  invalid: 'bad',
+  admin_blocked: 'bad',
+  disabled: 'bad',
+  scheduled: 'info',
+  queued: 'info',
+  sending: 'info',
+  cancelled: 'muted',
+  suppressed: 'warn',
+  unsubscribed: 'warn',
+  none: 'warn',
 };
 
 export function badge(text, tone) {
@@ -79,12 +90,20 @@ export function code(text) {
 
 /** Pretty JSON in a <pre>, as text. */
 export function jsonBlock(value, label) {
-  return h('pre', { class: 'json', tabindex: '0', 'aria-label': label ?? 'JSON' }, JSON.stringify(value, null, 2) ?? 'null');
+  return h(
+    'pre',
+    { class: 'json', tabindex: '0', 'aria-label': label ?? 'JSON' },
+    JSON.stringify(value, null, 2) ?? 'null',
+  );
 }
 
 /** A <dl> from [term, value] pairs; values may be nodes. */
 export function facts(pairs) {
-  return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
+  return h(
+    'dl',
+    { class: 'facts' },
+    pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]),
+  );
 }
 
 /**
@@ -92,11 +111,33 @@ export function facts(pairs) {
  * Tables only ever hold one page of rows: paging happens on the server or in `pageSlice`.
  */
 export function table(columns, rows, { empty = 'Nothing to show.', caption, rowClass } = {}) {
-  const head = h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label))));
-  const body = h('tbody', {}, rows.length
-    ? rows.map((r) => h('tr', { class: rowClass ? rowClass(r) : null }, columns.map((c) => h('td', { class: c.class }, c.cell(r) ?? '—'))))
-    : h('tr', {}, h('td', { colspan: String(columns.length), class: 'empty' }, empty)));
-  return h('div', { class: 'table-wrap', tabindex: '0' }, h('table', {}, caption ? h('caption', {}, caption) : null, head, body));
+  const head = h(
+    'thead',
+    {},
+    h(
+      'tr',
+      {},
+      columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)),
+    ),
+  );
+  const body = h(
+    'tbody',
+    {},
+    rows.length
+      ? rows.map((r) =>
+          h(
+            'tr',
+            { class: rowClass ? rowClass(r) : null },
+            columns.map((c) => h('td', { class: c.class }, c.cell(r) ?? '—')),
+          ),
+        )
+      : h('tr', {}, h('td', { colspan: String(columns.length), class: 'empty' }, empty)),
+  );
+  return h(
+    'div',
+    { class: 'table-wrap', tabindex: '0' },
+    h('table', {}, caption ? h('caption', {}, caption) : null, head, body),
+  );
 }
 
 /** Client-side paging for lists the API returns whole (a project's templates, keys, address books). */
@@ -110,11 +151,25 @@ export function pagedTable(columns, rows, opts = {}) {
     page = Math.min(page, pages - 1);
     box.append(table(columns, rows.slice(page * size, (page + 1) * size), opts));
     if (pages > 1) {
-      box.append(pager({
-        info: `${page * size + 1}–${Math.min(rows.length, (page + 1) * size)} of ${rows.length}`,
-        prev: page > 0 ? () => { page -= 1; draw(); } : null,
-        next: page < pages - 1 ? () => { page += 1; draw(); } : null,
-      }));
+      box.append(
+        pager({
+          info: `${page * size + 1}–${Math.min(rows.length, (page + 1) * size)} of ${rows.length}`,
+          prev:
+            page > 0
+              ? () => {
+                  page -= 1;
+                  draw();
+                }
+              : null,
+          next:
+            page < pages - 1
+              ? () => {
+                  page += 1;
+                  draw();
+                }
+              : null,
+        }),
+      );
     }
   };
   draw();
@@ -123,10 +178,13 @@ export function pagedTable(columns, rows, opts = {}) {
 
 /** Previous/next buttons; a missing handler disables its button. */
 export function pager({ info, prev, next, prevLabel = '← Previous', nextLabel = 'Next →' }) {
-  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+  return h(
+    'nav',
+    { class: 'pager', 'aria-label': 'Pages' },
     h('button', { type: 'button', disabled: !prev, onclick: prev ?? undefined }, prevLabel),
     info ? h('span', { class: 'muted' }, info) : null,
-    h('button', { type: 'button', disabled: !next, onclick: next ?? undefined }, nextLabel));
+    h('button', { type: 'button', disabled: !next, onclick: next ?? undefined }, nextLabel),
+  );
 }
 
 let fieldSeq = 0;
@@ -135,14 +193,24 @@ export function field(label, control, hint) {
   if (!control.id) control.id = `f${++fieldSeq}`;
   const hintId = hint ? `${control.id}-hint` : null;
   if (hintId) control.setAttribute('aria-describedby', hintId);
-  return h('div', { class: 'field' }, h('label', { for: control.id }, label), control, hint ? h('small', { id: hintId, class: 'muted' }, hint) : null);
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: control.id }, label),
+    control,
+    hint ? h('small', { id: hintId, class: 'muted' }, hint) : null,
+  );
 }
 
 export function select(options, value, attrs = {}) {
-  return h('select', attrs, options.map((o) => {
-    const [v, text] = Array.isArray(o) ? o : [o, o];
-    return h('option', { value: v, selected: String(v) === String(value ?? '') }, text);
-  }));
+  return h(
+    'select',
+    attrs,
+    options.map((o) => {
+      const [v, text] = Array.isArray(o) ? o : [o, o];
+      return h('option', { value: v, selected: String(v) === String(value ?? '') }, text);
+    }),
+  );
 }
 
 export function checkbox(label, checked, attrs = {}) {
@@ -167,10 +235,16 @@ export function errorBox(message) {
 export function confirmDialog(question, yesLabel = 'Confirm', tone = 'danger') {
   return new Promise((resolve) => {
     const yes = h('button', { type: 'submit', value: 'yes', class: tone }, yesLabel);
-    const dialog = h('dialog', { class: 'confirm', 'aria-label': 'Confirm' },
-      h('form', { method: 'dialog' },
+    const dialog = h(
+      'dialog',
+      { class: 'confirm', 'aria-label': 'Confirm' },
+      h(
+        'form',
+        { method: 'dialog' },
         h('p', {}, question),
-        h('div', { class: 'actions' }, h('button', { type: 'submit', value: 'no' }, 'Cancel'), yes)));
+        h('div', { class: 'actions' }, h('button', { type: 'submit', value: 'no' }, 'Cancel'), yes),
+      ),
+    );
     dialog.addEventListener('close', () => {
       resolve(dialog.returnValue === 'yes');
       dialog.remove();
@@ -183,23 +257,27 @@ export function confirmDialog(question, yesLabel = 'Confirm', tone = 'danger') {
 
 /** Copies text to the clipboard; works on http://127.0.0.1 too (a secure context) and falls back to selecting. */
 export function copyButton(text, target) {
-  return h('button', {
-    type: 'button',
-    class: 'copy',
-    onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        toast('Copied to the clipboard');
-      } catch {
-        if (target) {
-          const range = document.createRange();
-          range.selectNodeContents(target);
-          const sel = document.getSelection();
-          sel.removeAllRanges();
-          sel.addRange(range);
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'copy',
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          toast('Copied to the clipboard');
+        } catch {
+          if (target) {
+            const range = document.createRange();
+            range.selectNodeContents(target);
+            const sel = document.getSelection();
+            sel.removeAllRanges();
+            sel.addRange(range);
+          }
+          toast('Copy is blocked here: the text is selected, press Ctrl+C', 'warn');
         }
-        toast('Copy is blocked here: the text is selected, press Ctrl+C', 'warn');
-      }
+      },
     },
-  }, 'Copy');
+    'Copy',
+  );
 }

@@ -18,7 +18,8 @@ function urlWith(ctx, changes) {
 export function cursorPager(ctx, nextCursor, shown) {
   const stack = Array.isArray(ctx.state.stack) ? ctx.state.stack : [];
   const current = ctx.query.get('cursor');
-  const go = (cursor, newStack) => ctx.navigate(urlWith(ctx, { cursor }), { state: { stack: newStack }, focus: '.table-wrap' });
+  const go = (cursor, newStack) =>
+    ctx.navigate(urlWith(ctx, { cursor }), { state: { stack: newStack }, focus: '.table-wrap' });
   const pageNo = current ? (stack.length ? stack.length + 1 : null) : 1;
   return pager({
     info: `${pageNo ? `Page ${pageNo}` : 'Later page'} · ${shown} shown`,
@@ -32,22 +33,31 @@ export function cursorPager(ctx, nextCursor, shown) {
  * at the first page; "Clear" drops every filter.
  */
 export function filterForm(ctx, controls, { label = 'Filters' } = {}) {
-  const form = h('form', {
-    class: 'filters',
-    role: 'search',
-    'aria-label': label,
-    onsubmit: (ev) => {
-      ev.preventDefault();
-      const changes = { cursor: null };
-      for (const [k, v] of new FormData(form).entries()) changes[k] = typeof v === 'string' ? v.trim() : v;
-      for (const el of form.elements) {
-        if (el.name && el.type === 'datetime-local') changes[el.name] = el.value ? new Date(el.value).toISOString() : null;
-      }
-      ctx.navigate(urlWith(ctx, changes), { focus: '.table-wrap' });
+  const form = h(
+    'form',
+    {
+      class: 'filters',
+      role: 'search',
+      'aria-label': label,
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        const changes = { cursor: null };
+        for (const [k, v] of new FormData(form).entries()) changes[k] = typeof v === 'string' ? v.trim() : v;
+        for (const el of form.elements) {
+          if (el.name && el.type === 'datetime-local')
+            changes[el.name] = el.value ? new Date(el.value).toISOString() : null;
+        }
+        ctx.navigate(urlWith(ctx, changes), { focus: '.table-wrap' });
+      },
     },
-  }, controls, h('div', { class: 'filter-actions' },
-    h('button', { type: 'submit', class: 'primary' }, 'Apply'),
-    h('a', { href: location.pathname, class: 'button' }, 'Clear')));
+    controls,
+    h(
+      'div',
+      { class: 'filter-actions' },
+      h('button', { type: 'submit', class: 'primary' }, 'Apply'),
+      h('a', { href: location.pathname, class: 'button' }, 'Clear'),
+    ),
+  );
   return form;
 }
 

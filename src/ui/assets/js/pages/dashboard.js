@@ -9,8 +9,16 @@ const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
 
 function card(title, rows, tone) {
-  return h('section', { class: `card ${tone ?? ''}` }, h('h2', {}, title),
-    h('dl', {}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])));
+  return h(
+    'section',
+    { class: `card ${tone ?? ''}` },
+    h('h2', {}, title),
+    h(
+      'dl',
+      {},
+      rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
+  );
 }
 
 const pct = (part, whole) => (whole ? `${Math.round((part / whole) * 100)} %` : '—');
@@ -22,7 +30,11 @@ function eventTypeSeries(byDay, byType) {
     series.push({
       name: 'other types',
       cls: 'c-other',
-      values: byDay.map((d) => Object.entries(d.by_type).filter(([t]) => !top.includes(t)).reduce((sum, [, v]) => sum + v, 0)),
+      values: byDay.map((d) =>
+        Object.entries(d.by_type)
+          .filter(([t]) => !top.includes(t))
+          .reduce((sum, [, v]) => sum + v, 0),
+      ),
     });
   }
   return series;
@@ -37,54 +49,129 @@ function draw(d) {
   const c = d.carts;
   const lagging = o.oldest_due_age_seconds !== null && o.oldest_due_age_seconds > 60;
 
-  const cards = h('div', { class: 'cards' },
-    card('Events', [['Received', fmtNumber(accepted + rejected)], ['Accepted', fmtNumber(accepted)], ['Rejected', h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, accepted + rejected)))]]),
-    card('E-mails', [['Sent', fmtNumber(e.sent)], ['Failed', fmtNumber(e.failed)], ['Suppressed', fmtNumber(e.suppressed)], ['Cancelled', fmtNumber(e.cancelled)], ['Pending', fmtNumber(e.pending)]]),
-    card('Outbox now', [
-      ['Due, waiting', fmtNumber(o.queued)], ['Scheduled later', fmtNumber(o.scheduled)], ['Being sent', fmtNumber(o.sending)],
-      ['Oldest due', o.oldest_due_age_seconds === null ? 'none' : h('span', {}, fmtDuration(o.oldest_due_age_seconds), lagging ? [' ', badge('behind', 'bad')] : '')],
-    ], lagging ? 'alert' : ''),
+  const cards = h(
+    'div',
+    { class: 'cards' },
+    card('Events', [
+      ['Received', fmtNumber(accepted + rejected)],
+      ['Accepted', fmtNumber(accepted)],
+      [
+        'Rejected',
+        h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, accepted + rejected))),
+      ],
+    ]),
+    card('E-mails', [
+      ['Sent', fmtNumber(e.sent)],
+      ['Failed', fmtNumber(e.failed)],
+      ['Suppressed', fmtNumber(e.suppressed)],
+      ['Cancelled', fmtNumber(e.cancelled)],
+      ['Pending', fmtNumber(e.pending)],
+    ]),
+    card(
+      'Outbox now',
+      [
+        ['Due, waiting', fmtNumber(o.queued)],
+        ['Scheduled later', fmtNumber(o.scheduled)],
+        ['Being sent', fmtNumber(o.sending)],
+        [
+          'Oldest due',
+          o.oldest_due_age_seconds === null
+            ? 'none'
+            : h('span', {}, fmtDuration(o.oldest_due_age_seconds), lagging ? [' ', badge('behind', 'bad')] : ''),
+        ],
+      ],
+      lagging ? 'alert' : '',
+    ),
     card('Cart recovery', [
       ['Orders created', fmtNumber(c.orders_created)],
-      ['Paid', h('span', {}, fmtNumber(c.orders_paid), ' ', h('small', { class: 'muted' }, pct(c.orders_paid, c.orders_created)))],
+      [
+        'Paid',
+        h(
+          'span',
+          {},
+          fmtNumber(c.orders_paid),
+          ' ',
+          h('small', { class: 'muted' }, pct(c.orders_paid, c.orders_created)),
+        ),
+      ],
       ['Paid after a cart e-mail', fmtNumber(c.paid_after_cart_email)],
-      ...c.amounts.map((a) => [`Amount ${a.currency || '(no currency)'}`, h('span', {}, fmtNumber(a.paid), ' ', h('small', { class: 'muted' }, `recovered ${fmtNumber(a.recovered)}`))]),
+      ...c.amounts.map((a) => [
+        `Amount ${a.currency || '(no currency)'}`,
+        h('span', {}, fmtNumber(a.paid), ' ', h('small', { class: 'muted' }, `recovered ${fmtNumber(a.recovered)}`)),
+      ]),
     ]),
   );
 
-  return h('div', {},
+  return h(
+    'div',
+    {},
     cards,
-    h('div', { class: 'chart-grid' },
-      barChart({ title: 'Events per day by outcome', labels: days, series: [
-        { name: 'accepted', cls: 'c-ok', values: d.events_by_day.map((x) => x.accepted) },
-        { name: 'rejected', cls: 'c-bad', values: d.events_by_day.map((x) => x.rejected) },
-      ] }),
-      barChart({ title: 'Events per day by type', labels: days, series: eventTypeSeries(d.events_by_day, d.events_by_type) }),
-      barChart({ title: 'E-mails per day by outcome (by the day they were created)', labels: d.emails_by_day.map((x) => x.day), series: [
-        { name: 'sent', cls: 'c-ok', values: d.emails_by_day.map((x) => x.sent) },
-        { name: 'failed', cls: 'c-bad', values: d.emails_by_day.map((x) => x.failed) },
-        { name: 'suppressed', cls: 'c-warn', values: d.emails_by_day.map((x) => x.suppressed) },
-        { name: 'cancelled', cls: 'c-muted', values: d.emails_by_day.map((x) => x.cancelled) },
-        { name: 'pending', cls: 'c-info', values: d.emails_by_day.map((x) => x.pending) },
-      ] }),
-      barChart({ title: 'Orders per day: created, paid, paid after a cart e-mail', stacked: false, labels: c.by_day.map((x) => x.day), series: [
-        { name: 'created', cls: 'c-info', values: c.by_day.map((x) => x.created) },
-        { name: 'paid', cls: 'c-ok', values: c.by_day.map((x) => x.paid) },
-        { name: 'paid after a cart e-mail', cls: 'c-3', values: c.by_day.map((x) => x.recovered) },
-      ] }),
+    h(
+      'div',
+      { class: 'chart-grid' },
+      barChart({
+        title: 'Events per day by outcome',
+        labels: days,
+        series: [
+          { name: 'accepted', cls: 'c-ok', values: d.events_by_day.map((x) => x.accepted) },
+          { name: 'rejected', cls: 'c-bad', values: d.events_by_day.map((x) => x.rejected) },
+        ],
+      }),
+      barChart({
+        title: 'Events per day by type',
+        labels: days,
+        series: eventTypeSeries(d.events_by_day, d.events_by_type),
+      }),
+      barChart({
+        title: 'E-mails per day by outcome (by the day they were created)',
+        labels: d.emails_by_day.map((x) => x.day),
+        series: [
+          { name: 'sent', cls: 'c-ok', values: d.emails_by_day.map((x) => x.sent) },
+          { name: 'failed', cls: 'c-bad', values: d.emails_by_day.map((x) => x.failed) },
+          { name: 'suppressed', cls: 'c-warn', values: d.emails_by_day.map((x) => x.suppressed) },
+          { name: 'cancelled', cls: 'c-muted', values: d.emails_by_day.map((x) => x.cancelled) },
+          { name: 'pending', cls: 'c-info', values: d.emails_by_day.map((x) => x.pending) },
+        ],
+      }),
+      barChart({
+        title: 'Orders per day: created, paid, paid after a cart e-mail',
+        stacked: false,
+        labels: c.by_day.map((x) => x.day),
+        series: [
+          { name: 'created', cls: 'c-info', values: c.by_day.map((x) => x.created) },
+          { name: 'paid', cls: 'c-ok', values: c.by_day.map((x) => x.paid) },
+          { name: 'paid after a cart e-mail', cls: 'c-3', values: c.by_day.map((x) => x.recovered) },
+        ],
+      }),
     ),
-    h('div', { class: 'chart-grid' },
-      proportionTable({ title: 'Events by type', labelHeader: 'Event type', rows: d.events_by_type.map((t) => ({ ...t, label: t.event_type })), series: [
-        { key: 'accepted', name: 'accepted', cls: 'c-ok' }, { key: 'rejected', name: 'rejected', cls: 'c-bad' },
-      ] }),
-      h('section', { class: 'chart-box' }, h('h2', { class: 'figcaption' }, 'Carts by type'),
-        table([
-          { label: 'Cart type', cell: (r) => r.cart_type },
-          { label: 'Created', class: 'num', cell: (r) => fmtNumber(r.created) },
-          { label: 'Paid', class: 'num', cell: (r) => fmtNumber(r.paid) },
-          { label: 'After a cart e-mail', class: 'num', cell: (r) => fmtNumber(r.recovered) },
-          { label: 'Conversion', class: 'num', cell: (r) => pct(r.paid, r.created) },
-        ], c.by_cart_type, { empty: 'No orders in this period.' })),
+    h(
+      'div',
+      { class: 'chart-grid' },
+      proportionTable({
+        title: 'Events by type',
+        labelHeader: 'Event type',
+        rows: d.events_by_type.map((t) => ({ ...t, label: t.event_type })),
+        series: [
+          { key: 'accepted', name: 'accepted', cls: 'c-ok' },
+          { key: 'rejected', name: 'rejected', cls: 'c-bad' },
+        ],
+      }),
+      h(
+        'section',
+        { class: 'chart-box' },
+        h('h2', { class: 'figcaption' }, 'Carts by type'),
+        table(
+          [
+            { label: 'Cart type', cell: (r) => r.cart_type },
+            { label: 'Created', class: 'num', cell: (r) => fmtNumber(r.created) },
+            { label: 'Paid', class: 'num', cell: (r) => fmtNumber(r.paid) },
+            { label: 'After a cart e-mail', class: 'num', cell: (r) => fmtNumber(r.recovered) },
+            { label: 'Conversion', class: 'num', cell: (r) => pct(r.paid, r.created) },
+          ],
+          c.by_cart_type,
+          { empty: 'No orders in this period.' },
+        ),
+      ),
     ),
   );
 }
@@ -110,15 +197,44 @@ export async function dashboardPage(ctx) {
   }, REFRESH_MS);
   ctx.onLeave(() => clearInterval(timer));
 
-  const projectSel = select([['', 'All projects'], ...all.map((p) => [p.site_key, `${p.name} (${p.site_key})`])], site, { name: 'site_key', 'aria-label': 'Project' });
-  const daysSel = select([['1', 'Today'], ['7', '7 days'], ['14', '14 days'], ['30', '30 days'], ['90', '90 days']], days, { name: 'days', 'aria-label': 'Period' });
+  const projectSel = select(
+    [['', 'All projects'], ...all.map((p) => [p.site_key, `${p.name} (${p.site_key})`])],
+    site,
+    { name: 'site_key', 'aria-label': 'Project' },
+  );
+  const daysSel = select(
+    [
+      ['1', 'Today'],
+      ['7', '7 days'],
+      ['14', '14 days'],
+      ['30', '30 days'],
+      ['90', '90 days'],
+    ],
+    days,
+    { name: 'days', 'aria-label': 'Period' },
+  );
   // The controls are drawn anew with the page: focus goes back to the one that was changed.
-  const apply = (ev) => ctx.navigate(`/ui/${qs({ site_key: projectSel.value, days: daysSel.value })}`, { focus: `select[name="${ev.target.name}"]` });
+  const apply = (ev) =>
+    ctx.navigate(`/ui/${qs({ site_key: projectSel.value, days: daysSel.value })}`, {
+      focus: `select[name="${ev.target.name}"]`,
+    });
   projectSel.addEventListener('change', apply);
   daysSel.addEventListener('change', apply);
 
-  return h('section', {},
-    h('div', { class: 'page-head' }, h('h1', { tabindex: '-1' }, 'Dashboard'), h('div', { class: 'inline-controls' }, projectSel, daysSel, updated)),
-    h('p', { class: 'muted' }, `${first.since.slice(0, 10)} to ${new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)}, UTC days; today is not over yet.`),
-    content);
+  return h(
+    'section',
+    {},
+    h(
+      'div',
+      { class: 'page-head' },
+      h('h1', { tabindex: '-1' }, 'Dashboard'),
+      h('div', { class: 'inline-controls' }, projectSel, daysSel, updated),
+    ),
+    h(
+      'p',
+      { class: 'muted' },
+      `${first.since.slice(0, 10)} to ${new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)}, UTC days; today is not over yet.`,
+    ),
+    content,
+  );
 }

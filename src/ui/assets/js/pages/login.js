@@ -6,34 +6,47 @@ import { errorBox, field, h } from '../dom.js';
 export async function loginPage(ctx) {
   const next = ctx.query.get('next');
   const safeNext = next && next.startsWith('/ui/') && !next.startsWith('/ui/login') ? next : '/ui/';
-  const token = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', required: true, spellcheck: 'false', 'data-autofocus': true });
+  const token = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'current-password',
+    required: true,
+    spellcheck: 'false',
+    'data-autofocus': true,
+  });
   const status = h('div', { 'aria-live': 'assertive' });
   const button = h('button', { type: 'submit', class: 'primary' }, 'Log in');
-  const form = h('form', {
-    class: 'login',
-    onsubmit: async (ev) => {
-      ev.preventDefault();
-      status.replaceChildren();
-      button.disabled = true;
-      try {
-        const session = await api('POST', '/api/admin/session', { token: token.value }, { quiet401: true });
-        ctx.loggedIn(session);
-        ctx.navigate(safeNext, { replace: true });
-      } catch (e) {
-        const msg = e instanceof ApiError && e.status === 401 ? 'That is not the admin token.' : describeError(e);
-        status.append(errorBox(msg));
-        token.select();
-        token.focus();
-      } finally {
-        button.disabled = false;
-      }
+  const form = h(
+    'form',
+    {
+      class: 'login',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        status.replaceChildren();
+        button.disabled = true;
+        try {
+          const session = await api('POST', '/api/admin/session', { token: token.value }, { quiet401: true });
+          ctx.loggedIn(session);
+          ctx.navigate(safeNext, { replace: true });
+        } catch (e) {
+          const msg = e instanceof ApiError && e.status === 401 ? 'That is not the admin token.' : describeError(e);
+          status.append(errorBox(msg));
+          token.select();
+          token.focus();
+        } finally {
+          button.disabled = false;
+        }
+      },
     },
-  },
-  field('Admin token', token, 'The ADMIN_TOKEN this service was started with.'),
-  status,
-  button);
-  return h('section', { class: 'login-page' },
+    field('Admin token', token, 'The ADMIN_TOKEN this service was started with.'),
+    status,
+    button,
+  );
+  return h(
+    'section',
+    { class: 'login-page' },
     h('h1', { tabindex: '-1' }, 'Log in'),
     h('p', { class: 'muted' }, 'Administration of the educational mail gateway.'),
-    form);
+    form,
+  );
 }

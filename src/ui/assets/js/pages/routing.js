@@ -12,10 +12,16 @@ export async function routingTab(ctx, p, m) {
   const routes = { ...routing.routes };
   const options = [['', '— no template —'], ...templates.items.map((t) => [t.name, t.name])];
   const described = new Map(m.catalog.map((e) => [e.event_type, e.description]));
-  const cartSteps = m.cart_types.flatMap((c) => m.cart_steps.map((s) => [`${c}_abandoned_cart_${s.step}`, `${c} cart not paid after ${s.step}`]));
+  const cartSteps = m.cart_types.flatMap((c) =>
+    m.cart_steps.map((s) => [`${c}_abandoned_cart_${s.step}`, `${c} cart not paid after ${s.step}`]),
+  );
   const rows = [
     ...m.catalog.map((e) => ({ key: e.event_type, kind: 'catalog', about: described.get(e.event_type) })),
-    ...m.extra_event_types.map((t) => ({ key: t, kind: 'further', about: 'further event type (event_type and email only)' })),
+    ...m.extra_event_types.map((t) => ({
+      key: t,
+      kind: 'further',
+      about: 'further event type (event_type and email only)',
+    })),
     ...cartSteps.map(([key, about]) => ({ key, kind: 'cart step', about })),
   ];
   const status = h('div', { 'aria-live': 'polite' });
@@ -31,38 +37,58 @@ export async function routingTab(ctx, p, m) {
     const sel = select(options, routes[r.key] ?? '', { 'aria-label': `Template for ${r.key}`, 'data-key': r.key });
     sel.addEventListener('change', () => {
       sel.closest('tr').classList.toggle('missing', !sel.value);
-      sel.closest('tr').querySelector('.route-state').replaceChildren(sel.value ? badge('routed', 'ok') : badge('none'));
+      sel
+        .closest('tr')
+        .querySelector('.route-state')
+        .replaceChildren(sel.value ? badge('routed', 'ok') : badge('none'));
       updateCount();
     });
     pickers.set(r.key, sel);
   }
-  const grid = table([
-    { label: 'Routing key', cell: (r) => code(r.key) },
-    { label: 'Kind', cell: (r) => r.kind },
-    { label: 'When', cell: (r) => r.about },
-    { label: 'Template', cell: (r) => pickers.get(r.key) },
-    { label: 'State', cell: (r) => h('span', { class: 'route-state' }, routes[r.key] ? badge('routed', 'ok') : badge('none')) },
-  ], rows, { rowClass: (r) => (routes[r.key] ? null : 'missing') });
-  onlyMissing.querySelector('input').addEventListener('change', (ev) => grid.classList.toggle('only-missing', ev.target.checked));
+  const grid = table(
+    [
+      { label: 'Routing key', cell: (r) => code(r.key) },
+      { label: 'Kind', cell: (r) => r.kind },
+      { label: 'When', cell: (r) => r.about },
+      { label: 'Template', cell: (r) => pickers.get(r.key) },
+      {
+        label: 'State',
+        cell: (r) => h('span', { class: 'route-state' }, routes[r.key] ? badge('routed', 'ok') : badge('none')),
+      },
+    ],
+    rows,
+    { rowClass: (r) => (routes[r.key] ? null : 'missing') },
+  );
+  onlyMissing
+    .querySelector('input')
+    .addEventListener('change', (ev) => grid.classList.toggle('only-missing', ev.target.checked));
   updateCount();
 
-  const form = h('form', {
-    class: 'stack',
-    onsubmit: async (ev) => {
-      ev.preventDefault();
-      status.replaceChildren();
-      const body = {};
-      for (const [key, sel] of pickers) if (sel.value) body[key] = sel.value;
-      try {
-        await api('PUT', `/api/admin/projects/${enc(site)}/routing`, { routes: body });
-        toast('Routing saved');
-      } catch (e) {
-        status.append(errorBox(describeError(e)));
-      }
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        status.replaceChildren();
+        const body = {};
+        for (const [key, sel] of pickers) if (sel.value) body[key] = sel.value;
+        try {
+          await api('PUT', `/api/admin/projects/${enc(site)}/routing`, { routes: body });
+          toast('Routing saved');
+        } catch (e) {
+          status.append(errorBox(describeError(e)));
+        }
+      },
     },
-  },
-  templates.items.length ? null : h('p', { class: 'notice' }, 'This project has no templates yet: create them in the Templates tab first.'),
-  count, onlyMissing, grid, status,
-  h('div', { class: 'actions sticky-actions' }, h('button', { type: 'submit', class: 'primary' }, 'Save routing')));
+    templates.items.length
+      ? null
+      : h('p', { class: 'notice' }, 'This project has no templates yet: create them in the Templates tab first.'),
+    count,
+    onlyMissing,
+    grid,
+    status,
+    h('div', { class: 'actions sticky-actions' }, h('button', { type: 'submit', class: 'primary' }, 'Save routing')),
+  );
   return form;
 }
