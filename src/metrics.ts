@@ -58,6 +58,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly eventLogFailures = new client.Counter({
+    name: 'egw_event_log_failures_total',
+    help: 'Refused gateway requests that could not be written to the chronology (they were still answered)',
+    registers: [this.registry],
+  });
+
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
   }

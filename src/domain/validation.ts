@@ -5,6 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { bodyAjv, splitErrors } from '../schemas/ajv.js';
 import { MAX_STRING } from '../schemas/common.js';
 import { AppError, validationError } from '../errors.js';
+import { inputProblems } from './inputRules.js';
 
 export type Body = Record<string, unknown>;
 
@@ -72,6 +73,8 @@ export function collectProblems(schema: TSchema, body: Body, required: string[])
     }
   }
   longStrings(body.fields, 'fields', invalid);
+  // SPEC §10: no U+0000 or unpaired surrogate in any string or member name, every number finite.
+  Object.assign(invalid, inputProblems(body));
   // Order the list as the required list reads, then anything else.
   missing.sort((a, b) => rank(required, a) - rank(required, b));
   return { missing, invalid };

@@ -3,11 +3,12 @@
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { bodyAjv, paramAjv } from '../schemas/ajv.js';
+import { compileRequestValidator } from '../schemas/ajv.js';
 import { ErrorEnvelope } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
+import { registerJsonBodyParser } from './plugins/jsonBody.js';
 import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { automationRoutes } from './routes/automation.js';
@@ -56,17 +57,20 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could forge their address.
     trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
+    // Malformed HTTP and unreadable URLs get the envelope too (SPEC §1), not Fastify's own body.
+    clientErrorHandler,
+    frameworkErrors,
   });
-  app.setValidatorCompiler(
-    ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never,
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema as object, httpPart) as never);
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
   // Only JSON bodies are accepted (SPEC §1: anything else is 415).
   app.removeContentTypeParser('text/plain');
+  registerJsonBodyParser(app);
   app.addSchema(ErrorEnvelope);
-  registerErrorHandling(app);
+  const metrics = deps.metrics ?? new Metrics();
+  registerErrorHandling(app, metrics);
 
   await app.register(swagger, {
     openapi: {
@@ -97,7 +101,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
   await registerSessions(app, deps);
-  const metrics = deps.metrics ?? new Metrics();
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
   await app.register(unsubscribeRoutes, {
@@ -123,10 +126,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
 /** Health and metrics only: what a worker-only process serves on METRICS_PORT. */
 export async function buildOpsApp(deps: Deps, metrics: Metrics): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, clientErrorHandler, frameworkErrors });
   // The health routes' error responses refer to the envelope schema.
   app.addSchema(ErrorEnvelope);
-  registerErrorHandling(app);
+  registerErrorHandling(app, metrics);
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
   return app;

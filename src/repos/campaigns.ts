@@ -1,7 +1,8 @@
 // Campaigns: one outbox row per address-book member, written in one INSERT … SELECT so a large book
 // costs one statement, and statistics over those rows.
 import { sql } from 'kysely';
-import type { Executor } from './types.js';
+import { fromMinor } from '../domain/money.js';
+import { sumMinor, type Executor } from './types.js';
 
 export async function insertCampaign(
   db: Executor,
@@ -160,7 +161,7 @@ export async function overview(db: Executor, now: number) {
     .select([
       sql<number>`count(*)`.as('total'),
       sql<number>`sum(case when status = 'paid' then 1 else 0 end)`.as('paid'),
-      sql<number>`sum(coalesce(amount, 0))`.as('amount'),
+      sumMinor(sql.ref('amount_minor')).as('amount'),
     ])
     .executeTakeFirstOrThrow();
   const backlog = await outboxBacklog(db, now);
@@ -176,7 +177,7 @@ export async function overview(db: Executor, now: number) {
       rejected: n(events.total) - n(events.accepted),
       last_24h: n(events.last_24h),
     },
-    orders: { total: n(orders.total), paid: n(orders.paid), paid_amount: n(orders.amount) },
+    orders: { total: n(orders.total), paid: n(orders.paid), paid_amount: fromMinor(orders.amount) },
     outbox: backlog,
   };
 }

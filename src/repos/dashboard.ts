@@ -3,7 +3,8 @@
 // rows) and returns a few hundred groups at most; days without rows are filled in here.
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
-import type { Executor } from './types.js';
+import { fromMinor } from '../domain/money.js';
+import { sumMinor, type Executor } from './types.js';
 
 export interface DashboardFilter {
   projectId?: number;
@@ -155,7 +156,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       'o.cart_type',
       'o.currency',
       'o.status',
-      'o.amount',
+      'o.amount_minor',
       recovered.as('recovered'),
     ])
     .where('o.created_event_id', 'is not', null)
@@ -171,7 +172,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       'x.status',
       'x.recovered',
       sql<number>`count(*)`.as('orders'),
-      sql<number | null>`sum(x.amount)`.as('amount'),
+      sumMinor(sql.ref('x.amount_minor')).as('amount'),
     ])
     .groupBy(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered'])
     .execute();
@@ -206,13 +207,12 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     }
     byCart.set(r.cart_type, c);
   }
-  const round = (x: number) => Math.round(x * 100) / 100;
   return {
     ...totals,
     by_day: [...byDay.values()],
     by_cart_type: [...byCart.values()].sort((a, b) => a.cart_type.localeCompare(b.cart_type)),
     amounts: [...money.values()]
-      .map((m) => ({ currency: m.currency, paid: round(m.paid), recovered: round(m.recovered) }))
+      .map((m) => ({ currency: m.currency, paid: fromMinor(m.paid), recovered: fromMinor(m.recovered) }))
       .sort((a, b) => a.currency.localeCompare(b.currency)),
   };
 }

@@ -14,28 +14,31 @@ export async function listProjects(db: Executor): Promise<Project[]> {
   return db.selectFrom('projects').selectAll().orderBy('site_key').execute();
 }
 
-/** Create or update by site_key; returns the row and whether it was new. */
+/**
+ * Create or update by site_key; returns the row and whether it was new. The unique site_key decides
+ * between concurrent creators (insert … on conflict do nothing): one creates, the others update or
+ * return the same project.
+ */
 export async function upsertProject(
   db: Executor,
   p: { site_key: string; name: string; from_email: string },
   now: number,
 ): Promise<{ project: Project; created: boolean }> {
-  const existing = await findProjectBySiteKey(db, p.site_key);
-  if (existing) {
-    if (existing.name === p.name && existing.from_email === p.from_email) return { project: existing, created: false };
-    await db
-      .updateTable('projects')
-      .set({ name: p.name, from_email: p.from_email, updated_at: now })
-      .where('id', '=', existing.id)
-      .execute();
-    return { project: { ...existing, name: p.name, from_email: p.from_email, updated_at: now }, created: false };
-  }
-  const project = await db
+  const inserted = await db
     .insertInto('projects')
     .values({ ...p, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('site_key').doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
-  return { project, created: true };
+    .executeTakeFirst();
+  if (inserted) return { project: inserted, created: true };
+  const updated = await db
+    .updateTable('projects')
+    .set({ name: p.name, from_email: p.from_email, updated_at: now })
+    .where('site_key', '=', p.site_key)
+    .where((eb) => eb.or([eb('name', '<>', p.name), eb('from_email', '<>', p.from_email)]))
+    .returningAll()
+    .executeTakeFirst();
+  return { project: updated ?? (await findProjectBySiteKey(db, p.site_key))!, created: false };
 }
 
 /** A secret made once per installation and shared by every process through the database. */

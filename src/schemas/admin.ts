@@ -1,9 +1,8 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static } from '@sinclair/typebox';
-import { Cursor, Email, FieldsObject, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+import { Cursor, Email, FieldsObject, Id, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
 
 const Ok = Type.Literal(true);
-const Id = Type.Integer({ minimum: 1 });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Json = Type.Unknown();
 

@@ -3,6 +3,13 @@ import { FIELD_LIMITS } from '../config.js';
 import { CART_TYPES, PERMISSIONS } from '../domain/catalog.js';
 
 export const MAX_STRING = FIELD_LIMITS.maxString;
+
+/**
+ * Row ids are positive integers within what both databases store and JavaScript counts exactly
+ * (2^53 - 1, below bigint's 2^63 - 1): a larger id cannot exist, and one beyond bigint made PostgreSQL fail.
+ */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID });
 export const MAX_FIELDS = FIELD_LIMITS.maxMembers;
 
 export const ErrorEnvelope = Type.Object(
@@ -62,7 +69,11 @@ export const Rights = Type.Object(
     allowed_template_keys: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 })),
     allowed_cart_types: Type.Optional(Type.Array(CartTypeSchema, { maxItems: 10 })),
     list_id: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'the only address book a list_contacts_write key may write' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_ID,
+        description: 'the only address book a list_contacts_write key may write',
+      }),
     ),
     note: Type.Optional(Type.String({ maxLength: 2000 })),
   },

@@ -1,7 +1,14 @@
 // Request and response schemas of the external gateway (API document + SPEC §3). The same objects give
 // the TypeScript types, the validation and the OpenAPI document.
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_AMOUNT } from '../domain/money.js';
 import { CartTypeSchema, Email, FieldsObject, ShortString } from './common.js';
+
+const Amount = Type.Number({
+  minimum: 0,
+  maximum: MAX_AMOUNT,
+  description: `a finite number from 0 to ${MAX_AMOUNT} with at most 2 decimals`,
+});
 
 const common = {
   email: Email,
@@ -21,7 +28,7 @@ export const TransactionalBody = Type.Object(
   {
     event_type: Type.String({ minLength: 1, maxLength: 100 }),
     ...common,
-    amount: Type.Optional(Type.Number()),
+    amount: Type.Optional(Amount),
     currency: Type.Optional(ShortString(10)),
     cart_type: Type.Optional(ShortString(20)),
     course_name: Type.Optional(ShortString(1000)),
@@ -71,7 +78,7 @@ export const PurchaseBody = Type.Object(
     ...common,
     order_id: ShortString(200),
     course_id: Type.Optional(ShortString(200)),
-    amount: Type.Optional(Type.Number({ minimum: 0 })),
+    amount: Type.Optional(Amount),
     currency: Type.Optional(ShortString(10)),
   },
   {

@@ -8,6 +8,7 @@ import { AppError } from '../errors.js';
 import { insertEvent, setEventEffects } from '../repos/events.js';
 import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
 import type { Body } from '../domain/validation.js';
+import { cleanText, storedPayload } from '../domain/inputRules.js';
 import type { GatewayCall } from './context.js';
 
 export interface Described {
@@ -17,7 +18,8 @@ export interface Described {
   idempotency_key: string | null;
 }
 
-const str = (v: unknown, max = 500): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+// Cleaned of what a database cannot store (a refused body may carry U+0000), so logging never fails.
+const str = (v: unknown, max = 500): string | null => (typeof v === 'string' ? cleanText(v.slice(0, max)) : null);
 
 /** The searchable members of a request for the event log, whatever shape the body had. */
 export function describe(endpoint: string, body: unknown): Described {
@@ -33,7 +35,7 @@ export function describe(endpoint: string, body: unknown): Described {
   return {
     event_type: eventType,
     email: email ? email.trim().toLowerCase() : null,
-    order_id: typeof b.order_id === 'number' ? String(b.order_id) : str(b.order_id, 200),
+    order_id: typeof b.order_id === 'number' && Number.isFinite(b.order_id) ? String(b.order_id) : str(b.order_id, 200),
     idempotency_key: str(b.idempotency_key, 200),
   };
 }
@@ -103,7 +105,7 @@ export async function acceptEvent<T extends object>(
       http_status: rec.response_status,
       accepted: 1,
       error_code: null,
-      payload: JSON.stringify(body),
+      payload: storedPayload(body),
       effects: JSON.stringify({ replay_of: rec.event_id }),
       created_at: now,
     });
@@ -125,7 +127,7 @@ export async function acceptEvent<T extends object>(
         http_status: 200,
         accepted: 1,
         error_code: null,
-        payload: JSON.stringify(body),
+        payload: storedPayload(body),
         effects: '{}',
         created_at: now,
       });
@@ -172,7 +174,6 @@ export async function logRequest(
   effects: Record<string, unknown> = {},
 ): Promise<void> {
   const { deps, project, key, endpoint } = call;
-  const payload = body === undefined ? null : JSON.stringify(body);
   await insertEvent(deps.db.db, {
     project_id: project.id,
     key_id: key?.id ?? null,
@@ -182,7 +183,7 @@ export async function logRequest(
     http_status: status,
     accepted: code === null ? 1 : 0,
     error_code: code,
-    payload: payload && payload.length > 70_000 ? null : payload,
+    payload: storedPayload(body),
     effects: JSON.stringify(effects),
     created_at: deps.clock.now(),
   });

@@ -17,6 +17,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { Body } from '../domain/validation.js';
+import { storedPayload } from '../domain/inputRules.js';
 import { normaliseEmail } from '../repos/contacts.js';
 import { acceptEvent, describe, requestHash, type Accepted, type Described } from './accept.js';
 import { plannedEmailRow, runPlan, type AcceptPlan, type OrderState, type PlanOutcome } from './acceptPlan.js';
@@ -204,7 +205,7 @@ async function writeBatch(trx: Transaction<Database>, batch: Unit[]): Promise<Ac
       email: u.d.email,
       order_id: u.d.order_id,
       idempotency_key: u.d.idempotency_key,
-      payload: JSON.stringify(u.body),
+      payload: storedPayload(u.body),
       effects: JSON.stringify(work.effects),
       created_at: u.now,
     });

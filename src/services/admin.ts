@@ -3,6 +3,7 @@ import { isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
+import { lockProjectConfig } from '../db/index.js';
 import { findList } from '../repos/contacts.js';
 import { findKeyById, insertKey, updateKey, type ApiKey } from '../repos/keys.js';
 import { replaceCourseCategories, replacePaidLists, type CourseCategory } from '../repos/projectConfig.js';
@@ -91,6 +92,7 @@ export async function changeApiKey(
 export async function setRouting(deps: Deps, siteKey: string, routes: Record<string, string>): Promise<void> {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const invalid: Record<string, string> = {};
     const rows: { routing_key: string; template_id: number }[] = [];
     for (const [key, name] of Object.entries(routes)) {
@@ -126,6 +128,7 @@ async function requireProjectLists(
 export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]): Promise<void> {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const seen = new Set<string>();
     for (const c of categories) {
       if (seen.has(c.id))
@@ -150,6 +153,7 @@ export async function setCourseCategories(deps: Deps, siteKey: string, categorie
 export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<string, number>): Promise<void> {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const bad = Object.keys(lists).filter((c) => !['course', 'diploma', 'portal'].includes(c));
     if (bad.length)
       throw validationError('Unknown cart types', {

@@ -9,7 +9,15 @@ import {
   requirePermission,
   requireTemplateAllowed,
 } from '../domain/rights.js';
-import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
+import { checkAmount } from '../domain/money.js';
+import {
+  collectProblems,
+  isAbsent,
+  requireObject,
+  throwIfProblems,
+  type Body,
+  type Problems,
+} from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -97,7 +105,13 @@ export async function transactional(
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
-  throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
+  const problems = collectProblems(TransactionalBody, body, required);
+  // The amount a template prints follows the same bounds as a purchase's.
+  if (body.amount !== undefined) {
+    const a = checkAmount(body.amount);
+    if (!a.ok) problems.invalid.amount = a.problem;
+  }
+  throwIfProblems(problems, et, required, `event type ${et}`);
 
   const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
@@ -220,6 +234,18 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
   return acceptPlanned(call, body, plan);
 }
 
+/**
+ * The purchase amount in hundredths (SPEC §10 bounds, domain/money.ts); an amount out of bounds is named
+ * in the problems. Absent: null.
+ */
+function purchaseAmount(body: Body, problems: Problems): number | null {
+  if (body.amount === undefined) return null;
+  const a = checkAmount(body.amount);
+  if (a.ok) return a.minor;
+  problems.invalid.amount = a.problem;
+  return null;
+}
+
 export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {
   const body = requireObject(raw);
   checkCart(call, body);
@@ -238,6 +264,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   ) {
     problems.invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
   }
+  const amountMinor = purchaseAmount(body, problems);
   throwIfProblems(problems, et, CART_REQUIRED, 'purchase');
   const { project } = call;
   const cartType = body.cart_type as string;
@@ -257,7 +284,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         order_id: orderId,
         cart_type: cartType,
         contact_id: contact.id,
-        amount: (body.amount as number | undefined) ?? null,
+        amount_minor: amountMinor,
         currency: (body.currency as string | undefined) ?? null,
         paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(),
         event_id: eventId,

@@ -1,8 +1,12 @@
 // One error envelope for every answer that is not a success (SPEC §1), including Fastify's own errors
-// (body parsing, size, media type, schema validation) and unknown paths. No stack or SQL leaks.
+// (body parsing, size, media type, schema validation), unknown paths, URLs the router cannot read, and
+// HTTP the server cannot parse at all. No stack or SQL leaks.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { splitErrors } from '../../schemas/ajv.js';
+import { onlyTextErrors, splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
+import type { Metrics } from '../../metrics.js';
 import { logRequest } from '../../services/accept.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
@@ -17,12 +21,16 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       return new AppError(400, 'invalid_json', 'The request body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError(400, 'invalid_json', 'The Content-Length header does not match the body');
+    case 'FST_ERR_BAD_URL':
+      return new AppError(400, 'bad_request', 'The path is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError(414, 'uri_too_long', 'A path segment is longer than this service accepts');
   }
   if (fe.validation) {
     const { missing, invalid } = splitErrors(fe.validation as never);
     const where = fe.validationContext ?? 'body';
     const prefix = where === 'body' ? '' : `${where}.`;
-    return validationError(
+    const e = validationError(
       `Invalid ${where}: ${[...missing.map((m) => `missing ${prefix}${m}`), ...Object.keys(invalid).map((k) => `invalid ${prefix}${k}`)].join(', ')}`,
       {
         missing_fields: missing.map((m) => prefix + m),
@@ -31,6 +39,10 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
         ),
       },
     );
+    // SPEC §10: a path or query carrying U+0000 or an unpaired surrogate is a bad request, not a bad field.
+    if (where !== 'body' && onlyTextErrors(fe.validation as never))
+      return new AppError(400, e.code, e.message, e.extra);
+    return e;
   }
   if (fe.statusCode === 400 && (err instanceof SyntaxError || /JSON/i.test(fe.message))) {
     return new AppError(400, 'invalid_json', 'The request body is not valid JSON');
@@ -51,7 +63,46 @@ export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
   return reply.code(e.status).type('application/json; charset=utf-8').send(e.toBody());
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/** What the HTTP parser could not read (before Fastify sees a request): status, code and sentence. */
+function clientErrorOf(err: NodeJS.ErrnoException): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(431, 'headers_too_large', 'The request headers are larger than this service accepts');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(408, 'request_timeout', 'The request was not received in time');
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return new AppError(400, 'bad_request', 'Send either Content-Length or Transfer-Encoding, not both');
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return new AppError(400, 'bad_request', 'The chunked body has an invalid chunk size');
+    default:
+      return new AppError(400, 'bad_request', 'The request is not valid HTTP/1.1');
+  }
+}
+
+/**
+ * Fastify's clientErrorHandler: answers malformed HTTP with the envelope on the raw socket (there is no
+ * request object yet), then closes the connection, which cannot be trusted to be in step any more.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = clientErrorOf(err);
+  this.log.debug({ code: err.code }, 'malformed HTTP refused');
+  if (socket.writable) {
+    const body = JSON.stringify(e.toBody());
+    socket.write(
+      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Fastify's frameworkErrors: a path the router cannot decode (400) or a too-long parameter (414). */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  void sendError(reply, toAppError(err));
+}
+
+export function registerErrorHandling(app: FastifyInstance, metrics?: Metrics): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const e = toAppError(err);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
@@ -61,7 +112,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       try {
         await logRequest(req.gateway, req.body, e.status, e.code);
       } catch (logErr) {
-        req.log.error({ err: logErr }, 'could not log a rejected event');
+        // The refusal is still answered as it should be; the lost chronology row is visible to operators.
+        metrics?.eventLogFailures.inc();
+        req.log.error({ err: logErr, code: e.code }, 'could not log a refused gateway request in the chronology');
       }
     }
     return sendError(reply, e);

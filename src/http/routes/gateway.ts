@@ -3,8 +3,8 @@
 // fields, which a blanket schema check before the handler would break.
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { paramAjv } from '../../schemas/ajv.js';
-import { errors } from '../../schemas/common.js';
+import { compileRequestValidator } from '../../schemas/ajv.js';
+import { errors, Id } from '../../schemas/common.js';
 import {
   CatalogResponse,
   OrderCreatedBody,
@@ -22,7 +22,7 @@ import * as gateway from '../../services/gateway.js';
 import { gatewayAuth } from '../plugins/auth.js';
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  httpPart === 'body' ? () => true : (paramAjv.compile(schema as object) as never);
+  httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
 
 const security = [{ apiKey: [] }];
 const tags = ['gateway'];
@@ -121,7 +121,7 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
         tags,
         security,
         summary: 'Upsert a contact into the one address book a list_contacts_write key may write',
-        params: Type.Object({ list_id: Type.Integer({ minimum: 1 }) }),
+        params: Type.Object({ list_id: Id }),
         body: ScopedListContactBody,
         response: { 200: ScopedListContactResponse, ...postErrors },
       },
