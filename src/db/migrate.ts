@@ -45,6 +45,12 @@ export async function migrateToLatest(database: Db): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** Migrates up to and including `name` (tests of a migration's data rules). */
+export async function migrateTo(database: Db, name: string): Promise<void> {
+  const { error } = await migrator(database).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
 /** True when every migration in the code has run (readiness check). */
 export async function migrationsCurrent(database: Db): Promise<boolean> {
   const all = await migrator(database).getMigrations();

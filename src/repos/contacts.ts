@@ -7,6 +7,8 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+const MERGE_ATTEMPTS = 100;
+
 /**
  * Insert or update a contact. A name or fields sent now overwrite what was known, absent ones keep it;
  * fields are merged so one event's values do not erase another's. Status is never changed here: an
@@ -55,9 +57,11 @@ export async function upsertContact(
       : existing.fields;
     if (name === existing.name && !c.fields) return existing;
     let q = db.updateTable('contacts').set({ name, fields, updated_at: now }).where('id', '=', existing.id);
-    if (c.fields && attempt < 5) q = q.where('fields', '=', existing.fields);
+    // Each miss means another writer succeeded, so this ends; the bound only caps a pathological pile-up.
+    if (c.fields && attempt < MERGE_ATTEMPTS) q = q.where('fields', '=', existing.fields);
     const res = await q.executeTakeFirst();
-    if (Number(res.numUpdatedRows) > 0 || attempt >= 5) return { ...existing, name, fields, updated_at: now };
+    if (Number(res.numUpdatedRows) > 0 || attempt >= MERGE_ATTEMPTS)
+      return { ...existing, name, fields, updated_at: now };
   }
 }
 
