@@ -98,8 +98,9 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
 }
 
 /** Fastify's frameworkErrors: a path the router cannot decode (400) or a too-long parameter (414). */
-export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
-  void sendError(reply, toAppError(err));
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  // No route, so no hooks run: the request id is set here.
+  void sendError(reply.header('x-request-id', req.id), toAppError(err));
 }
 
 export function registerErrorHandling(app: FastifyInstance, metrics?: Metrics): void {
