@@ -26,9 +26,9 @@ import {
   type PurchaseResponse,
   type TransactionalResponse,
 } from '../schemas/gateway.js';
-import { acceptEvent, type Accepted } from './accept.js';
-import { acceptPlanned } from './acceptBatch.js';
-import type { AcceptPlan } from './acceptPlan.js';
+import { acceptEvent, type Accepted } from './accept/accept.js';
+import { acceptPlanned } from './accept/acceptBatch.js';
+import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import type { GatewayCall } from './context.js';
 

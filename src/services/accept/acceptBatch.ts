@@ -14,13 +14,13 @@
 // holds at most one request per contact, per order and per idempotency key; the others wait for the
 // next batch, so the set-based statements never see two requests touching the same row.
 import { sql, type Transaction } from 'kysely';
-import type { Db } from '../db/index.js';
-import type { Database } from '../db/schema.js';
-import type { Body } from '../domain/validation.js';
-import { normaliseEmail } from '../repos/contacts.js';
+import type { Db } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
+import type { Body } from '../../domain/validation.js';
+import { normaliseEmail } from '../../repos/contacts.js';
 import { acceptEvent, describe, requestHash, type Accepted, type Described } from './accept.js';
 import { plannedEmailRow, runPlan, type AcceptPlan, type OrderState, type PlanOutcome } from './acceptPlan.js';
-import type { GatewayCall } from './context.js';
+import type { GatewayCall } from '../context.js';
 
 /** Carries out an accept plan: set-based with others on PostgreSQL, statement by statement elsewhere. */
 export function acceptPlanned<T extends object>(

@@ -2,13 +2,13 @@
 // one transaction, or none of them does. A repeat of an idempotency key replays the first answer.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { inTransaction } from '../db/groupCommit.js';
-import { AppError } from '../errors.js';
-import { insertEvent, setEventEffects } from '../repos/events.js';
-import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
-import type { Body } from '../domain/validation.js';
-import type { GatewayCall } from './context.js';
+import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/groupCommit.js';
+import { AppError } from '../../errors.js';
+import { insertEvent, setEventEffects } from '../../repos/events.js';
+import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../../repos/idempotency.js';
+import type { Body } from '../../domain/validation.js';
+import type { GatewayCall } from '../context.js';
 
 export interface Described {
   event_type: string | null;

@@ -5,10 +5,10 @@
 //   - acceptBatch.ts: many requests' plans in a handful of set-based statements (PostgreSQL, where each
 //     round trip costs more than the work it carries).
 import type { Transaction } from 'kysely';
-import type { Database, EmailKind, NewEmail, TemplateRow } from '../db/schema.js';
-import { upsertContact } from '../repos/contacts.js';
-import { insertEmail } from '../repos/emails.js';
-import { findOrder, insertUnpaidOrder } from '../repos/orders.js';
+import type { Database, EmailKind, NewEmail, TemplateRow } from '../../db/schema.js';
+import { upsertContact } from '../../repos/contacts.js';
+import { insertEmail } from '../../repos/emails.js';
+import { findOrder, insertUnpaidOrder } from '../../repos/orders.js';
 import type { Work } from './accept.js';
 
 export interface PlannedEmail {
