@@ -63,7 +63,8 @@ export interface Accepted<T> {
 
 class IdempotencyRace extends Error {}
 
-export interface Work<T> {
+/** What carrying out a request produced: its response body and the effects its event-log row records. */
+export interface Answer<T> {
   response: T;
   effects: Record<string, unknown>;
 }
@@ -71,7 +72,7 @@ export interface Work<T> {
 export async function acceptEvent<T extends object>(
   call: GatewayCall,
   body: Body,
-  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Work<T>>,
+  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Answer<T>>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
   const { deps, project, key, endpoint } = call;
