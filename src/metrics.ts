@@ -73,6 +73,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly acceptBatchSize = new client.Histogram({
+    name: 'egw_accept_batch_size',
+    help: 'Requests per accept batch written set-based (PostgreSQL; a lone request takes the per-request path)',
+    buckets: [2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
     // Every reason from the start, so a rate or an alert has a series before the first fallback.

@@ -102,6 +102,7 @@ async function runBatch(db: Db, batch: BatchedRequest[]): Promise<PromiseSettled
   if (batch.length === 1) return Promise.allSettled([batch[0].alone()]);
   try {
     const results = await db.db.transaction().execute((trx) => writeBatch(trx, batch));
+    batch[0].call.deps.metrics?.acceptBatchSize.observe(batch.length);
     return results.map(fulfilled);
   } catch (err) {
     reportFallback(batch, err);
