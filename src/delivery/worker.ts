@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
-import { findContact, findContacts, setContactStatus } from '../repos/contacts.js';
+import { findContact, findContactsByIds, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
   claimDue,
@@ -351,7 +351,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   function prefetchContacts(rows: EmailRow[], cache: BatchCache): void {
     const ids = [...new Set(rows.map((r) => r.contact_id))];
     if (ids.length < 2) return;
-    const all = findContacts(db, ids);
+    const all = findContactsByIds(db, ids);
     for (const cid of ids) {
       const one = all.then((m) => m.get(cid));
       one.catch(() => {}); // a row never delivered (stop) must not leave an unhandled rejection

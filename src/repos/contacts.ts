@@ -1,4 +1,5 @@
-// Contacts and address books (lists and their members).
+// Contacts (written one by one and set-based, read by id and searched) and address books (lists and
+// their members).
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
 import { unnest } from './setBased.js';
@@ -135,23 +136,45 @@ export async function findContact(db: Executor, id: number): Promise<ContactRow 
 }
 
 /** Many contacts by id in one query. */
-export async function findContacts(db: Executor, ids: number[]): Promise<Map<number, ContactRow>> {
+export async function findContactsByIds(db: Executor, ids: number[]): Promise<Map<number, ContactRow>> {
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('contacts').selectAll().where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
-export async function findContactByEmail(
+/** The text as a LIKE pattern matching it anywhere, with `!` as the escape character. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/**
+ * Contact search for the admin UI: by any part of the address, newest first, keyset-paged. The text is
+ * matched literally: LIKE's wildcards in it are escaped, so "anna_b" finds "anna_b@…" only.
+ */
+export async function searchContacts(
   db: Executor,
-  projectId: number,
-  email: string,
-): Promise<ContactRow | undefined> {
-  return db
+  o: { projectId?: number; email?: string; limit: number; afterId: number | null },
+) {
+  let q = db
     .selectFrom('contacts')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('email', '=', normaliseEmail(email))
-    .executeTakeFirst();
+    .innerJoin('projects', 'projects.id', 'contacts.project_id')
+    .select([
+      'contacts.id',
+      'projects.site_key',
+      'contacts.email',
+      'contacts.name',
+      'contacts.status',
+      'contacts.created_at',
+      'contacts.updated_at',
+    ])
+    .orderBy('contacts.id', 'desc')
+    .limit(o.limit + 1);
+  if (o.projectId !== undefined) q = q.where('contacts.project_id', '=', o.projectId);
+  // Addresses are stored normalised (trimmed, lower case), so the search text is normalised the same way.
+  const text = o.email ? normaliseEmail(o.email) : '';
+  if (text) q = q.where(sql<boolean>`${sql.ref('contacts.email')} like ${containsPattern(text)} escape '!'`);
+  if (o.afterId !== null) q = q.where('contacts.id', '<', o.afterId);
+  return q.execute();
 }
 
 export async function setContactStatus(
