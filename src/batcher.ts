@@ -9,7 +9,7 @@
 // that are ready in the same turn join it. By default batches run one at a time: calls arriving
 // meanwhile gather for the next one, which starts as soon as the previous has settled every call.
 
-export interface BatcherOptions<I, O> {
+interface BatcherOptions<I, O> {
   /** Most items per batch (default: no limit); the others wait for a later batch. */
   maxBatch?: number;
   /** Start a batch while earlier ones still run (default: one at a time). */

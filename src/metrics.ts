@@ -8,7 +8,7 @@ import { isKnownEventType } from './domain/catalog.js';
  * expected (a repeated idempotency key, which the per-request path replays); the others are faults of
  * the fast path, also logged at error.
  */
-export const ACCEPT_BATCH_FALLBACK_REASONS = ['idempotency_key_stored', 'database_error', 'other_error'] as const;
+const ACCEPT_BATCH_FALLBACK_REASONS = ['idempotency_key_stored', 'database_error', 'other_error'] as const;
 export type AcceptBatchFallbackReason = (typeof ACCEPT_BATCH_FALLBACK_REASONS)[number];
 
 export class Metrics {

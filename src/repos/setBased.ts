@@ -8,7 +8,7 @@ import type { Executor } from './types.js';
 type PgType = 'bigint' | 'integer' | 'text';
 
 /** The columns of R written by a statement, with their PostgreSQL types, in statement order. */
-export type Columns<R> = { [K in keyof R & string]?: PgType };
+type Columns<R> = { [K in keyof R & string]?: PgType };
 
 /**
  * `unnest($1::bigint[], $2::text[], …) [with ordinality] as u(a, b, … [, ord])` over the rows' members

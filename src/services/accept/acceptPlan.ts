@@ -77,7 +77,7 @@ export function plannedEmailRow(
 }
 
 /** The plan, one statement at a time, inside the caller's transaction. */
-export async function runPlan<T>(
+async function runPlan<T>(
   trx: Transaction<Database>,
   projectId: number,
   plan: AcceptPlan<T>,
