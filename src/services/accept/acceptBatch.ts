@@ -117,7 +117,7 @@ function reportFallback(batch: BatchedRequest[], err: unknown): void {
   const reason: AcceptBatchFallbackReason =
     err instanceof StoredIdempotencyKey
       ? 'idempotency_key_stored'
-      : typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) // a SQLSTATE: the server refused
+      : typeof code === 'string' && /^(?=.*\d)[0-9A-Z]{5}$/.test(code) // a SQLSTATE: the server refused
         ? 'database_error'
         : 'other_error';
   deps.metrics?.acceptBatchFallbacks.inc({ reason });
