@@ -277,6 +277,17 @@ for (const d of DIALECTS) {
         assert.equal(retries[0].error.retryAfter, 1);
         assert.equal(retries[0].delayMs, 1000);
         assert.ok(Date.now() - started >= 1000, 'waited what Retry-After said');
+
+        // The bucket is empty again: a Retry-After longer than the client may wait is thrown at once.
+        retries.length = 0;
+        const e = await client({ apiKey: slowTs, maxRetryAfterMs: 500 })
+          .catalog()
+          .catch((err) => err);
+        assert.ok(e instanceof ts.mod.RateLimitedError);
+        assert.equal(e.retryAfter, 1);
+        assert.equal(retries.length, 0);
+        assert.equal(ts.mod.parseRetryAfter('Wed, 21 Oct 2026 07:30:00 GMT', Date.parse('2026-10-21T07:28:00Z')), 120);
+        assert.equal(ts.mod.parseRetryAfter('soon'), null);
       });
     });
 

@@ -236,6 +236,13 @@ final class ClientAgainstGatewayTest extends TestCase
         $client = LiveGateway::client($retries, null, $slow, maxRetries: 0);
         usleep(1_100_000); // the bucket of the previous test refills
         $this->assertSame(200, LiveGateway::spend($slow));
+        try {
+            LiveGateway::client($retries, null, $slow, maxRetryAfter: 0.5)->catalog();
+            $this->fail('no exception');
+        } catch (RateLimitedException $e) {
+            $this->assertSame(1, $e->getRetryAfter(), 'longer than maxRetryAfter: thrown at once');
+        }
+        $this->assertSame([], $retries);
         $this->expectException(RateLimitedException::class);
         $client->catalog();
     }
