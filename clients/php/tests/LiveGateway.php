@@ -70,7 +70,6 @@ final class LiveGateway
         ]);
         $raw = curl_exec($ch);
         $status = curl_getinfo($ch, CURLINFO_RESPONSE_CODE);
-        curl_close($ch);
         if ($status !== 200 || !is_string($raw)) {
             throw new \RuntimeException("admin GET $path answered $status");
         }
@@ -105,7 +104,6 @@ final class LiveGateway
         curl_setopt_array($ch, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 10, CURLOPT_HTTPHEADER => ["X-API-Key: $key"]]);
         curl_exec($ch);
         $status = curl_getinfo($ch, CURLINFO_RESPONSE_CODE);
-        curl_close($ch);
         return $status;
     }
 }

@@ -61,8 +61,8 @@ final class CurlTransport implements Transport
         if ($answer === false || curl_errno($h) !== 0) {
             $why = curl_error($h);
             $errno = curl_errno($h);
-            // A handle whose connection broke is not reused.
-            curl_close($h);
+            // A handle whose connection broke is not reused (dropping it closes it; curl_close is a no-op
+            // since PHP 8.0 and deprecated in 8.5).
             $this->handle = null;
             throw new ConnectionException("$method $url: no answer from the gateway (cURL error $errno: $why)");
         }
