@@ -300,260 +300,263 @@ interface Failure {
   body: string;
 }
 
-for (const d of DIALECTS) {
-  describe(`generated hostile requests [${d.name}]`, { skip: d.skip }, () => {
-    let t: TestApp;
-    let endpoints: Endpoint[];
-    let gatewayKey: string;
-    before(async () => {
-      t = await createTestApp(d.name);
-      // Durability is not what this test is about: no fsync per commit on SQLite keeps it fast.
-      if (d.name === 'sqlite') await sql`pragma synchronous = off`.execute(t.deps.db.db);
-      const p = await setupProject(t.app);
-      const site = p.site;
-      gatewayKey = p.key;
-      const ok = (r: { status: number; body: any }) => {
-        assert.ok(r.status < 300, JSON.stringify(r.body));
-        return r.body;
-      };
-      const templates = ok(await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates`)).items as any[];
-      const tplId = templates[0].id as number;
-      const contact = ok(
-        await adminCall(t.app, 'POST', '/api/contacts/upsert', {
-          site_key: site,
-          email: 'fuzz@example.com',
-          name: 'F',
-        }),
-      ).contact_id as number;
-      const seq = ok(
-        await adminCall(t.app, 'POST', '/api/sequences', {
-          site_key: site,
-          name: 'fuzz chain',
-          steps: [{ template_id: tplId, delay_minutes: 60 }],
-        }),
-      ).sequence_id as number;
-      const spare = ok(
-        await adminCall(t.app, 'POST', '/api/admin/keys', {
-          site_key: site,
-          name: 'spare',
-          rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
-        }),
-      ).id as number;
-      const sent = ok(
-        await keyCall(t.app, p.key, 'POST', '/api/scoped/send/transactional', {
-          event_type: 'contest_results',
-          email: 'fuzz@example.com',
-          fields: { event_title: 'E', work_title: 'W' },
-        }),
-      ).scheduled_email_id as number;
-      let n = 0;
-      const uniq = () => `${++n}`;
-      const samples: Record<string, () => Record<string, unknown> | null> = {
-        'POST /api/scoped/send/transactional': () => ({
-          event_type: 'contest_results',
-          email: 'anna@example.com',
-          name: 'Anna',
-          idempotency_key: `k-${uniq()}`,
-          fields: { event_title: 'Spring', work_title: 'Poem', place: 1 },
-        }),
-        'POST /api/scoped/events/order-created': () => ({
-          cart_type: 'course',
-          email: 'buyer@example.com',
-          name: 'Buyer',
-          order_id: `o-${uniq()}`,
-          course_name: 'Course',
-          fields: { pay_url: 'https://site.example/pay' },
-        }),
-        'POST /api/scoped/events/purchase': () => ({
-          cart_type: 'course',
-          email: 'buyer@example.com',
-          order_id: `o-${uniq()}`,
-          course_id: '77',
-          amount: 2500.5,
-          currency: 'RUB',
-          fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://a.example', course_category_id: '3' },
-        }),
-        'POST /api/scoped/lists/:list_id/contacts': () => ({
-          email: 'lead@example.com',
-          name: 'Lead',
-          fields: { source: 'form' },
-        }),
-        'POST /api/admin/keys': () => ({
-          site_key: site,
-          name: 'fuzz key',
-          rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'], note: 'n' },
-          rate_limit: { per_second: 10, burst: 20 },
-        }),
-        'PATCH /api/admin/keys/:id': () => ({
-          name: 'spare',
-          rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
-          rate_limit: { per_second: 5, burst: 10 },
-        }),
-        'POST /api/admin/keys/:id/disable': () => null,
-        'PUT /api/admin/projects/:site_key/routing': () => ({
-          routes: {
-            contest_results: 'contest_tpl',
-            course_abandoned_cart_1h: 'cart_1h',
-            course_abandoned_cart_1d: 'cart_1d',
-            course_abandoned_cart_3d: 'cart_3d',
-            course_paid: 'paid_tpl',
-          },
-        }),
-        'PUT /api/admin/projects/:site_key/course-categories': () => ({
-          categories: [{ id: '3', list_id: p.lists.cat, slug: 'pedagog', title: 'teacher' }],
-        }),
-        'PUT /api/admin/projects/:site_key/paid-lists': () => ({ lists: { course: p.lists.paid } }),
-        'PUT /api/admin/projects/:site_key/cart-chains': () => ({ chains: { course: null, diploma: seq } }),
-        'POST /api/admin/contacts/:id/status': () => ({ status: 'active' }),
-        'POST /api/admin/emails/:id/cancel': () => null,
-        'POST /api/admin/emails/:id/retry': () => null,
-        'POST /api/admin/templates/preview': () => ({
-          site_key: site,
-          subject: '{{ name }}',
-          html: '<p>{{ event_title }}</p>',
-          text: '{{ name }}',
-          event_type: 'contest_results',
-          sample: { name: 'A', fields: { event_title: 'E' } },
-        }),
-        'POST /api/admin/session': () => ({ token: 'not-the-token' }),
-        'POST /api/sites': () => ({ site_key: 'fuzz-site', name: 'Fuzz', from_email: 'noreply@fuzz.example' }),
-        'POST /api/contacts/upsert': () => ({
-          site_key: site,
-          email: 'fuzz@example.com',
-          name: 'Fuzz',
-          fields: { city: 'Omsk', n: 1 },
-        }),
-        'POST /api/templates': () => ({
-          site_key: site,
-          name: 'fuzz_tpl',
-          subject: 'Hi {{ name }}',
-          html: '<p>{{ name }}</p>',
-          text: '{{ name }}',
-        }),
-        'POST /api/lists': () => ({ site_key: site, name: 'fuzz list' }),
-        'POST /api/lists/:list_id/contacts': () => ({ contact_id: contact }),
-        'POST /api/events/unpaid-order': () => ({
-          site_key: site,
-          email: 'legacy@example.com',
-          order_id: `L-${uniq()}`,
-          name: 'L',
-          course_name: 'C',
-          fields: { pay_url: 'https://p.example' },
-        }),
-        'POST /api/sequences': () => ({
-          site_key: site,
-          name: 'fuzz seq',
-          steps: [{ template_id: tplId, delay_minutes: 30 }],
-        }),
-        'POST /api/campaigns': () => ({
-          site_key: site,
-          template_id: tplId,
-          list_id: p.lists.leads,
-          send_at: '2030-01-01T00:00:00Z',
-        }),
-      };
-      const paramValues: Record<string, string> = {
-        site_key: site,
-        list_id: String(p.lists.leads),
-      };
-      const idFor: Record<string, string> = {
-        '/api/admin/keys/:id': String(spare),
-        '/api/admin/keys/:id/disable': String(spare),
-        '/api/admin/contacts/:id/status': String(contact),
-        '/api/admin/emails/:id/cancel': String(sent),
-        '/api/admin/emails/:id/retry': String(sent),
-      };
-      const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
-        paths: Record<string, Record<string, unknown>>;
-      };
-      endpoints = [];
-      for (const [oaPath, ops] of Object.entries(doc.paths)) {
-        const path = oaPath.replace(/\{(\w+)\}/g, ':$1');
-        for (const method of ['post', 'put', 'patch']) {
-          if (!ops[method]) continue;
-          const M = method.toUpperCase();
-          const names = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-          const params = Object.fromEntries(
-            names.map((k) => [k, k === 'id' ? (idFor[path] ?? '1') : (paramValues[k] ?? '1')]),
-          );
-          endpoints.push({ method: M, path, sample: samples[`${M} ${path}`] ?? (() => ({})), params });
-        }
-      }
-      await installWriteCounter(t);
-      const missing = Object.keys(samples).filter((k) => !endpoints.some((e) => `${e.method} ${e.path}` === k));
-      assert.deepEqual(missing, [], 'every sample names a route of the OpenAPI document');
-    });
-    after(() => t.close());
-
-    it(`no 5xx, only envelopes, nothing stored when refused (seed ${SEED}, ${RUNS} cases per endpoint)`, async (ctx) => {
-      const failures: Failure[] = [];
-      let cases = 0;
-      let refused = 0;
-      const started = Date.now();
-      let state = await fingerprint(t);
-      const arb = fc.tuple(
-        fc.array(mutation, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
-      );
-      for (const [ei, e] of endpoints.entries()) {
-        const generated = fc.sample(arb, { seed: SEED + ei, numRuns: RUNS });
-        for (const [muts, pick] of generated) {
-          const c = makeCase(e, muts, pick);
-          const gateway = c.url.startsWith('/api/scoped/');
-          const res = await t.app.inject({
-            method: c.method as 'POST',
-            url: c.url,
-            headers: {
-              ...(gateway ? { 'x-api-key': gatewayKey } : { authorization: `Bearer ${ADMIN_TOKEN}` }),
-              ...(c.payload === undefined ? {} : { 'content-type': 'application/json' }),
+// The two engines run side by side: SQLite works in this process while PostgreSQL's answers travel.
+describe('generated hostile requests', { concurrency: true }, () => {
+  for (const d of DIALECTS) {
+    describe(`generated hostile requests [${d.name}]`, { skip: d.skip }, () => {
+      let t: TestApp;
+      let endpoints: Endpoint[];
+      let gatewayKey: string;
+      before(async () => {
+        t = await createTestApp(d.name);
+        // Durability is not what this test is about: no fsync per commit on SQLite keeps it fast.
+        if (d.name === 'sqlite') await sql`pragma synchronous = off`.execute(t.deps.db.db);
+        const p = await setupProject(t.app);
+        const site = p.site;
+        gatewayKey = p.key;
+        const ok = (r: { status: number; body: any }) => {
+          assert.ok(r.status < 300, JSON.stringify(r.body));
+          return r.body;
+        };
+        const templates = ok(await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates`)).items as any[];
+        const tplId = templates[0].id as number;
+        const contact = ok(
+          await adminCall(t.app, 'POST', '/api/contacts/upsert', {
+            site_key: site,
+            email: 'fuzz@example.com',
+            name: 'F',
+          }),
+        ).contact_id as number;
+        const seq = ok(
+          await adminCall(t.app, 'POST', '/api/sequences', {
+            site_key: site,
+            name: 'fuzz chain',
+            steps: [{ template_id: tplId, delay_minutes: 60 }],
+          }),
+        ).sequence_id as number;
+        const spare = ok(
+          await adminCall(t.app, 'POST', '/api/admin/keys', {
+            site_key: site,
+            name: 'spare',
+            rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
+          }),
+        ).id as number;
+        const sent = ok(
+          await keyCall(t.app, p.key, 'POST', '/api/scoped/send/transactional', {
+            event_type: 'contest_results',
+            email: 'fuzz@example.com',
+            fields: { event_title: 'E', work_title: 'W' },
+          }),
+        ).scheduled_email_id as number;
+        let n = 0;
+        const uniq = () => `${++n}`;
+        const samples: Record<string, () => Record<string, unknown> | null> = {
+          'POST /api/scoped/send/transactional': () => ({
+            event_type: 'contest_results',
+            email: 'anna@example.com',
+            name: 'Anna',
+            idempotency_key: `k-${uniq()}`,
+            fields: { event_title: 'Spring', work_title: 'Poem', place: 1 },
+          }),
+          'POST /api/scoped/events/order-created': () => ({
+            cart_type: 'course',
+            email: 'buyer@example.com',
+            name: 'Buyer',
+            order_id: `o-${uniq()}`,
+            course_name: 'Course',
+            fields: { pay_url: 'https://site.example/pay' },
+          }),
+          'POST /api/scoped/events/purchase': () => ({
+            cart_type: 'course',
+            email: 'buyer@example.com',
+            order_id: `o-${uniq()}`,
+            course_id: '77',
+            amount: 2500.5,
+            currency: 'RUB',
+            fields: { paid_at: '2026-11-20T10:15:00+03:00', account_url: 'https://a.example', course_category_id: '3' },
+          }),
+          'POST /api/scoped/lists/:list_id/contacts': () => ({
+            email: 'lead@example.com',
+            name: 'Lead',
+            fields: { source: 'form' },
+          }),
+          'POST /api/admin/keys': () => ({
+            site_key: site,
+            name: 'fuzz key',
+            rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'], note: 'n' },
+            rate_limit: { per_second: 10, burst: 20 },
+          }),
+          'PATCH /api/admin/keys/:id': () => ({
+            name: 'spare',
+            rights: { permissions: ['transactional_send'], allowed_api_events: ['contest_results'] },
+            rate_limit: { per_second: 5, burst: 10 },
+          }),
+          'POST /api/admin/keys/:id/disable': () => null,
+          'PUT /api/admin/projects/:site_key/routing': () => ({
+            routes: {
+              contest_results: 'contest_tpl',
+              course_abandoned_cart_1h: 'cart_1h',
+              course_abandoned_cart_1d: 'cart_1d',
+              course_abandoned_cart_3d: 'cart_3d',
+              course_paid: 'paid_tpl',
             },
-            payload: c.payload,
-          });
-          cases++;
-          const fail = (kind: string) =>
-            failures.push({ kind, c, status: res.statusCode, body: res.body.slice(0, 300) });
-          if (res.statusCode >= 500) fail('5xx');
-          if (res.statusCode >= 400) {
-            refused++;
-            let b: any;
-            try {
-              b = JSON.parse(res.body);
-            } catch {
-              b = null;
-            }
-            const e2 = b?.detail?.error;
-            if (!(b?.detail?.ok === false && typeof e2?.code === 'string' && typeof e2?.message === 'string'))
-              fail('not the envelope');
-            if (/\n\s+at |node_modules|SQLITE_|syntax error at/.test(res.body)) fail('internals leaked');
+          }),
+          'PUT /api/admin/projects/:site_key/course-categories': () => ({
+            categories: [{ id: '3', list_id: p.lists.cat, slug: 'pedagog', title: 'teacher' }],
+          }),
+          'PUT /api/admin/projects/:site_key/paid-lists': () => ({ lists: { course: p.lists.paid } }),
+          'PUT /api/admin/projects/:site_key/cart-chains': () => ({ chains: { course: null, diploma: seq } }),
+          'POST /api/admin/contacts/:id/status': () => ({ status: 'active' }),
+          'POST /api/admin/emails/:id/cancel': () => null,
+          'POST /api/admin/emails/:id/retry': () => null,
+          'POST /api/admin/templates/preview': () => ({
+            site_key: site,
+            subject: '{{ name }}',
+            html: '<p>{{ event_title }}</p>',
+            text: '{{ name }}',
+            event_type: 'contest_results',
+            sample: { name: 'A', fields: { event_title: 'E' } },
+          }),
+          'POST /api/admin/session': () => ({ token: 'not-the-token' }),
+          'POST /api/sites': () => ({ site_key: 'fuzz-site', name: 'Fuzz', from_email: 'noreply@fuzz.example' }),
+          'POST /api/contacts/upsert': () => ({
+            site_key: site,
+            email: 'fuzz@example.com',
+            name: 'Fuzz',
+            fields: { city: 'Omsk', n: 1 },
+          }),
+          'POST /api/templates': () => ({
+            site_key: site,
+            name: 'fuzz_tpl',
+            subject: 'Hi {{ name }}',
+            html: '<p>{{ name }}</p>',
+            text: '{{ name }}',
+          }),
+          'POST /api/lists': () => ({ site_key: site, name: 'fuzz list' }),
+          'POST /api/lists/:list_id/contacts': () => ({ contact_id: contact }),
+          'POST /api/events/unpaid-order': () => ({
+            site_key: site,
+            email: 'legacy@example.com',
+            order_id: `L-${uniq()}`,
+            name: 'L',
+            course_name: 'C',
+            fields: { pay_url: 'https://p.example' },
+          }),
+          'POST /api/sequences': () => ({
+            site_key: site,
+            name: 'fuzz seq',
+            steps: [{ template_id: tplId, delay_minutes: 30 }],
+          }),
+          'POST /api/campaigns': () => ({
+            site_key: site,
+            template_id: tplId,
+            list_id: p.lists.leads,
+            send_at: '2030-01-01T00:00:00Z',
+          }),
+        };
+        const paramValues: Record<string, string> = {
+          site_key: site,
+          list_id: String(p.lists.leads),
+        };
+        const idFor: Record<string, string> = {
+          '/api/admin/keys/:id': String(spare),
+          '/api/admin/keys/:id/disable': String(spare),
+          '/api/admin/contacts/:id/status': String(contact),
+          '/api/admin/emails/:id/cancel': String(sent),
+          '/api/admin/emails/:id/retry': String(sent),
+        };
+        const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+          paths: Record<string, Record<string, unknown>>;
+        };
+        endpoints = [];
+        for (const [oaPath, ops] of Object.entries(doc.paths)) {
+          const path = oaPath.replace(/\{(\w+)\}/g, ':$1');
+          for (const method of ['post', 'put', 'patch']) {
+            if (!ops[method]) continue;
+            const M = method.toUpperCase();
+            const names = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+            const params = Object.fromEntries(
+              names.map((k) => [k, k === 'id' ? (idFor[path] ?? '1') : (paramValues[k] ?? '1')]),
+            );
+            endpoints.push({ method: M, path, sample: samples[`${M} ${path}`] ?? (() => ({})), params });
           }
-          // The state after each case is the state before the next: one fingerprint per case.
-          const now = await fingerprint(t);
-          if (res.statusCode >= 400 && res.statusCode < 500 && now !== state) fail('stored although refused');
-          state = now;
         }
-      }
-      const fivexx = failures.filter((f) => f.kind === '5xx').length;
-      ctx.diagnostic(
-        `${d.name}: ${endpoints.length} endpoints, ${cases} generated cases (${refused} refused), ${fivexx} 5xx, ${failures.length} failures in ${Date.now() - started} ms`,
-      );
-      const byKind = new Map<string, number>();
-      for (const f of failures)
-        byKind.set(
-          `${f.kind} ${f.c.method} ${f.c.url.split('?')[0].replace(/\/\d+(\/|$)/, '/:n$1')}`,
-          (byKind.get(`${f.kind} ${f.c.method} ${f.c.url.split('?')[0].replace(/\/\d+(\/|$)/, '/:n$1')}`) ?? 0) + 1,
+        await installWriteCounter(t);
+        const missing = Object.keys(samples).filter((k) => !endpoints.some((e) => `${e.method} ${e.path}` === k));
+        assert.deepEqual(missing, [], 'every sample names a route of the OpenAPI document');
+      });
+      after(() => t.close());
+
+      it(`no 5xx, only envelopes, nothing stored when refused (seed ${SEED}, ${RUNS} cases per endpoint)`, async (ctx) => {
+        const failures: Failure[] = [];
+        let cases = 0;
+        let refused = 0;
+        const started = Date.now();
+        let state = await fingerprint(t);
+        const arb = fc.tuple(
+          fc.array(mutation, { minLength: 1, maxLength: 3 }),
+          fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
         );
-      for (const [k, v] of byKind) ctx.diagnostic(`  ${v} × ${k}`);
-      assert.equal(
-        failures.length,
-        0,
-        failures
-          .slice(0, 15)
-          .map(
-            (f) =>
-              `${f.kind}: ${f.c.method} ${f.c.url.slice(0, 80)} [${f.c.note}] -> ${f.status} ${f.body.slice(0, 160)}`,
-          )
-          .join('\n'),
-      );
+        for (const [ei, e] of endpoints.entries()) {
+          const generated = fc.sample(arb, { seed: SEED + ei, numRuns: RUNS });
+          for (const [muts, pick] of generated) {
+            const c = makeCase(e, muts, pick);
+            const gateway = c.url.startsWith('/api/scoped/');
+            const res = await t.app.inject({
+              method: c.method as 'POST',
+              url: c.url,
+              headers: {
+                ...(gateway ? { 'x-api-key': gatewayKey } : { authorization: `Bearer ${ADMIN_TOKEN}` }),
+                ...(c.payload === undefined ? {} : { 'content-type': 'application/json' }),
+              },
+              payload: c.payload,
+            });
+            cases++;
+            const fail = (kind: string) =>
+              failures.push({ kind, c, status: res.statusCode, body: res.body.slice(0, 300) });
+            if (res.statusCode >= 500) fail('5xx');
+            if (res.statusCode >= 400) {
+              refused++;
+              let b: any;
+              try {
+                b = JSON.parse(res.body);
+              } catch {
+                b = null;
+              }
+              const e2 = b?.detail?.error;
+              if (!(b?.detail?.ok === false && typeof e2?.code === 'string' && typeof e2?.message === 'string'))
+                fail('not the envelope');
+              if (/\n\s+at |node_modules|SQLITE_|syntax error at/.test(res.body)) fail('internals leaked');
+            }
+            // The state after each case is the state before the next: one fingerprint per case.
+            const now = await fingerprint(t);
+            if (res.statusCode >= 400 && res.statusCode < 500 && now !== state) fail('stored although refused');
+            state = now;
+          }
+        }
+        const fivexx = failures.filter((f) => f.kind === '5xx').length;
+        ctx.diagnostic(
+          `${d.name}: ${endpoints.length} endpoints, ${cases} generated cases (${refused} refused), ${fivexx} 5xx, ${failures.length} failures in ${Date.now() - started} ms`,
+        );
+        const byKind = new Map<string, number>();
+        for (const f of failures)
+          byKind.set(
+            `${f.kind} ${f.c.method} ${f.c.url.split('?')[0].replace(/\/\d+(\/|$)/, '/:n$1')}`,
+            (byKind.get(`${f.kind} ${f.c.method} ${f.c.url.split('?')[0].replace(/\/\d+(\/|$)/, '/:n$1')}`) ?? 0) + 1,
+          );
+        for (const [k, v] of byKind) ctx.diagnostic(`  ${v} × ${k}`);
+        assert.equal(
+          failures.length,
+          0,
+          failures
+            .slice(0, 15)
+            .map(
+              (f) =>
+                `${f.kind}: ${f.c.method} ${f.c.url.slice(0, 80)} [${f.c.note}] -> ${f.status} ${f.body.slice(0, 160)}`,
+            )
+            .join('\n'),
+        );
+      });
     });
-  });
-}
+  }
+});

@@ -37,20 +37,47 @@ function migrator({ db, dialect, schema }: Db): Migrator {
   return new Migrator({ db, provider: new CodeProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
+/**
+ * Kysely's PostgreSQL introspection reads the tables of every schema of the database and looks each
+ * schema up by name; one dropped meanwhile by someone else (tests, another tenant) fails it with
+ * 3F000 "schema … does not exist". That says nothing about ours: the step is simply read again.
+ */
+async function retryingDroppedSchema<T>(database: Db, step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (e) {
+      const other = (e as { code?: string }).code === '3F000' && !String(e).includes(`"${database.schema}"`);
+      if (!other || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function run(database: Db, to?: string) {
+  return retryingDroppedSchema(database, async () => {
+    const m = migrator(database);
+    const { error, results } = await (to === undefined ? m.migrateToLatest() : m.migrateTo(to));
+    if (error) throw error;
+    return results ?? [];
+  });
+}
+
 export async function migrateToLatest(database: Db): Promise<string[]> {
-  const { error, results } = await migrator(database).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const results = await run(database).catch((e) => {
+    throw e instanceof Error ? e : new Error(String(e));
+  });
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Migrates up to and including `name` (tests of a migration's data rules). */
 export async function migrateTo(database: Db, name: string): Promise<void> {
-  const { error } = await migrator(database).migrateTo(name);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  await run(database, name).catch((e) => {
+    throw e instanceof Error ? e : new Error(String(e));
+  });
 }
 
 /** True when every migration in the code has run (readiness check). */
 export async function migrationsCurrent(database: Db): Promise<boolean> {
-  const all = await migrator(database).getMigrations();
+  const all = await retryingDroppedSchema(database, () => migrator(database).getMigrations());
   return all.every((m) => m.executedAt !== undefined);
 }

@@ -283,6 +283,7 @@ export interface paths {
            *     }
            */
           'application/json': {
+            /** @description a finite number from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type: 'course' | 'diploma' | 'portal';
             course_id?: string;
@@ -591,6 +592,7 @@ export interface paths {
            *     }
            */
           'application/json': {
+            /** @description a finite number from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type?: string;
             course_id?: string;
