@@ -31,10 +31,10 @@ const BAD_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])
 // eslint-disable-next-line no-control-regex
 const BAD_TEXT_ALL = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-export const TEXT_PROBLEM = 'must not contain U+0000 or an unpaired surrogate';
+const TEXT_PROBLEM = 'must not contain U+0000 or an unpaired surrogate';
 export const NUMBER_PROBLEM = 'must be a finite number';
 
-export function hasBadText(s: string): boolean {
+function hasBadText(s: string): boolean {
   return BAD_TEXT.test(s);
 }
 
@@ -90,7 +90,7 @@ export function inputProblems(value: unknown, base = ''): Record<string, string>
 }
 
 /** Deepest nesting of a value (0 for a scalar), without recursion; stops counting past `limit`. */
-export function depthOf(value: unknown, limit = MAX_JSON_DEPTH + 1): number {
+function depthOf(value: unknown, limit = MAX_JSON_DEPTH + 1): number {
   let max = 0;
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length) {
@@ -105,7 +105,7 @@ export function depthOf(value: unknown, limit = MAX_JSON_DEPTH + 1): number {
 }
 
 /** Most characters of a request payload kept in the chronology; beyond it a marked excerpt is stored. */
-export const MAX_STORED_PAYLOAD = 128 * 1024;
+const MAX_STORED_PAYLOAD = 128 * 1024;
 const EXCERPT = 4096;
 
 /**

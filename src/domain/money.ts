@@ -3,7 +3,7 @@
 // overflow (at most 10^11 per order; PostgreSQL sums bigint into numeric).
 
 export const MAX_AMOUNT = 1_000_000_000;
-export const AMOUNT_DECIMALS = 2;
+const AMOUNT_DECIMALS = 2;
 
 export type AmountCheck = { ok: true; minor: number } | { ok: false; problem: string };
 

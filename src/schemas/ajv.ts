@@ -5,6 +5,9 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { inputProblems, NUMBER_PROBLEM } from '../domain/inputRules.js';
 
+/** Keyword of the errors that inputProblems adds (text rules and finite numbers, SPEC §10). */
+const INPUT_RULE = 'inputRule';
+
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
 
 function make(coerce: boolean): Ajv {
@@ -27,7 +30,7 @@ function make(coerce: boolean): Ajv {
 }
 
 export const bodyAjv = make(false);
-export const paramAjv = make(true);
+const paramAjv = make(true);
 
 /** "/fields/course_name" -> "fields.course_name"; a missing property is appended to its parent. */
 export function errorPath(e: ErrorObject): string {
@@ -88,9 +91,6 @@ export function splitErrors(errors: ErrorObject[] | null | undefined): {
   }
   return { missing, invalid };
 }
-
-/** Keyword of the errors that inputProblems adds (text rules and finite numbers, SPEC §10). */
-export const INPUT_RULE = 'inputRule';
 
 /**
  * A request part's validator: the SPEC §10 input rules (no U+0000 or unpaired surrogate, finite numbers),

@@ -11,11 +11,11 @@ import { AppError } from '../../errors.js';
 type Parse = (req: FastifyRequest, body: string, done: (err: Error | null, value?: unknown) => void) => void;
 
 /** Bytes to text. UTF-8 for now. */
-export function decodeBody(_req: FastifyRequest, bytes: Buffer): string {
+function decodeBody(_req: FastifyRequest, bytes: Buffer): string {
   return bytes.toString('utf8');
 }
 
-export function tooDeepError(): AppError {
+function tooDeepError(): AppError {
   return new AppError(
     400,
     'invalid_json',
