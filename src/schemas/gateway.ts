@@ -136,7 +136,16 @@ export const PurchaseResponse = Type.Object({
   order_id: Type.String(),
   stopped: Type.Integer({ description: 'pending cart e-mails of this order that were cancelled' }),
   address_books: Type.Array(Type.Integer()),
-  warnings: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String(), {
+    description: 'one sentence per warning, naming the member it is about; the purchase was applied',
+  }),
+  warning_details: Type.Array(
+    Type.Object({
+      member: Type.String({ description: 'as invalid_fields would name it, e.g. amount, fields.paid_at' }),
+      problem: Type.String({ description: 'what was wrong and what was recorded instead' }),
+    }),
+    { description: 'the same warnings as {member, problem} (SPEC §10)' },
+  ),
   duplicate: Type.Boolean(),
 });
 export type PurchaseResponse = Static<typeof PurchaseResponse>;

@@ -7,6 +7,7 @@ import { inTransaction } from '../db/groupCommit.js';
 import { AppError } from '../errors.js';
 import { insertEvent, setEventEffects } from '../repos/events.js';
 import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
+import { canonicalAddress } from '../domain/email.js';
 import type { Body } from '../domain/validation.js';
 import type { GatewayCall } from './context.js';
 
@@ -32,7 +33,7 @@ export function describe(endpoint: string, body: unknown): Described {
   const email = str(b.email, 254);
   return {
     event_type: eventType,
-    email: email ? email.trim().toLowerCase() : null,
+    email: email ? canonicalAddress(email) : null,
     order_id: typeof b.order_id === 'number' ? String(b.order_id) : str(b.order_id, 200),
     idempotency_key: str(b.idempotency_key, 200),
   };
