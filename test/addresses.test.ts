@@ -3,7 +3,9 @@
 // else about validation is as strict as before.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { up as migrateAddresses } from '../src/db/migrations/006_inputs.js';
+import { canonicalAddress, isValidAddress } from '../src/domain/email.js';
 import { adminCall, createTestApp, DIALECTS, events, keyCall, setupProject, type TestApp } from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
@@ -13,6 +15,42 @@ const send = (email: string) => ({
   email,
   name: 'Иван',
   fields: { event_title: 'Олимпиада', work_title: 'Эссе' },
+});
+
+// ajv-formats' email expression: what every address was checked against before.
+const BEFORE =
+  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+
+describe('address rules as properties', () => {
+  const chars = (alphabet: string) => fc.string({ unit: fc.constantFrom(...alphabet), maxLength: 12 });
+  const ascii = fc
+    .tuple(chars('abcAB09._-+@!"/ '), chars('ab09.-@x/?'), fc.constantFrom('', 'xn--', 'XN--'))
+    .map(([l, d, x]) => `${l}@${x}${d}`);
+  const unicode = fc
+    .tuple(chars('abиИé.-+'), chars('примерРФ.-ab'), fc.constantFrom('.рф', '.РФ', '.ru', '.xn--p1ai', ''))
+    .map(([l, d, tld]) => `${l}@${d}${tld}`);
+
+  it('an ASCII address without xn-- passes exactly when it passed before', () => {
+    fc.assert(
+      fc.property(ascii, (a) => a.toLowerCase().includes('xn--') || isValidAddress(a) === BEFORE.test(a)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('whatever is valid has one canonical form, valid itself and stable', () => {
+    fc.assert(
+      fc.property(fc.oneof(ascii, unicode), (a) => {
+        if (!isValidAddress(a)) return true;
+        const c = canonicalAddress(a);
+        return (
+          isValidAddress(c) &&
+          canonicalAddress(c) === c &&
+          canonicalAddress(a.toUpperCase()) === canonicalAddress(c.toUpperCase())
+        );
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });
 
 for (const d of DIALECTS) {
@@ -80,6 +118,8 @@ for (const d of DIALECTS) {
         'ivan@xn--zz.ru', // punycode that decodes to nothing
         'ivan@１２７.０.０.１', // full-width digits: an address literal in disguise
         'ivan@compa\u00adny.рф', // an invisible soft hyphen
+        'ivan@xn--e1afmkfd.xn--p1ai/evil', // a URL host parser would cut this at the slash
+        'ivan@пример.рф?x',
         'иван..петров@пример.рф',
         '"иван"@пример.рф',
         'a@b',

@@ -34,7 +34,8 @@ function split(address: string): { local: string; domain: string } | null {
  */
 export function domainAscii(domain: string): string | null {
   if (isAscii(domain) && !/(^|\.)xn--/i.test(domain)) return domain.toLowerCase();
-  if (!isAscii(domain) && !domain.split('.').every((l) => UNICODE_LABEL.test(l))) return null;
+  // Only labels reach the mapper: it is a URL host parser and would cut `a.xn--p1ai/evil` at the slash.
+  if (!domain.split('.').every((l) => UNICODE_LABEL.test(l))) return null;
   const ascii = domainToASCII(domain);
   if (!ascii || ascii.length > 253 || ascii.split('.').some((l) => l.length > 63)) return null;
   // Full-width digits map to ASCII ones; a domain whose last label has no letter is an address literal.
