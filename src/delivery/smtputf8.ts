@@ -9,7 +9,7 @@ import { parseConnectionUrl } from 'nodemailer/lib/shared';
 import { needsSmtpUtf8 } from '../domain/email.js';
 
 /** A permanent failure: the relay cannot carry this address. classifySmtpError knows the code. */
-export class SmtpUtf8Unavailable extends Error {
+class SmtpUtf8Unavailable extends Error {
   readonly code = 'ESMTPUTF8';
 }
 

@@ -206,4 +206,3 @@ export const EVENT_ENDPOINTS = [
   'list-contact',
   'unpaid-order',
 ] as const;
-export type EventEndpoint = (typeof EVENT_ENDPOINTS)[number];

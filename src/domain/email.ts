@@ -20,7 +20,7 @@ const UNICODE_LABEL = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]*[\p{L}\p{M}\p{N}]
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-export const isAscii = (s: string): boolean => !NON_ASCII.test(s);
+const isAscii = (s: string): boolean => !NON_ASCII.test(s);
 
 function split(address: string): { local: string; domain: string } | null {
   const at = address.lastIndexOf('@');
@@ -66,13 +66,6 @@ export function canonicalAddress(address: string): string {
   return `${local}@${ascii.includes('xn--') ? domainToUnicode(ascii) || ascii : ascii}`;
 }
 
-/** The address with its domain in ASCII; null when the local part is not ASCII (it then needs SMTPUTF8). */
-export function asciiAddress(address: string): string | null {
-  const parts = split(address);
-  if (!parts || !isAscii(parts.local)) return null;
-  const domain = domainAscii(parts.domain);
-  return domain === null ? null : `${parts.local}@${domain}`;
-}
 
 /** Only SMTPUTF8 (RFC 6531) can carry this address: its local part is not ASCII. */
 export const needsSmtpUtf8 = (address: string): boolean => {

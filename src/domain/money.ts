@@ -1,8 +1,8 @@
 // Amounts and currencies of payments (SPEC §10).
 
 /** The largest amount a payment may carry, and its decimals. */
-export const MAX_AMOUNT = 1_000_000_000;
-export const AMOUNT_DECIMALS = 2;
+const MAX_AMOUNT = 1_000_000_000;
+const AMOUNT_DECIMALS = 2;
 
 // What PHP sends for a DECIMAL column or number_format(..., 2, ',', ''): "2500", "2500.00", "2500,00".
 // At most two decimals: "2,500" (a thousands separator) must not be read as 2.5.

@@ -18,7 +18,7 @@ const CHARSETS: Record<string, string> = {
 const SINGLE_BYTE = new Set(['cp1251', 'koi8-r']);
 
 /** The charset parameter of a Content-Type header, lower case, or null when none is declared. */
-export function declaredCharset(contentType: string | undefined): string | null {
+function declaredCharset(contentType: string | undefined): string | null {
   const m = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
   return m ? (m[1] ?? m[2]).trim().toLowerCase() : null;
 }
@@ -29,7 +29,7 @@ export function declaredCharset(contentType: string | undefined): string | null 
  * decoded cleanly, so its UTF-8 length is the offset. Written here because the platform's decoders only
  * say "invalid", not where.
  */
-export function firstInvalidUtf8Offset(buf: Buffer): number {
+function firstInvalidUtf8Offset(buf: Buffer): number {
   const text = buf.toString('utf8');
   let bytes = 0;
   let chars = 0;
@@ -56,7 +56,7 @@ function looksCyrillicSingleByte(buf: Buffer): boolean {
 }
 
 /** The body's text, or an AppError (415 for an unsupported charset, 400 for bytes that are not text). */
-export function decodeBody(buf: Buffer, contentType: string | undefined): string {
+function decodeBody(buf: Buffer, contentType: string | undefined): string {
   const declared = declaredCharset(contentType);
   const encoding = declared === null ? 'utf8' : CHARSETS[declared];
   if (!encoding) {

@@ -36,7 +36,7 @@ export function daysBetween(since: number, until: number): string[] {
 const n = (v: unknown) => Number(v ?? 0);
 
 /** The key of an endpoint's event type in the dashboard's by-type figures: `purchase course_paid`. */
-export const typeKey = (endpoint: string, eventType: string) => `${endpoint} ${eventType}`;
+const typeKey = (endpoint: string, eventType: string) => `${endpoint} ${eventType}`;
 
 export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   let q = db
