@@ -66,7 +66,6 @@ export function canonicalAddress(address: string): string {
   return `${local}@${ascii.includes('xn--') ? domainToUnicode(ascii) || ascii : ascii}`;
 }
 
-
 /** Only SMTPUTF8 (RFC 6531) can carry this address: its local part is not ASCII. */
 export const needsSmtpUtf8 = (address: string): boolean => {
   const parts = split(address);
