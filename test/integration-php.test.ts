@@ -1,4 +1,4 @@
-// The PHP example of docs/integration.md, run as it is by php-cli against the gateway listening on a real
+// The PHP example of docs/integration.md (a call without the client), run as it is by php-cli against the gateway listening on a real
 // port: what PHP really sends (an integer order_id, a DECIMAL string amount, a null name, Cyrillic and a
 // .рф address) is accepted, and the purchase stops the chain with no warnings.
 import assert from 'node:assert/strict';
@@ -45,7 +45,7 @@ for (const d of DIALECTS) {
 
     it('runs unchanged: every call accepted, the chain stopped, no warnings', async () => {
       const doc = readFileSync(new URL('../docs/integration.md', import.meta.url), 'utf8');
-      const example = /## PHP\n\n```php\n<\?php\n([\s\S]*?)```/.exec(doc)?.[1];
+      const example = /## PHP without the client\n[\s\S]*?```php\n<\?php\n([\s\S]*?)```/.exec(doc)?.[1];
       assert.ok(example, 'the guide has a PHP example');
       const file = join(dir, 'example.php');
       writeFileSync(file, `<?php\n${STUBS}\n${example}\necho json_encode($paid, JSON_UNESCAPED_UNICODE);\n`);
