@@ -34,7 +34,13 @@ const pct = (part, whole) => (whole ? `${Math.round((part / whole) * 100)} %` : 
 
 // An event type with the endpoint it came to, unless that is the transactional one: course_paid from a
 // purchase is a payment, course_paid from a transactional send is an e-mail request.
-const typeLabel = (t) => (t.endpoint === 'transactional' ? t.event_type : `${t.event_type} (${t.endpoint})`);
+// A request without an event type (a catalog read) is named by its endpoint alone.
+const typeLabel = (t) =>
+  t.endpoint === 'transactional'
+    ? t.event_type
+    : t.event_type === '(none)'
+      ? t.endpoint
+      : `${t.event_type} (${t.endpoint})`;
 
 function eventTypeSeries(byDay, byType) {
   const topRows = byType.slice(0, TOP_TYPES);
