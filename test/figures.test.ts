@@ -137,6 +137,15 @@ for (const d of DIALECTS) {
       }
       const catalog = await keyCall(t.app, k.key, 'GET', '/api/scoped/events/catalog');
       assert.equal(catalog.status, 403);
+      // A NUL (PostgreSQL refuses it in text) or a lone surrogate in a member: the same 403 on both
+      // databases, and still logged, the member left out of its column and kept escaped in the payload.
+      const raw = '{"cart_type":"course","email":"nul\\u0000@example.com","order_id":"9002\\ud800"}';
+      const odd = await rawCall(t.app, 'POST', P, { 'x-api-key': k.key, 'content-type': 'application/json' }, raw);
+      assert.equal(odd.status, 403);
+      const [oddLogged] = await events(t.app, `?site_key=${site}&status=rejected&limit=1`);
+      assert.equal(oddLogged.error_code, 'api_key_disabled');
+      assert.deepEqual([oddLogged.email, oddLogged.order_id], [null, null]);
+      assert.equal(oddLogged.payload.email, 'nul\u0000@example.com');
     });
 
     it('a rate-limited request: 429, and the chronology records type, e-mail and order id', async () => {
