@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Project } from '../db/schema.js';
+import { canonicalAddress } from '../domain/email.js';
 import type { Executor } from './types.js';
 
 export async function findProjectBySiteKey(db: Executor, siteKey: string): Promise<Project | undefined> {
@@ -20,6 +21,8 @@ export async function upsertProject(
   p: { site_key: string; name: string; from_email: string },
   now: number,
 ): Promise<{ project: Project; created: boolean }> {
+  // The sender address is kept in the one form addresses are compared in (Unicode domain, SPEC §10).
+  p = { ...p, from_email: canonicalAddress(p.from_email) };
   const existing = await findProjectBySiteKey(db, p.site_key);
   if (existing) {
     if (existing.name === p.name && existing.from_email === p.from_email) return { project: existing, created: false };

@@ -1,6 +1,7 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static } from '@sinclair/typebox';
 import { Cursor, Email, FieldsObject, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 
 const Ok = Type.Literal(true);
 const Id = Type.Integer({ minimum: 1 });
@@ -152,10 +153,16 @@ export const ContactStatusBody = Type.Object(
   { additionalProperties: false },
 );
 
+const EndpointSchema = Type.Union(
+  EVENT_ENDPOINTS.map((e) => Type.Literal(e)),
+  { description: 'the gateway endpoint the request came to' },
+);
+
 export const EventsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
   order_id: Type.Optional(ShortString(200)),
   event_type: Type.Optional(ShortString(100)),
+  endpoint: Type.Optional(EndpointSchema),
   email: Type.Optional(ShortString(254)),
   status: Type.Optional(Type.Union([Type.Literal('accepted'), Type.Literal('rejected')])),
   since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -185,6 +192,7 @@ export const EventView = Type.Object({
 
 export const StatsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
+  endpoint: Type.Optional(EndpointSchema),
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -198,6 +206,10 @@ export const StatsResponse = Type.Object({
   accepted: Count,
   rejected: Count,
   by_event_type: Type.Array(Type.Object({ event_type: NullableString, ...Bucket })),
+  by_endpoint: Type.Array(Type.Object({ endpoint: Type.String(), ...Bucket })),
+  by_endpoint_and_type: Type.Array(Type.Object({ endpoint: Type.String(), event_type: NullableString, ...Bucket }), {
+    description: 'course_paid from purchase and course_paid from a transactional send are counted apart',
+  }),
   by_day: Type.Array(Type.Object({ day: Type.String(), ...Bucket })),
   rejected_by_code: Type.Array(Type.Object({ code: Type.String(), total: Count })),
   emails_by_status: Type.Record(Type.String(), Count),

@@ -8,6 +8,15 @@ import { badge, fmtDuration, fmtNumber, h, select, table } from '../dom.js';
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
 
+// A sum in its own currency; XXX is what was paid without a currency.
+function money(amount, currency) {
+  try {
+    return amount.toLocaleString('en-US', { style: 'currency', currency });
+  } catch {
+    return `${fmtNumber(amount)} ${currency}`;
+  }
+}
+
 function card(title, rows, tone) {
   return h(
     'section',
@@ -23,9 +32,24 @@ function card(title, rows, tone) {
 
 const pct = (part, whole) => (whole ? `${Math.round((part / whole) * 100)} %` : '—');
 
+// An event type with the endpoint it came to, unless that is the transactional one: course_paid from a
+// purchase is a payment, course_paid from a transactional send is an e-mail request.
+// A request without an event type (a catalog read) is named by its endpoint alone.
+const typeLabel = (t) =>
+  t.endpoint === 'transactional'
+    ? t.event_type
+    : t.event_type === '(none)'
+      ? t.endpoint
+      : `${t.event_type} (${t.endpoint})`;
+
 function eventTypeSeries(byDay, byType) {
-  const top = byType.slice(0, TOP_TYPES).map((t) => t.event_type);
-  const series = top.map((type, k) => ({ name: type, cls: `c-${k}`, values: byDay.map((d) => d.by_type[type] ?? 0) }));
+  const topRows = byType.slice(0, TOP_TYPES);
+  const top = topRows.map((t) => t.key);
+  const series = topRows.map((t, k) => ({
+    name: typeLabel(t),
+    cls: `c-${k}`,
+    values: byDay.map((d) => d.by_type[t.key] ?? 0),
+  }));
   if (byType.length > TOP_TYPES) {
     series.push({
       name: 'other types',
@@ -96,10 +120,22 @@ function draw(d) {
       ],
       ['Paid after a cart e-mail', fmtNumber(c.paid_after_cart_email)],
       ...c.amounts.map((a) => [
-        `Amount ${a.currency || '(no currency)'}`,
-        h('span', {}, fmtNumber(a.paid), ' ', h('small', { class: 'muted' }, `recovered ${fmtNumber(a.recovered)}`)),
+        `Amount ${a.currency}`,
+        h(
+          'span',
+          {},
+          money(a.paid, a.currency),
+          ' ',
+          h('small', { class: 'muted' }, `recovered ${money(a.recovered, a.currency)}`),
+        ),
       ]),
     ]),
+    card(
+      'Paid in this period',
+      Object.keys(d.paid_amount_by_currency).length
+        ? Object.entries(d.paid_amount_by_currency).map(([cur, amount]) => [cur, money(amount, cur)])
+        : [['Payments', 'none']],
+    ),
   );
 
   return h(
@@ -150,7 +186,7 @@ function draw(d) {
       proportionTable({
         title: 'Events by type',
         labelHeader: 'Event type',
-        rows: d.events_by_type.map((t) => ({ ...t, label: t.event_type })),
+        rows: d.events_by_type.map((t) => ({ ...t, label: typeLabel(t) })),
         series: [
           { key: 'accepted', name: 'accepted', cls: 'c-ok' },
           { key: 'rejected', name: 'rejected', cls: 'c-bad' },

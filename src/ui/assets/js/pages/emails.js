@@ -59,7 +59,10 @@ export async function emailsPage(ctx) {
       ),
       field('Status', select([['', 'Any'], ...m.email_statuses], params.status, { name: 'status' })),
       field('Order id', h('input', { name: 'order_id', value: params.order_id ?? '', maxlength: '200' })),
-      field('Recipient', h('input', { name: 'to', type: 'email', value: params.to ?? '', maxlength: '254' })),
+      field(
+        'Recipient',
+        h('input', { name: 'to', inputmode: 'email', value: params.to ?? '', maxlength: '254', spellcheck: 'false' }),
+      ),
     ],
     { label: 'Filter e-mails' },
   );

@@ -40,6 +40,7 @@ export async function eventsPage(ctx) {
     site_key: q.get('site_key'),
     order_id: q.get('order_id'),
     event_type: q.get('event_type'),
+    endpoint: q.get('endpoint'),
     status: q.get('status'),
     email: q.get('email'),
     since: q.get('since'),
@@ -75,6 +76,10 @@ export async function eventsPage(ctx) {
         }),
       ),
       field(
+        'Endpoint',
+        select([['', 'Any'], ...m.endpoints.map((e) => [e, e])], params.endpoint, { name: 'endpoint' }),
+      ),
+      field(
         'Outcome',
         select(
           [
@@ -86,7 +91,17 @@ export async function eventsPage(ctx) {
           { name: 'status' },
         ),
       ),
-      field('E-mail', h('input', { name: 'email', type: 'email', value: params.email ?? '', maxlength: '254' })),
+      // Text, not type=email: browsers refuse a non-ASCII local part (иван@пример.рф) in an email input.
+      field(
+        'E-mail',
+        h('input', {
+          name: 'email',
+          inputmode: 'email',
+          value: params.email ?? '',
+          maxlength: '254',
+          spellcheck: 'false',
+        }),
+      ),
       field('From', h('input', { name: 'since', type: 'datetime-local', value: localInputValue(params.since) })),
       field('Until', h('input', { name: 'until', type: 'datetime-local', value: localInputValue(params.until) })),
       field(

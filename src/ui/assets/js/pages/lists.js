@@ -59,7 +59,13 @@ export async function listPage(ctx) {
   if (!list)
     throw new ApiError(404, { code: 'not_found', message: `Address book ${listId} is not in project ${site}` });
 
-  const email = h('input', { type: 'email', name: 'email', required: true, maxlength: '254' });
+  const email = h('input', {
+    inputmode: 'email',
+    name: 'email',
+    required: true,
+    maxlength: '254',
+    spellcheck: 'false',
+  });
   const name = h('input', { name: 'name', maxlength: '500' });
   const status = h('div', { 'aria-live': 'polite' });
   const add = h(

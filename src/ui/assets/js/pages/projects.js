@@ -32,7 +32,8 @@ function projectForm(p, onSaved) {
   const name = h('input', { name: 'name', required: true, maxlength: '200', value: p?.name ?? '' });
   const from = h('input', {
     name: 'from_email',
-    type: 'email',
+    inputmode: 'email',
+    spellcheck: 'false',
     required: true,
     maxlength: '254',
     value: p?.from_email ?? '',
