@@ -34,7 +34,14 @@ class CodeProvider implements MigrationProvider {
 
 function migrator({ db, dialect, schema }: Db): Migrator {
   // Name the schema: Kysely's introspection otherwise sees another schema's migration table.
-  return new Migrator({ db, provider: new CodeProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
+  // Unordered: features developed side by side add migrations that touch different tables, and a
+  // database that ran a later-numbered one first must still take the other instead of refusing to start.
+  return new Migrator({
+    db,
+    provider: new CodeProvider(dialect),
+    allowUnorderedMigrations: true,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 export async function migrateToLatest(database: Db): Promise<string[]> {
