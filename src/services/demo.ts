@@ -48,11 +48,6 @@ export const DEMO_CATEGORIES = [
   ['12', 46, 'pedagog-organizator', 'Педагог-организатор'],
 ] as const;
 
-/** Routing key -> [template name, subject]; the full templates are in demoTemplates.ts. */
-export const DEMO_ROUTES: Record<string, [string, string]> = Object.fromEntries(
-  Object.entries(DEMO_TEMPLATES).map(([key, [name, spec]]) => [key, [name, spec.subject]]),
-);
-
 const ALLOWED_EVENTS = [
   'course_order_created',
   'course_paid',
