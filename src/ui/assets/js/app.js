@@ -157,7 +157,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
   const h1 = target.querySelector('h1');
   document.title = t('app.documentTitle', { page: h1?.textContent ?? t('app.admin') });
   if (!keepFocus)
-    ((focus && target.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
+    ((focus && document.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
   return undefined;
 }
 
