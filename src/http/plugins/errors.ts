@@ -3,7 +3,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
-import { logRequest } from '../../services/accept.js';
+import { logRequest } from '../../services/accept/accept.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;

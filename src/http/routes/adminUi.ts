@@ -27,8 +27,7 @@ import {
   type PreviewBody as PreviewInput,
 } from '../../schemas/adminUi.js';
 import { errors } from '../../schemas/common.js';
-import { contactLists, findContact } from '../../repos/contacts.js';
-import { findContacts } from '../../repos/contactSearch.js';
+import { contactLists, findContact, searchContacts } from '../../repos/contacts.js';
 import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../../repos/dashboard.js';
 import { cancelEmail, retryEmail } from '../../repos/emailActions.js';
 import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../../repos/emails.js';
@@ -227,7 +226,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
     async (req) => {
       const q = req.query as { email?: string; site_key?: string; limit: number; cursor?: string };
       const projectId = q.site_key ? (await requireProject(db, q.site_key)).id : undefined;
-      const rows = await findContacts(db, {
+      const rows = await searchContacts(db, {
         projectId,
         email: q.email?.trim() || undefined,
         limit: q.limit,
