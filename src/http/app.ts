@@ -8,7 +8,7 @@ import { ErrorEnvelope } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
-import { registerJsonBodyParser } from './plugins/jsonBody.js';
+import { registerJsonBody } from './jsonBody.js';
 import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { automationRoutes } from './routes/automation.js';
@@ -67,7 +67,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   // Only JSON bodies are accepted (SPEC §1: anything else is 415).
   app.removeContentTypeParser('text/plain');
-  registerJsonBodyParser(app);
+  // JSON from bytes: UTF-8, or windows-1251/KOI8-R when declared, at most 32 levels deep (SPEC §10).
+  registerJsonBody(app);
   app.addSchema(ErrorEnvelope);
   // Services count and log through deps (e.g. the accept batch's fallbacks): the same registry /metrics
   // serves and the app's logger, unless the process gave its own. The error handler counts too.

@@ -1,7 +1,7 @@
 // Campaigns: one outbox row per address-book member, written in one INSERT … SELECT so a large book
 // costs one statement, and statistics over those rows.
 import { sql } from 'kysely';
-import { fromMinor } from '../domain/money.js';
+import { fromMinor, NO_CURRENCY } from '../domain/money.js';
 import { sumMinor, type Executor } from './types.js';
 
 export async function insertCampaign(
@@ -126,6 +126,38 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
   };
 }
 
+/**
+ * Paid amounts per currency (SPEC §10): roubles and tenge are never added together. An amount recorded
+ * without a currency is counted under XXX (ISO 4217's "no currency"); orders paid without an amount add
+ * nothing. `since`/`until` bound the time the order was marked paid.
+ */
+export async function paidAmountByCurrency(
+  db: Executor,
+  f: { projectId?: number; since?: number; until?: number },
+): Promise<Record<string, number>> {
+  let q = db
+    .selectFrom('orders')
+    .select(['currency', sumMinor(sql.ref('amount_minor')).as('minor')])
+    .where('status', '=', 'paid')
+    .where('amount_minor', 'is not', null)
+    .groupBy('currency');
+  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  if (f.since !== undefined) q = q.where('updated_at', '>=', f.since);
+  if (f.until !== undefined) q = q.where('updated_at', '<', f.until);
+  // Added in hundredths (exact), shown in units.
+  const minor: Record<string, number> = {};
+  for (const r of await q.execute()) {
+    // Codes stored before they were upper-cased on the way in ("rub") join their currency here.
+    const code = r.currency?.trim().toUpperCase() || NO_CURRENCY;
+    minor[code] = (minor[code] ?? 0) + Number(r.minor ?? 0);
+  }
+  return Object.fromEntries(
+    Object.entries(minor)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([code, m]) => [code, fromMinor(m)]),
+  );
+}
+
 /** Service-wide figures for GET /api/stats/overview and the metrics endpoint. */
 export async function overview(db: Executor, now: number) {
   const n = (v: unknown) => Number(v ?? 0);
@@ -161,7 +193,6 @@ export async function overview(db: Executor, now: number) {
     .select([
       sql<number>`count(*)`.as('total'),
       sql<number>`sum(case when status = 'paid' then 1 else 0 end)`.as('paid'),
-      sumMinor(sql.ref('amount_minor')).as('amount'),
     ])
     .executeTakeFirstOrThrow();
   const backlog = await outboxBacklog(db, now);
@@ -177,7 +208,11 @@ export async function overview(db: Executor, now: number) {
       rejected: n(events.total) - n(events.accepted),
       last_24h: n(events.last_24h),
     },
-    orders: { total: n(orders.total), paid: n(orders.paid), paid_amount: fromMinor(orders.amount) },
+    orders: {
+      total: n(orders.total),
+      paid: n(orders.paid),
+      paid_amount_by_currency: await paidAmountByCurrency(db, {}),
+    },
     outbox: backlog,
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Project } from '../db/schema.js';
+import type { Project, ProjectLocale } from '../db/schema.js';
+import { canonicalAddress } from '../domain/email.js';
 import type { Executor } from './types.js';
 
 export async function findProjectBySiteKey(db: Executor, siteKey: string): Promise<Project | undefined> {
@@ -14,6 +15,15 @@ export async function listProjects(db: Executor): Promise<Project[]> {
   return db.selectFrom('projects').selectAll().orderBy('site_key').execute();
 }
 
+export interface ProjectInput {
+  site_key: string;
+  name: string;
+  from_email: string;
+  /** Left as they are on an update when absent; the column defaults on a create. */
+  timezone?: string;
+  locale?: ProjectLocale;
+}
+
 /**
  * Create or update by site_key; returns the row and whether it was new. The unique site_key decides
  * between concurrent creators (insert … on conflict do nothing): one creates, the others update or
@@ -21,24 +31,52 @@ export async function listProjects(db: Executor): Promise<Project[]> {
  */
 export async function upsertProject(
   db: Executor,
-  p: { site_key: string; name: string; from_email: string },
+  p: ProjectInput,
   now: number,
 ): Promise<{ project: Project; created: boolean }> {
+  // The sender address is kept in the one form addresses are compared in (Unicode domain, SPEC §10).
+  p = { ...p, from_email: canonicalAddress(p.from_email) };
   const inserted = await db
     .insertInto('projects')
-    .values({ ...p, created_at: now, updated_at: now })
+    .values({
+      site_key: p.site_key,
+      name: p.name,
+      from_email: p.from_email,
+      created_at: now,
+      updated_at: now,
+      ...(p.timezone === undefined ? {} : { timezone: p.timezone }),
+      ...(p.locale === undefined ? {} : { locale: p.locale }),
+    })
     .onConflict((oc) => oc.column('site_key').doNothing())
     .returningAll()
     .executeTakeFirst();
   if (inserted) return { project: inserted, created: true };
-  const updated = await db
+  const existing = (await findProjectBySiteKey(db, p.site_key))!;
+  const project = await updateProject(
+    db,
+    existing,
+    { name: p.name, from_email: p.from_email, timezone: p.timezone, locale: p.locale },
+    now,
+  );
+  return { project, created: false };
+}
+
+/** Changes some of a project's settings; returns the row as it is afterwards. */
+export async function updateProject(
+  db: Executor,
+  existing: Project,
+  changes: Partial<Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale'>>,
+  now: number,
+): Promise<Project> {
+  if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };
+  const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+  if (Object.entries(set).every(([k, v]) => existing[k as keyof Project] === v)) return existing;
+  await db
     .updateTable('projects')
-    .set({ name: p.name, from_email: p.from_email, updated_at: now })
-    .where('site_key', '=', p.site_key)
-    .where((eb) => eb.or([eb('name', '<>', p.name), eb('from_email', '<>', p.from_email)]))
-    .returningAll()
-    .executeTakeFirst();
-  return { project: updated ?? (await findProjectBySiteKey(db, p.site_key))!, created: false };
+    .set({ ...set, updated_at: now })
+    .where('id', '=', existing.id)
+    .execute();
+  return { ...existing, ...set, updated_at: now };
 }
 
 /** A secret made once per installation and shared by every process through the database. */

@@ -1,6 +1,8 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static } from '@sinclair/typebox';
+import { LOCALES } from '../domain/locale.js';
 import { Cursor, Email, FieldsObject, Id, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 
 const Ok = Type.Literal(true);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -42,17 +44,47 @@ export const UpdateKeyBody = Type.Object(
 );
 export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
 
+export const ProjectLocale = Type.Union(
+  LOCALES.map((l) => Type.Literal(l)),
+  { description: 'language of the template filters date, plural and money' },
+);
+export const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
+  description: 'IANA time zone name of the date filter, e.g. Europe/Moscow',
+});
+
 export const SiteBody = Type.Object(
-  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }), from_email: Email },
+  {
+    site_key: SiteKey,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    from_email: Email,
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
   { additionalProperties: false },
 );
 export type SiteBody = Static<typeof SiteBody>;
+
+export const ProjectPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from_email: Type.Optional(Email),
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
+  { additionalProperties: false },
+);
+export type ProjectPatchBody = Static<typeof ProjectPatchBody>;
 
 export const ProjectView = Type.Object({
   id: Type.Integer(),
   site_key: Type.String(),
   name: Type.String(),
   from_email: Type.String(),
+  timezone: Type.String(),
+  locale: ProjectLocale,
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -151,10 +183,16 @@ export const ContactStatusBody = Type.Object(
   { additionalProperties: false },
 );
 
+const EndpointSchema = Type.Union(
+  EVENT_ENDPOINTS.map((e) => Type.Literal(e)),
+  { description: 'the gateway endpoint the request came to' },
+);
+
 export const EventsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
   order_id: Type.Optional(ShortString(200)),
   event_type: Type.Optional(ShortString(100)),
+  endpoint: Type.Optional(EndpointSchema),
   email: Type.Optional(ShortString(254)),
   status: Type.Optional(Type.Union([Type.Literal('accepted'), Type.Literal('rejected')])),
   since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -184,6 +222,7 @@ export const EventView = Type.Object({
 
 export const StatsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
+  endpoint: Type.Optional(EndpointSchema),
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -197,6 +236,10 @@ export const StatsResponse = Type.Object({
   accepted: Count,
   rejected: Count,
   by_event_type: Type.Array(Type.Object({ event_type: NullableString, ...Bucket })),
+  by_endpoint: Type.Array(Type.Object({ endpoint: Type.String(), ...Bucket })),
+  by_endpoint_and_type: Type.Array(Type.Object({ endpoint: Type.String(), event_type: NullableString, ...Bucket }), {
+    description: 'course_paid from purchase and course_paid from a transactional send are counted apart',
+  }),
   by_day: Type.Array(Type.Object({ day: Type.String(), ...Bucket })),
   rejected_by_code: Type.Array(Type.Object({ code: Type.String(), total: Count })),
   emails_by_status: Type.Record(Type.String(), Count),

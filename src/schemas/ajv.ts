@@ -3,6 +3,7 @@
 // named in invalid_fields); query strings and path parameters are, since they are text on the wire.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { isValidAddress } from '../domain/email.js';
 import { inputProblems, NUMBER_PROBLEM } from '../domain/inputRules.js';
 
 /** Keyword of the errors that inputProblems adds (text rules and finite numbers, SPEC §10). */
@@ -26,6 +27,8 @@ function make(coerce: boolean): Ajv {
     type: 'string',
     validate: (s: string) => dateTime.validate(s) && Number.isFinite(Date.parse(s)),
   });
+  // RFC 6531 addresses (Unicode domain, non-ASCII local part): JSON Schema's own name for them.
+  ajv.addFormat('idn-email', { type: 'string', validate: isValidAddress });
   return ajv;
 }
 
@@ -50,7 +53,7 @@ export function errorPath(e: ErrorObject): string {
 export function errorReason(e: ErrorObject): string {
   switch (e.keyword) {
     case 'format':
-      return (e.params as { format: string }).format === 'email'
+      return ['email', 'idn-email'].includes((e.params as { format: string }).format)
         ? 'must be a valid e-mail address'
         : `must be a valid ${(e.params as { format: string }).format}`;
     case 'type':

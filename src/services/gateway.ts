@@ -9,15 +9,10 @@ import {
   requirePermission,
   requireTemplateAllowed,
 } from '../domain/rights.js';
-import { checkAmount } from '../domain/money.js';
-import {
-  collectProblems,
-  isAbsent,
-  requireObject,
-  throwIfProblems,
-  type Body,
-  type Problems,
-} from '../domain/validation.js';
+import { parseAmount } from '../domain/money.js';
+import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
+import { applyPhpTolerances } from '../domain/tolerances.js';
+import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -77,6 +72,7 @@ export async function transactional(
   const { deps, project } = call;
   const rights = rightsOf(call);
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   requirePermission(rights, 'transactional_send');
 
   const et = body.event_type;
@@ -108,7 +104,7 @@ export async function transactional(
   const problems = collectProblems(TransactionalBody, body, required);
   // The amount a template prints follows the same bounds as a purchase's.
   if (body.amount !== undefined) {
-    const a = checkAmount(body.amount);
+    const a = parseAmount(body.amount);
     if (!a.ok) problems.invalid.amount = a.problem;
   }
   throwIfProblems(problems, et, required, `event type ${et}`);
@@ -186,6 +182,7 @@ const configOf = (call: GatewayCall): Promise<ConfigSnapshot> =>
 
 export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
   throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
@@ -234,49 +231,27 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
   return executePlan(call, body, plan);
 }
 
-/**
- * The purchase amount in hundredths (SPEC §10 bounds, domain/money.ts); an amount out of bounds is named
- * in the problems. Absent: null.
- */
-function purchaseAmount(body: Body, problems: Problems): number | null {
-  if (body.amount === undefined) return null;
-  const a = checkAmount(body.amount);
-  if (a.ok) return a.minor;
-  problems.invalid.amount = a.problem;
-  return null;
-}
-
 export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
   const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
   if ('list_id' in body)
     problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
-  const fields = (body.fields as Body | undefined) ?? {};
-  const category = fields.course_category_id;
-  if (category !== undefined && category !== null && !(typeof category === 'string' || Number.isInteger(category))) {
-    problems.invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
-  }
-  if (
-    fields.paid_at !== undefined &&
-    (typeof fields.paid_at !== 'string' || Number.isNaN(Date.parse(fields.paid_at)))
-  ) {
-    problems.invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
-  }
-  const amountMinor = purchaseAmount(body, problems);
-  throwIfProblems(problems, et, CART_REQUIRED, 'purchase');
+  // Only the members that identify the order refuse a purchase (SPEC §10); the rest become warnings.
+  const fatal = Object.fromEntries(Object.entries(problems.invalid).filter(([k]) => PURCHASE_FATAL.has(k)));
+  throwIfProblems({ missing: problems.missing, invalid: fatal }, et, CART_REQUIRED, 'purchase');
+  const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
+  // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
+  if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
   const { project } = call;
   const cartType = body.cart_type as string;
   const orderId = body.order_id as string;
+  const category = input.category;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(
-      trx,
-      project.id,
-      { email: body.email as string, name: body.name as string | undefined },
-      now,
-    );
+    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: input.name }, now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
@@ -284,9 +259,9 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         order_id: orderId,
         cart_type: cartType,
         contact_id: contact.id,
-        amount_minor: amountMinor,
-        currency: (body.currency as string | undefined) ?? null,
-        paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(),
+        amount_minor: input.amountMinor,
+        currency: input.currency,
+        paid_at: input.paidAt ?? new Date(now).toISOString(),
         event_id: eventId,
       },
       now,
@@ -294,29 +269,37 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
     // Stopping the cart chain comes first and never depends on address-book configuration.
     const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now);
     const books: number[] = [];
-    const warnings: string[] = [];
+    const details: MemberWarning[] = [...memberWarnings];
     const paidList = (await getPaidLists(trx, project.id))[cartType];
     if (paidList !== undefined) {
       await addToList(trx, paidList, contact.id, now);
       books.push(paidList);
     } else {
-      warnings.push(`no address book of paid orders is configured for cart type ${cartType}`);
+      details.push({
+        member: 'cart_type',
+        problem: `no address book of paid orders is configured for cart type ${cartType}`,
+      });
     }
-    if (category !== undefined && category !== null && category !== '') {
+    if (category !== null) {
       if (cartType !== 'course') {
-        warnings.push('fields.course_category_id is used only for course purchases and was ignored');
+        details.push({
+          member: 'fields.course_category_id',
+          problem: 'is used only for course purchases and was ignored',
+        });
       } else {
-        const cat = await findCourseCategory(trx, project.id, String(category));
+        const cat = await findCourseCategory(trx, project.id, category);
         if (cat) {
           await addToList(trx, cat.list_id, contact.id, now);
           if (!books.includes(cat.list_id)) books.push(cat.list_id);
         } else {
-          warnings.push(
-            `unknown course category ${String(category)}: the contact was not added to a category address book`,
-          );
+          details.push({
+            member: 'fields.course_category_id',
+            problem: `unknown course category ${category}: the contact was not added to a category address book`,
+          });
         }
       }
     }
+    const warnings = warningSentences(details);
     const response = {
       ok: true as const,
       site_key: project.site_key,
@@ -325,6 +308,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       stopped: stopped.length,
       address_books: books,
       warnings,
+      warning_details: details,
       duplicate: alreadyPaid,
     };
     return {
@@ -334,6 +318,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         stopped_email_ids: stopped,
         address_books: books,
         warnings,
+        warning_details: details,
         already_paid: alreadyPaid,
       },
     };
@@ -342,6 +327,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
 
 export async function scopedListContact(call: GatewayCall, listId: number, raw: unknown) {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   requirePermission(rightsOf(call), 'list_contacts_write');
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);

@@ -105,13 +105,16 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 
 export function registerErrorHandling(app: FastifyInstance, metrics?: Metrics): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const e = toAppError(err);
+    // A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order).
+    const held = req.gatewayRefusal;
+    const e = held?.error ?? toAppError(err);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: e.code, status: e.status }, 'request refused');
-    if (req.gateway && !req.gatewayLogged) {
+    const call = req.gateway ?? held?.call;
+    if (call && !req.gatewayLogged) {
       req.gatewayLogged = true;
       try {
-        await logRequest(req.gateway, req.body, e.status, e.code);
+        await logRequest(call, req.body, e.status, e.code);
       } catch (logErr) {
         // The refusal is still answered as it should be; the lost chronology row is visible to operators.
         metrics?.eventLogFailures.inc();

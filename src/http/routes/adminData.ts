@@ -1,6 +1,7 @@
 // Admin API: the event chronology and statistics (SPEC §5), e-mails and contacts (SPEC §6).
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { canonicalAddress } from '../../domain/email.js';
 import { notFound } from '../../errors.js';
 import { errors } from '../../schemas/common.js';
 import {
@@ -50,7 +51,8 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         projectId: await projectId(q.site_key),
         orderId: q.order_id,
         eventType: q.event_type,
-        email: q.email?.trim().toLowerCase(),
+        endpoint: q.endpoint,
+        email: q.email ? canonicalAddress(q.email) : undefined,
         status: q.status,
         since: time(q.since),
         until: time(q.until),
@@ -74,9 +76,10 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
       },
     },
     async (req) => {
-      const q = req.query as { site_key?: string; since?: string; until?: string };
+      const q = req.query as { site_key?: string; endpoint?: string; since?: string; until?: string };
       const stats = await eventStats(db, deps.db.dialect, {
         projectId: await projectId(q.site_key),
+        endpoint: q.endpoint,
         since: time(q.since),
         until: time(q.until),
       });

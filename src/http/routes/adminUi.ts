@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import {
+  EVENT_ENDPOINTS,
   CART_STEPS,
   CART_TYPES,
   CATALOG,
@@ -28,6 +29,7 @@ import {
 } from '../../schemas/adminUi.js';
 import { errors } from '../../schemas/common.js';
 import { contactLists, findContact, searchContacts } from '../../repos/contacts.js';
+import { paidAmountByCurrency } from '../../repos/campaigns.js';
 import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../../repos/dashboard.js';
 import { cancelEmail, retryEmail } from '../../repos/emailActions.js';
 import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../../repos/emails.js';
@@ -67,6 +69,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
       permissions: [...PERMISSIONS],
       known_template_keys: [...KNOWN_TEMPLATE_KEYS],
       routing_keys: allRoutingKeys(),
+      endpoints: [...EVENT_ENDPOINTS],
       contact_statuses: ['active', 'unsubscribed', 'invalid', 'admin_blocked'],
       email_statuses: ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'],
     }),
@@ -89,11 +92,12 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
       const now = deps.clock.now();
       const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
       const f = { projectId, since: until - q.days * DAY_MS, until, now };
-      const [events, emails, outbox, carts] = await Promise.all([
+      const [events, emails, outbox, carts, paid] = await Promise.all([
         eventFigures(db, deps.db.dialect, f),
         emailFigures(db, deps.db.dialect, f),
         outboxDepth(db, f),
         cartFigures(db, deps.db.dialect, f),
+        paidAmountByCurrency(db, f),
       ]);
       return {
         ok: true as const,
@@ -104,6 +108,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         ...emails,
         outbox,
         carts,
+        paid_amount_by_currency: paid,
       };
     },
   );

@@ -19,7 +19,7 @@ import {
 import { logRequest, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
-import { gatewayAuth } from '../plugins/auth.js';
+import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
@@ -36,6 +36,7 @@ function answer<T>(reply: FastifyReply, r: Accepted<T>, req: FastifyRequest): T 
 }
 
 export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+  app.addHook('preValidation', refuseHeldRequest);
   app.get(
     '/api/scoped/events/catalog',
     {
