@@ -1,7 +1,7 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that acceptPlanned may carry out with others' at once.
-import { CART_TYPES, CATALOG, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
 import {
   requireCartAllowed,
   requireEventAllowed,
@@ -9,7 +9,7 @@ import {
   requirePermission,
   requireTemplateAllowed,
 } from '../domain/rights.js';
-import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
+import { assertBody, isAbsent, isObject, requireObject, type Body } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -30,12 +30,14 @@ import { acceptEvent, type Accepted } from './accept.js';
 import { acceptPlanned } from './acceptBatch.js';
 import type { AcceptPlan } from './acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
-import type { GatewayCall } from './context.js';
+import { requireProject } from './admin.js';
+import type { Deps, GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 
 /** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
 const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
+const limitsOf = (call: GatewayCall) => call.deps.config.fieldLimits;
 
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
   const routes = await getRoutes(call.deps.db.db, call.project.id);
@@ -56,7 +58,7 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
 
 /** What templates see: top-level request members, then every member of fields (SPEC §8). */
 export function templateContext(body: Body): Record<string, unknown> {
-  const fields = body.fields && typeof body.fields === 'object' ? (body.fields as Body) : {};
+  const fields = isObject(body.fields) ? body.fields : {};
   const top = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key'));
   return { ...fields, ...top, fields };
 }
@@ -97,13 +99,13 @@ export async function transactional(
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
-  throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
+  assertBody(TransactionalBody, body, { required, eventType: et, what: `event type ${et}`, limits: limitsOf(call) });
 
   const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
 
   const plan: AcceptPlan<TransactionalResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     emails: template
       ? [
           {
@@ -112,7 +114,7 @@ export async function transactional(
             chainStep: null,
             status: 'queued',
             delayMs: 0,
-            orderId: (body.order_id as string | undefined) ?? null,
+            orderId: body.order_id ?? null,
             context: JSON.stringify(templateContext(body)),
           },
         ]
@@ -162,8 +164,7 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
 function checkCart(call: GatewayCall, body: Body): void {
   requirePermission(rightsOf(call), 'cart_events_write');
   const cart = body.cart_type;
-  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart))
-    requireCartAllowed(rightsOf(call), cart);
+  if (typeof cart === 'string' && isCartType(cart)) requireCartAllowed(rightsOf(call), cart);
 }
 
 /** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
@@ -174,24 +175,39 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   const body = requireObject(raw);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
-  throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
+  assertBody(OrderCreatedBody, body, {
+    required: CART_REQUIRED,
+    eventType: et,
+    what: 'order-created',
+    limits: limitsOf(call),
+  });
   return createOrder(call, body);
 }
 
-/** The effects of order-created on a validated body (also the legacy unpaid-order endpoint). */
-export async function createOrder(call: GatewayCall, body: Body): Promise<Accepted<OrderCreatedResponse>> {
+/** The legacy unpaid-order endpoint: order-created for a course, with the project named in the body. */
+export async function unpaidOrder(
+  deps: Deps,
+  input: Omit<OrderCreatedBody, 'cart_type'> & { site_key: string },
+): Promise<OrderCreatedResponse> {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const { site_key: _site, ...rest } = input;
+  const r = await createOrder({ deps, project, key: null, endpoint: 'unpaid-order' }, { ...rest, cart_type: 'course' });
+  return r.body;
+}
+
+/** The effects of order-created on a validated body. */
+async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
-  const fields = (body.fields as Body | undefined) ?? {};
-  const courseName =
-    (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
+  const fields = body.fields ?? {};
+  const courseName = body.course_name ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
   const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
   const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
   const plan: AcceptPlan<OrderCreatedResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
     emails: chain.map((s) => ({
       template: s.template,
@@ -224,32 +240,31 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   const body = requireObject(raw);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
-  const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
-  if ('list_id' in body)
-    problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
-  const fields = (body.fields as Body | undefined) ?? {};
-  const category = fields.course_category_id;
+  // Read before the schema check, which leaves `fields` as it is: only its type is unknown yet.
+  const given = isObject(body.fields) ? body.fields : {};
+  const invalid: Record<string, string> = {};
+  if ('list_id' in body) invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
+  const category = given.course_category_id;
   if (category !== undefined && category !== null && !(typeof category === 'string' || Number.isInteger(category))) {
-    problems.invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
+    invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
   }
-  if (
-    fields.paid_at !== undefined &&
-    (typeof fields.paid_at !== 'string' || Number.isNaN(Date.parse(fields.paid_at)))
-  ) {
-    problems.invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
+  const paidAt = given.paid_at;
+  if (paidAt !== undefined && (typeof paidAt !== 'string' || Number.isNaN(Date.parse(paidAt)))) {
+    invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
   }
-  throwIfProblems(problems, et, CART_REQUIRED, 'purchase');
+  assertBody(PurchaseBody, body, {
+    required: CART_REQUIRED,
+    eventType: et,
+    what: 'purchase',
+    limits: limitsOf(call),
+    invalid,
+  });
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(
-      trx,
-      project.id,
-      { email: body.email as string, name: body.name as string | undefined },
-      now,
-    );
+    const contact = await upsertContact(trx, project.id, { email: body.email, name: body.name }, now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
@@ -257,9 +272,9 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         order_id: orderId,
         cart_type: cartType,
         contact_id: contact.id,
-        amount: (body.amount as number | undefined) ?? null,
-        currency: (body.currency as string | undefined) ?? null,
-        paid_at: (fields.paid_at as string | undefined) ?? new Date(now).toISOString(),
+        amount: body.amount ?? null,
+        currency: body.currency ?? null,
+        paid_at: typeof paidAt === 'string' ? paidAt : new Date(now).toISOString(),
         event_id: eventId,
       },
       now,
@@ -319,18 +334,18 @@ export async function scopedListContact(call: GatewayCall, listId: number, raw: 
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);
   if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
-  throwIfProblems(
-    collectProblems(ScopedListContactBody, body, ['email']),
-    'list_contact_upsert',
-    ['email'],
-    'the address-book contact',
-  );
+  assertBody(ScopedListContactBody, body, {
+    required: ['email'],
+    eventType: 'list_contact_upsert',
+    what: 'the address-book contact',
+    limits: limitsOf(call),
+  });
   const { project } = call;
   return acceptEvent(call, body, async (trx, eventId, now) => {
     const contact = await upsertContact(
       trx,
       project.id,
-      { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined },
+      { email: body.email, name: body.name, fields: body.fields },
       now,
     );
     const added = await addToList(trx, listId, contact.id, now);

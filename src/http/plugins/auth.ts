@@ -10,7 +10,6 @@ import type { Deps, GatewayCall } from '../../services/context.js';
 declare module 'fastify' {
   interface FastifyRequest {
     gateway?: GatewayCall;
-    gatewayLogged?: boolean;
   }
 }
 

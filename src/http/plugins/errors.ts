@@ -3,7 +3,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
-import { logRequest } from '../../services/accept.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;
@@ -56,14 +55,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const e = toAppError(err);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: e.code, status: e.status }, 'request refused');
-    if (req.gateway && !req.gatewayLogged) {
-      req.gatewayLogged = true;
-      try {
-        await logRequest(req.gateway, req.body, e.status, e.code);
-      } catch (logErr) {
-        req.log.error({ err: logErr }, 'could not log a rejected event');
-      }
-    }
     return sendError(reply, e);
   });
   app.setNotFoundHandler(async (req, reply) =>

@@ -12,8 +12,9 @@
 //   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
 // - Login attempts are rate limited per client address, plus a global cap on failures, in memory.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
 import {
   deleteExpiredSessions,
@@ -108,7 +109,8 @@ export interface SessionOptions {
   limiter?: LoginLimiter;
 }
 
-export async function registerSessions(app: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
+export async function registerSessions(root: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const db = deps.db.db;
   const limiter = opts.limiter ?? new LoginLimiter();
   const publicUrl = new URL(deps.config.publicUrl);
@@ -199,7 +201,7 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
       if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
       if (!expectedToken)
         throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
-      const { token } = req.body as { token: string };
+      const { token } = req.body;
       if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
         limiter.failed(now);
         req.log.warn({ ip: req.ip }, 'admin UI login refused');
