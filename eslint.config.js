@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'docs/**', 'src/ui/assets/vendor/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'docs/**', 'src/ui/assets/vendor/**', 'clients/ts/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

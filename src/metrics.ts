@@ -3,6 +3,14 @@
 import client from 'prom-client';
 import { isKnownEventType } from './domain/catalog.js';
 
+/**
+ * Why a PostgreSQL accept batch was rolled back and its requests carried out one by one. The first is
+ * expected (a repeated idempotency key, which the per-request path replays); the others are faults of
+ * the fast path, also logged at error.
+ */
+const ACCEPT_BATCH_FALLBACK_REASONS = ['idempotency_key_stored', 'database_error', 'other_error'] as const;
+export type AcceptBatchFallbackReason = (typeof ACCEPT_BATCH_FALLBACK_REASONS)[number];
+
 export class Metrics {
   readonly registry = new client.Registry();
   readonly httpRequests = new client.Counter({
@@ -58,8 +66,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly acceptBatchFallbacks = new client.Counter<'reason'>({
+    name: 'egw_accept_batch_fallbacks_total',
+    help: 'Accept batches (PostgreSQL) rolled back and redone request by request, by reason',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
+  readonly acceptBatchSize = new client.Histogram({
+    name: 'egw_accept_batch_size',
+    help: 'Requests per accept batch written set-based (PostgreSQL; a lone request takes the per-request path)',
+    buckets: [2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
+    // Every reason from the start, so a rate or an alert has a series before the first fallback.
+    for (const reason of ACCEPT_BATCH_FALLBACK_REASONS) this.acceptBatchFallbacks.inc({ reason }, 0);
   }
 
   eventType(t: string | null): string {

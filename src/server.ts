@@ -67,7 +67,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     metrics.rateLimitStoreErrors.inc();
     log.warn({ err }, 'rate-limit store unavailable: allowing requests');
   });
-  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics };
+  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics, log };
 
   let app: FastifyInstance | null = null;
   if (role !== 'worker') {

@@ -4,13 +4,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   claimDue,
-  markFailed,
-  markRetry,
-  markSent,
-  markSuppressed,
+  finishes,
+  finishMany,
   nextDueAt,
   releaseClaims,
   renewLease,
+  type Finish,
 } from '../src/repos/outbox.js';
 import {
   PG_URL,
@@ -39,6 +38,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       after(async () => t?.cleanup());
 
       const reset = () => t.db.db.deleteFrom('scheduled_emails').execute();
+      // One outcome written as the worker writes it (its batches go through finishMany too).
+      const finish = async (workerId: string, f: Finish) => (await finishMany(t.db.db, workerId, [f])).has(f.id);
 
       it('claims due pending rows and expired leases, not future rows, live leases or finished ones', async () => {
         await reset();
@@ -108,18 +109,18 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         });
         assert.equal(taken.id, id);
         assert.equal(
-          await markSent(t.db.db, id, 'w1', { now: now + 1002, messageId: '<late@x>', rendered: '{}' }),
+          await finish('w1', finishes.sent(id, { now: now + 1002, messageId: '<late@x>', rendered: '{}' })),
           false,
         );
-        assert.equal(await markFailed(t.db.db, id, 'w1', { now: now + 1002, error: 'late' }), false);
-        assert.equal(await markSuppressed(t.db.db, id, 'w1', { now: now + 1002, reason: 'late' }), false);
+        assert.equal(await finish('w1', finishes.failed(id, { now: now + 1002, error: 'late' })), false);
+        assert.equal(await finish('w1', finishes.suppressed(id, { now: now + 1002, reason: 'late' })), false);
         assert.equal(await renewLease(t.db.db, 'w1', [id], now + 1002, 1000), 0);
         assert.equal((await emailRow(t.db, id)).locked_by, 'w2');
 
         assert.equal(await renewLease(t.db.db, 'w2', [id], now + 1500, 1000), 1);
         assert.equal(Number((await emailRow(t.db, id)).locked_until), now + 2500);
         assert.equal(
-          await markSent(t.db.db, id, 'w2', { now: now + 1600, messageId: '<m@x>', rendered: '{"subject":"s"}' }),
+          await finish('w2', finishes.sent(id, { now: now + 1600, messageId: '<m@x>', rendered: '{"subject":"s"}' })),
           true,
         );
         const row = await emailRow(t.db, id);
@@ -128,7 +129,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           ['sent', 2, now + 1600, '<m@x>', null, null],
         );
         assert.equal(
-          await markSent(t.db.db, id, 'w2', { now: now + 1700 }),
+          await finish('w2', finishes.sent(id, { now: now + 1700 })),
           false,
           'a finished e-mail is not written twice',
         );
@@ -138,7 +139,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await reset();
         const id = await addEmail(t.db, { ...base, dueAt: now });
         await claimDue(t.db.db, t.db.dialect, { workerId: 'w1', now, leaseMs: 1000, limit: 1 });
-        assert.equal(await markRetry(t.db.db, id, 'w1', { now, dueAt: now + 30_000, error: '451 try later' }), true);
+        assert.equal(
+          await finish('w1', finishes.retry(id, { now, dueAt: now + 30_000, error: '451 try later' })),
+          true,
+        );
         let row = await emailRow(t.db, id);
         assert.deepEqual(
           [row.status, row.attempts, Number(row.due_at), row.locked_by, row.locked_until, row.last_error],

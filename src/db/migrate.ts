@@ -30,8 +30,6 @@ class CodeProvider implements MigrationProvider {
   }
 }
 
-export const migrationNames = Object.keys(steps);
-
 function migrator({ db, dialect, schema }: Db): Migrator {
   // Name the schema: Kysely's introspection otherwise sees another schema's migration table.
   return new Migrator({ db, provider: new CodeProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });

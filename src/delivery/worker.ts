@@ -3,9 +3,10 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
-import { findContact, findContacts, setContactStatus } from '../repos/contacts.js';
+import { findContact, findContactsByIds, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
   claimDue,
@@ -176,36 +177,15 @@ export function createWorker(opts: WorkerOptions): Worker {
   };
 
   // Outcomes are written in batches: every delivery that finishes while a write is under way joins the
-  // next one, a single UPDATE for all of them (on SQLite one fsync instead of one per e-mail).
-  const writes: { item: Finish; resolve(ok: boolean): void; reject(e: unknown): void }[] = [];
-  let writing = false;
-  function write(item: Finish): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      writes.push({ item, resolve, reject });
-      if (!writing) void flushWrites();
-    });
-  }
-  async function flushWrites() {
-    writing = true;
-    try {
-      while (writes.length) {
-        await new Promise<void>((r) => setImmediate(r));
-        const batch = writes.splice(0, FINISH_BATCH);
-        try {
-          const written = await finishMany(
-            db,
-            id,
-            batch.map((w) => w.item),
-          );
-          for (const w of batch) w.resolve(written.has(w.item.id));
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-        }
-      }
-    } finally {
-      writing = false;
-    }
-  }
+  // next one, a single UPDATE for all of them (on SQLite one fsync instead of one per e-mail). Each
+  // learns whether its row was written (false: the lease was lost).
+  const write = batcher<Finish, boolean>({
+    maxBatch: FINISH_BATCH,
+    run: async (batch) => {
+      const written = await finishMany(db, id, batch);
+      return batch.map((f) => fulfilled(written.has(f.id)));
+    },
+  });
 
   function emit(emailId: number, outcome: Outcome) {
     outcomeEvents.emit(`email:${emailId}`, outcome);
@@ -350,7 +330,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   function prefetchContacts(rows: EmailRow[], cache: BatchCache): void {
     const ids = [...new Set(rows.map((r) => r.contact_id))];
     if (ids.length < 2) return;
-    const all = findContacts(db, ids);
+    const all = findContactsByIds(db, ids);
     for (const cid of ids) {
       const one = all.then((m) => m.get(cid));
       one.catch(() => {}); // a row never delivered (stop) must not leave an unhandled rejection

@@ -102,7 +102,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
   await registerSessions(app, deps);
-  const metrics = deps.metrics ?? new Metrics();
+  // Services count and log through deps (e.g. the accept batch's fallbacks): the same registry /metrics
+  // serves and the app's logger, unless the process gave its own.
+  const metrics = (deps.metrics ??= new Metrics());
+  deps.log ??= app.log;
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
   await app.register(unsubscribeRoutes, {

@@ -1,5 +1,8 @@
-// Contacts and address books (lists and their members).
+// Contacts (written one by one and set-based, read by id and searched) and address books (lists and
+// their members).
+import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
+import { unnest } from './setBased.js';
 import { parseJson, type Executor } from './types.js';
 
 /** Contacts are unique per project by this form of the address (SPEC §4). */
@@ -63,28 +66,115 @@ export async function upsertContact(
   );
 }
 
+/** Names one contact of a project, whatever the spelling of its address. */
+export const contactKey = (projectId: number, email: string) => `${projectId}\n${normaliseEmail(email)}`;
+
+export interface ContactRef {
+  id: number;
+  email: string;
+  name: string | null;
+}
+
+export interface ContactWanted {
+  project_id: number;
+  /** Normalised (normaliseEmail). */
+  email: string;
+  name: string | null;
+  now: number;
+}
+
+const WANTED = { project_id: 'bigint', email: 'text', name: 'text', now: 'bigint' } as const;
+
+/**
+ * upsertContact for many contacts at once (PostgreSQL; at most one row per project and address, no
+ * fields): a new contact is inserted with the name given, a known one takes the name given when there is
+ * one, keeps its status. Rows are taken in one order (project, e-mail) so concurrent writers cannot
+ * deadlock on them. Returns the contacts by contactKey; one deleted meanwhile is missing.
+ */
+export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]): Promise<Map<string, ContactRef>> {
+  const rows = [...wanted].sort(
+    (a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
+  );
+  const out = new Map<string, ContactRef>();
+  const keep = (c: { id: number; project_id: number; email: string }, name: string | null) =>
+    out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name });
+  const created = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
+    insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
+    select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
+    from ${unnest(rows, WANTED, true)}
+    order by u.ord
+    on conflict (project_id, email) do nothing
+    returning id, project_id, email, name`.execute(db);
+  for (const c of created.rows) keep(c, c.name);
+  const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
+  if (!known.length) return out;
+  const found = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
+    select c.id, c.project_id, c.email, c.name from contacts c
+    join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
+    db,
+  );
+  const byKey = new Map(known.map((r) => [contactKey(r.project_id, r.email), r]));
+  const renames: { id: number; name: string; now: number }[] = [];
+  for (const c of found.rows) {
+    const w = byKey.get(contactKey(Number(c.project_id), c.email))!;
+    const name = w.name ? w.name : c.name;
+    if (name !== c.name) renames.push({ id: Number(c.id), name: name!, now: w.now });
+    keep(c, name);
+  }
+  if (renames.length) {
+    renames.sort((a, b) => a.id - b.id);
+    await sql`
+      update contacts as c set name = u.name, updated_at = u.now
+      from ${unnest(renames, { id: 'bigint', name: 'text', now: 'bigint' })}
+      where c.id = u.id`.execute(db);
+  }
+  return out;
+}
+
 export async function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Many contacts by id in one query. */
-export async function findContacts(db: Executor, ids: number[]): Promise<Map<number, ContactRow>> {
+export async function findContactsByIds(db: Executor, ids: number[]): Promise<Map<number, ContactRow>> {
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('contacts').selectAll().where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
-export async function findContactByEmail(
+/** The text as a LIKE pattern matching it anywhere, with `!` as the escape character. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
+}
+
+/**
+ * Contact search for the admin UI: by any part of the address, newest first, keyset-paged. The text is
+ * matched literally: LIKE's wildcards in it are escaped, so "anna_b" finds "anna_b@…" only.
+ */
+export async function searchContacts(
   db: Executor,
-  projectId: number,
-  email: string,
-): Promise<ContactRow | undefined> {
-  return db
+  o: { projectId?: number; email?: string; limit: number; afterId: number | null },
+) {
+  let q = db
     .selectFrom('contacts')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('email', '=', normaliseEmail(email))
-    .executeTakeFirst();
+    .innerJoin('projects', 'projects.id', 'contacts.project_id')
+    .select([
+      'contacts.id',
+      'projects.site_key',
+      'contacts.email',
+      'contacts.name',
+      'contacts.status',
+      'contacts.created_at',
+      'contacts.updated_at',
+    ])
+    .orderBy('contacts.id', 'desc')
+    .limit(o.limit + 1);
+  if (o.projectId !== undefined) q = q.where('contacts.project_id', '=', o.projectId);
+  // Addresses are stored normalised (trimmed, lower case), so the search text is normalised the same way.
+  const text = o.email ? normaliseEmail(o.email) : '';
+  if (text) q = q.where(sql<boolean>`${sql.ref('contacts.email')} like ${containsPattern(text)} escape '!'`);
+  if (o.afterId !== null) q = q.where('contacts.id', '<', o.afterId);
+  return q.execute();
 }
 
 export async function setContactStatus(

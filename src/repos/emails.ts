@@ -1,6 +1,8 @@
 // The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
 // them; the delivery worker claims and updates them.
+import { sql } from 'kysely';
 import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
+import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor } from './types.js';
 
 export const PENDING: EmailStatus[] = ['scheduled', 'queued'];
@@ -8,6 +10,35 @@ export const PENDING: EmailStatus[] = ['scheduled', 'queued'];
 export async function insertEmail(db: Executor, e: NewEmail): Promise<number> {
   const row = await db.insertInto('scheduled_emails').values(e).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+const NEW_EMAIL = {
+  id: 'bigint',
+  project_id: 'bigint',
+  kind: 'text',
+  template_id: 'bigint',
+  template_key: 'text',
+  contact_id: 'bigint',
+  to_email: 'text',
+  to_name: 'text',
+  order_id: 'text',
+  event_id: 'bigint',
+  campaign_id: 'bigint',
+  chain_step: 'text',
+  context: 'text',
+  status: 'text',
+  due_at: 'bigint',
+  attempts: 'integer',
+  created_at: 'bigint',
+  updated_at: 'bigint',
+} as const;
+
+/** insertEmail for many rows in one statement (PostgreSQL), with ids drawn ahead (reserveIds). */
+export async function insertEmailsMany(db: Executor, rows: (NewEmail & { id: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await sql`
+    insert into scheduled_emails (${columnList(NEW_EMAIL)})
+    select ${columnList(NEW_EMAIL, 'u')} from ${unnest(rows, NEW_EMAIL)}`.execute(db);
 }
 
 export async function findEmail(db: Executor, id: number): Promise<EmailRow | undefined> {

@@ -2,11 +2,38 @@
 import { sql } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { EventRow, NewEvent } from '../db/schema.js';
+import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor } from './types.js';
 
 export async function insertEvent(db: Executor, e: NewEvent): Promise<number> {
   const row = await db.insertInto('events').values(e).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+const NEW_EVENT = {
+  id: 'bigint',
+  project_id: 'bigint',
+  key_id: 'bigint',
+  key_last4: 'text',
+  endpoint: 'text',
+  event_type: 'text',
+  email: 'text',
+  order_id: 'text',
+  idempotency_key: 'text',
+  http_status: 'integer',
+  accepted: 'integer',
+  error_code: 'text',
+  payload: 'text',
+  effects: 'text',
+  created_at: 'bigint',
+} as const;
+
+/** insertEvent for many rows in one statement (PostgreSQL), with ids drawn ahead (reserveIds). */
+export async function insertEventsMany(db: Executor, rows: (NewEvent & { id: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await sql`
+    insert into events (${columnList(NEW_EVENT)})
+    select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows, NEW_EVENT)}`.execute(db);
 }
 
 export async function setEventEffects(db: Executor, id: number, effects: Record<string, unknown>): Promise<void> {

@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { columnList, unnest } from './setBased.js';
 import type { Executor } from './types.js';
 
 export interface IdempotencyRecord {
@@ -35,7 +37,34 @@ export async function insertIdempotency(
   return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
-export async function purgeIdempotency(db: Executor, olderThan: number): Promise<number> {
-  const res = await db.deleteFrom('idempotency').where('created_at', '<', olderThan).executeTakeFirst();
-  return Number(res.numDeletedRows ?? 0);
+export type NewIdempotencyRecord = IdempotencyRecord & {
+  project_id: number;
+  idempotency_key: string;
+  created_at: number;
+};
+
+const NEW_RECORD = {
+  project_id: 'bigint',
+  idempotency_key: 'text',
+  request_hash: 'text',
+  endpoint: 'text',
+  response_status: 'integer',
+  response_body: 'text',
+  event_id: 'bigint',
+  created_at: 'bigint',
+} as const;
+
+/**
+ * insertIdempotency for many records in one statement (PostgreSQL; one per project and key), in key
+ * order so concurrent writers cannot deadlock. Returns how many were stored: fewer than given means a
+ * key was stored before (or by a concurrent request that committed first).
+ */
+export async function insertIdempotencyMany(db: Executor, records: NewIdempotencyRecord[]): Promise<number> {
+  if (!records.length) return 0;
+  const res = await sql`
+    insert into idempotency (${columnList(NEW_RECORD)})
+    select ${columnList(NEW_RECORD, 'u')} from ${unnest(records, NEW_RECORD)}
+    order by u.project_id, u.idempotency_key
+    on conflict (project_id, idempotency_key) do nothing`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
 }

@@ -122,40 +122,6 @@ export interface RenderedColumns {
   messageId?: string | null;
 }
 
-// Each returns false when this worker no longer holds the lease (nothing is written then). One e-mail
-// through finishMany, so the single and the batched writes are one statement with one guard.
-
-const finishOne = (db: Kysely<Database>, workerId: string, f: Finish) =>
-  finishMany(db, workerId, [f]).then((written) => written.has(f.id));
-
-export function markSent(db: Kysely<Database>, id: number, workerId: string, o: { now: number } & RenderedColumns) {
-  return finishOne(db, workerId, finishes.sent(id, o));
-}
-
-/** Back to `scheduled` for another attempt at `dueAt`; the lock is cleared so any worker may take it. */
-export function markRetry(
-  db: Kysely<Database>,
-  id: number,
-  workerId: string,
-  o: { now: number; dueAt: number; error: string } & RenderedColumns,
-) {
-  return finishOne(db, workerId, finishes.retry(id, o));
-}
-
-/** `countAttempt: false` when giving up without trying (template error, attempt limit already reached). */
-export function markFailed(
-  db: Kysely<Database>,
-  id: number,
-  workerId: string,
-  o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns,
-) {
-  return finishOne(db, workerId, finishes.failed(id, o));
-}
-
-export function markSuppressed(db: Kysely<Database>, id: number, workerId: string, o: { now: number; reason: string }) {
-  return finishOne(db, workerId, finishes.suppressed(id, o));
-}
-
 /** One recorded outcome, as finishMany writes it. */
 export interface Finish {
   id: number;

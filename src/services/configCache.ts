@@ -8,6 +8,7 @@
 // Entries are loaded after the version was read, so what a generation holds is never older than its
 // version; an answer that arrives late with an older version is served uncached and never kept.
 import { CompiledQuery } from 'kysely';
+import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
 import type { Project, TemplateRow } from '../db/schema.js';
 import { cartChain, defaultChainKeys, type ChainStep } from '../domain/cartChain.js';
@@ -82,34 +83,22 @@ export class ConfigSnapshot {
   }
 }
 
-interface Waiter {
-  resolve(s: ConfigSnapshot): void;
-  reject(e: unknown): void;
-}
-
 class ConfigCache {
   private current: ConfigSnapshot | null = null;
-  private waiting: Waiter[] | null = null;
   constructor(private readonly db: Db) {}
 
   /**
    * Requests that arrive together share one read of the version. The read is sent only after every
-   * request it answers has arrived, so each of them still sees any change committed before it came.
+   * request it answers has arrived, so each of them still sees any change committed before it came;
+   * requests arriving while it is under way share the next one, which does not wait for it.
    */
-  snapshot(): Promise<ConfigSnapshot> {
-    return new Promise<ConfigSnapshot>((resolve, reject) => {
-      if (this.waiting) return void this.waiting.push({ resolve, reject });
-      this.waiting = [{ resolve, reject }];
-      setImmediate(() => {
-        const waiters = this.waiting!;
-        this.waiting = null;
-        this.read().then(
-          (s) => waiters.forEach((w) => w.resolve(s)),
-          (e) => waiters.forEach((w) => w.reject(e)),
-        );
-      });
-    });
-  }
+  readonly snapshot = batcher<void, ConfigSnapshot>({
+    overlap: true,
+    run: async (waiting) => {
+      const s = await this.read();
+      return waiting.map(() => fulfilled(s));
+    },
+  });
 
   private async read(): Promise<ConfigSnapshot> {
     const { rows } = await this.db.db.executeQuery<{ version: number | string }>(READ_VERSION);

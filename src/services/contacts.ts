@@ -1,7 +1,6 @@
 // Contacts and address books as the admin API, the legacy endpoints and the admin UI use them.
 import type { ContactStatus } from '../domain/statuses.js';
 import { notFound, validationError } from '../errors.js';
-import { findContacts as searchContactRows } from '../repos/contactSearch.js';
 import {
   addToList,
   contactLists,
@@ -9,6 +8,7 @@ import {
   findContact,
   findList,
   listMembers,
+  searchContacts,
   setContactStatus,
   upsertContact,
 } from '../repos/contacts.js';
@@ -47,7 +47,7 @@ export async function changeStatus(deps: Deps, id: number, status: ContactStatus
 export async function search(deps: Deps, q: ContactsQuery) {
   const db = deps.db.db;
   const limit = q.limit ?? PAGE_SIZE;
-  const rows = await searchContactRows(db, {
+  const rows = await searchContacts(db, {
     projectId: await projectIdOf(db, q.site_key),
     email: q.email?.trim() || undefined,
     limit,

@@ -15,6 +15,11 @@ export interface DeliveryHooks {
   waitForOutcome(emailId: number, timeoutMs: number): Promise<string | undefined>;
 }
 
+/** Where services report what an operator must see (a pino logger fits). */
+export interface Logger {
+  error(obj: object, msg?: string): void;
+}
+
 export interface Deps {
   db: Db;
   config: Config;
@@ -25,6 +30,8 @@ export interface Deps {
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
   metrics?: Metrics;
+  /** buildApp fills it with the app's logger when absent. */
+  log?: Logger;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */

@@ -1,6 +1,6 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
-// for transactional sends and orders, as a plan that acceptPlanned may carry out with others' at once.
+// for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
 import { CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
 import {
   requireCartAllowed,
@@ -26,9 +26,9 @@ import {
   type PurchaseResponse,
   type TransactionalResponse,
 } from '../schemas/gateway.js';
-import { acceptEvent, type Accepted } from './accept.js';
-import { acceptPlanned } from './acceptBatch.js';
-import type { AcceptPlan } from './acceptPlan.js';
+import { acceptEvent, type Accepted } from './accept/accept.js';
+import { executePlan } from './accept/acceptBatch.js';
+import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import { requireProject } from './admin.js';
 import type { Deps, GatewayCall } from './context.js';
@@ -141,7 +141,7 @@ export async function transactional(
       };
     },
   };
-  const result = await acceptPlanned(call, body, plan, (stored) => currentStatus(call, stored));
+  const result = await executePlan(call, body, plan, (stored) => currentStatus(call, stored));
   if (result.replayed || result.body.scheduled_email_id === null) return result;
 
   deps.delivery?.wake();
@@ -233,7 +233,7 @@ async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Pr
       return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds, note } };
     },
   };
-  return acceptPlanned(call, body, plan);
+  return executePlan(call, body, plan);
 }
 
 export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {

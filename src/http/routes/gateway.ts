@@ -19,7 +19,7 @@ import {
   TransactionalBody,
   TransactionalResponse,
 } from '../../schemas/gateway.js';
-import { logRequest, type Accepted } from '../../services/accept.js';
+import { logRequest, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
 import { gatewayAuth } from '../plugins/auth.js';

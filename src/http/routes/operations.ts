@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../metrics.js';
 import { outboxBacklog } from '../../repos/campaigns.js';
-import { describe } from '../../services/accept.js';
+import { describe } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 
 // Not encapsulated: the response hook must see every route of the app.

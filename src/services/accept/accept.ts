@@ -2,13 +2,13 @@
 // one transaction, or none of them does. A repeat of an idempotency key replays the first answer.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { inTransaction } from '../db/groupCommit.js';
-import { AppError } from '../errors.js';
-import { insertEvent, setEventEffects } from '../repos/events.js';
-import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../repos/idempotency.js';
-import type { Body } from '../domain/validation.js';
-import type { GatewayCall } from './context.js';
+import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/groupCommit.js';
+import { AppError } from '../../errors.js';
+import { insertEvent, setEventEffects } from '../../repos/events.js';
+import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../../repos/idempotency.js';
+import type { Body } from '../../domain/validation.js';
+import type { GatewayCall } from '../context.js';
 
 export interface Described {
   event_type: string | null;
@@ -63,7 +63,8 @@ export interface Accepted<T> {
 
 class IdempotencyRace extends Error {}
 
-export interface Work<T> {
+/** What carrying out a request produced: its response body and the effects its event-log row records. */
+export interface Answer<T> {
   response: T;
   effects: Record<string, unknown>;
 }
@@ -71,7 +72,7 @@ export interface Work<T> {
 export async function acceptEvent<T extends object>(
   call: GatewayCall,
   body: Body,
-  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Work<T>>,
+  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Answer<T>>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
   const { deps, project, key, endpoint } = call;

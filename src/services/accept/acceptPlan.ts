@@ -1,15 +1,18 @@
 // What accepting a transactional send or an order writes, described once as data (an AcceptPlan) and
 // carried out by one of two executors with the same result:
-//   - runPlan: statement by statement inside a transaction (SQLite, where statements are cheap and
-//     commits are grouped; and PostgreSQL's fallback);
+//   - runPlan: statement by statement inside the request's own transaction (acceptAlone: SQLite, where
+//     statements are cheap and commits are grouped; and PostgreSQL's fallback);
 //   - acceptBatch.ts: many requests' plans in a handful of set-based statements (PostgreSQL, where each
 //     round trip costs more than the work it carries).
+// test/accept-differential.test.ts checks that both write the same rows.
 import type { Transaction } from 'kysely';
-import type { Database, EmailKind, NewEmail, TemplateRow } from '../db/schema.js';
-import { upsertContact } from '../repos/contacts.js';
-import { insertEmail } from '../repos/emails.js';
-import { findOrder, insertUnpaidOrder } from '../repos/orders.js';
-import type { Work } from './accept.js';
+import type { Database, EmailKind, NewEmail, TemplateRow } from '../../db/schema.js';
+import type { Body } from '../../domain/validation.js';
+import { upsertContact, type ContactRef } from '../../repos/contacts.js';
+import { insertEmail } from '../../repos/emails.js';
+import { findOrder, insertUnpaidOrder } from '../../repos/orders.js';
+import type { GatewayCall } from '../context.js';
+import { acceptEvent, type Accepted, type Answer } from './accept.js';
 
 export interface PlannedEmail {
   template: Pick<TemplateRow, 'id' | 'name'>;
@@ -28,7 +31,7 @@ export type OrderState = 'created' | 'duplicate' | 'paid';
 
 export interface PlanOutcome {
   eventId: number;
-  contact: { id: number; email: string; name: string | null };
+  contact: ContactRef;
   emailIds: number[];
   /** 'created' when the plan has no order. */
   order: OrderState;
@@ -40,7 +43,7 @@ export interface AcceptPlan<T> {
   /** An unpaid order to record; when it already exists the e-mails are not scheduled. */
   order?: { order_id: string; cart_type: string; course_name: string | null };
   emails: PlannedEmail[];
-  result(o: PlanOutcome): Work<T>;
+  result(o: PlanOutcome): Answer<T>;
 }
 
 /** The outbox row of one planned e-mail. */
@@ -74,13 +77,13 @@ export function plannedEmailRow(
 }
 
 /** The plan, one statement at a time, inside the caller's transaction. */
-export async function runPlan<T>(
+async function runPlan<T>(
   trx: Transaction<Database>,
   projectId: number,
   plan: AcceptPlan<T>,
   eventId: number,
   now: number,
-): Promise<Work<T>> {
+): Promise<Answer<T>> {
   const contact = await upsertContact(
     trx,
     projectId,
@@ -103,4 +106,14 @@ export async function runPlan<T>(
       emailIds.push(await insertEmail(trx, plannedEmailRow(projectId, e, plan, contact, eventId, now)));
   }
   return plan.result({ eventId, contact, emailIds, order });
+}
+
+/** Accepts one request by its plan in a transaction of its own (replaying a repeated idempotency key). */
+export function acceptAlone<T extends object>(
+  call: GatewayCall,
+  body: Body,
+  plan: AcceptPlan<T>,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  return acceptEvent<T>(call, body, (trx, eventId, now) => runPlan(trx, call.project.id, plan, eventId, now), refresh);
 }

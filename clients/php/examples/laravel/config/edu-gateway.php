@@ -1,0 +1,12 @@
+<?php
+
+// config/edu-gateway.php; values in .env:
+//   EDU_GATEWAY_URL=https://gateway.example.org
+//   EDU_GATEWAY_API_KEY=egw_live_…
+
+return [
+    'url' => env('EDU_GATEWAY_URL'),
+    'api_key' => env('EDU_GATEWAY_API_KEY'),
+    'timeout' => (float) env('EDU_GATEWAY_TIMEOUT', 15),
+    'max_retries' => (int) env('EDU_GATEWAY_MAX_RETRIES', 3),
+];

@@ -1,0 +1,345 @@
+// The PHP and TypeScript clients against the real gateway: `serve` as a process (SQLite; PostgreSQL too
+// when TEST_DATABASE_URL is set), with a proxy that drops or fails chosen requests. The TypeScript client
+// is compiled as it is packed (tsc) and imported from the output; the PHP client runs its PHPUnit suite
+// (Debian's phpunit) with the gateway's address and keys in the environment. Also: the committed
+// TypeScript types match the served /openapi.json, and both clients carry the gateway's version.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { GENERATED_FILE, generateTypes, REGENERATE_HINT } from '../scripts/clients-generate.js';
+import { DIALECTS } from './support/harness.js';
+import {
+  LIVE_ADMIN_TOKEN,
+  startBreakingProxy,
+  startLiveGateway,
+  type BreakingProxy,
+  type LiveGateway,
+} from './support/liveGateway.js';
+
+type ClientModule = typeof import('../clients/ts/src/index.js');
+const run = promisify(execFile);
+const CI = process.env.CI === 'true';
+const PHP_DIR = join('clients', 'php');
+
+/** Compiles clients/ts as `npm pack` does (once for the file) and imports the output. */
+const tsOut = mkdtempSync(join(tmpdir(), 'egw-client-ts-'));
+let tsBuild: Promise<ClientModule> | null = null;
+const buildTsClient = () =>
+  (tsBuild ??= run(process.execPath, [
+    join('node_modules', 'typescript', 'bin', 'tsc'),
+    '-p',
+    'clients/ts',
+    '--outDir',
+    tsOut,
+  ]).then(async () => (await import(pathToFileURL(join(tsOut, 'index.js')).href)) as ClientModule));
+after(() => rmSync(tsOut, { recursive: true, force: true }));
+
+/** Whether a command exists; in CI a missing one fails the test instead of skipping it. */
+async function have(t: TestContext, command: string): Promise<boolean> {
+  try {
+    await run('sh', ['-c', `command -v ${command}`]);
+    return true;
+  } catch {
+    if (CI)
+      assert.fail(
+        `${command} is not installed: .ci/run installs php-cli, php-curl, php-mbstring, php-xml, composer, phpunit`,
+      );
+    t.skip(`${command} is not installed (CI=true makes this a failure)`);
+    return false;
+  }
+}
+
+describe('clients: versions and generated types', () => {
+  it('both clients carry the gateway version', () => {
+    const version = JSON.parse(readFileSync('package.json', 'utf8')).version;
+    assert.equal(
+      JSON.parse(readFileSync('clients/ts/package.json', 'utf8')).version,
+      version,
+      'clients/ts/package.json',
+    );
+    assert.match(readFileSync('clients/ts/src/client.ts', 'utf8'), new RegExp(`VERSION = '${version}'`));
+    assert.match(readFileSync('clients/php/src/Client.php', 'utf8'), new RegExp(`VERSION = '${version}'`));
+  });
+});
+
+for (const d of DIALECTS) {
+  describe(`clients against a running gateway (${d.name})`, { skip: d.skip }, () => {
+    let gw: LiveGateway;
+    let proxy: BreakingProxy;
+    let key = '';
+    let slowTs = '';
+    let slowPhp = '';
+    let listId = 0;
+    const ts = { mod: null as unknown as ClientModule };
+
+    before(async () => {
+      [gw, ts.mod] = await Promise.all([startLiveGateway(d.name), buildTsClient()]);
+      proxy = await startBreakingProxy(gw.url);
+      listId = (await gw.admin('POST', '/api/lists', { site_key: gw.siteKey, name: 'client tests' })).list_id;
+      const rights = {
+        permissions: ['transactional_send', 'cart_events_write', 'list_contacts_write'],
+        allowed_api_events: ['contest_results', 'course_paid', 'olympiad_results'],
+        allowed_template_keys: [],
+        allowed_cart_types: ['course', 'diploma'],
+        list_id: listId,
+      };
+      const create = async (name: string, extra = {}) =>
+        (await gw.admin('POST', '/api/admin/keys', { site_key: gw.siteKey, name, rights, ...extra })).key as string;
+      key = await create('client tests');
+      // One request per second: the second within a second is a 429 with Retry-After: 1.
+      slowTs = await create('client tests, slow (ts)', { rate_limit: { per_second: 1, burst: 1 } });
+      slowPhp = await create('client tests, slow (php)', { rate_limit: { per_second: 1, burst: 1 } });
+    });
+    after(async () => {
+      await proxy?.close();
+      await gw?.close();
+    });
+
+    const emailsOf = async (order: string) =>
+      (await gw.admin('GET', `/api/admin/emails?site_key=${gw.siteKey}&order_id=${order}`)).items as any[];
+    const eventsOf = async (order: string) =>
+      (await gw.admin('GET', `/api/admin/external-events?site_key=${gw.siteKey}&order_id=${order}&order=asc`))
+        .items as any[];
+    const unique = (prefix: string) => `${prefix}-ts-${Math.random().toString(36).slice(2, 10)}`;
+
+    if (d.name === 'sqlite') {
+      it('the committed TypeScript types match the served /openapi.json', async () => {
+        const served = await (await fetch(`${gw.url}/openapi.json`)).json();
+        const fresh = await generateTypes(served);
+        assert.ok(fresh === readFileSync(GENERATED_FILE, 'utf8'), REGENERATE_HINT);
+      });
+    }
+
+    describe('TypeScript client', () => {
+      const retries: any[] = [];
+      const client = (opts: Record<string, unknown> = {}) =>
+        new ts.mod.GatewayClient({ baseUrl: gw.url, apiKey: key, onRetry: (i) => retries.push(i), ...opts });
+
+      it('catalog, transactional (key derived from order and event type), order-created, purchase, list upsert', async () => {
+        retries.length = 0;
+        const c = client();
+        const catalog = await c.catalog();
+        assert.deepEqual(catalog.supported_events, ['contest_results', 'course_paid', 'olympiad_results']);
+        const contest = catalog.events.find((e) => e.event_type === 'contest_results')!;
+        assert.deepEqual(contest.required_fields, ['event_type', 'email', 'fields.event_title', 'fields.work_title']);
+
+        const order = unique('order');
+        const created = await c.orderCreated({
+          cart_type: 'course',
+          email: 'anna@example.com',
+          name: 'Анна',
+          order_id: order,
+          course_name: 'Инклюзивное образование',
+          fields: { pay_url: `https://site.example/pay/${order}` },
+        });
+        assert.equal(created.scheduled_email_ids.length, 3);
+        const paid = await c.purchase({
+          cart_type: 'course',
+          email: 'anna@example.com',
+          order_id: order,
+          amount: 2500,
+          currency: 'RUB',
+          fields: { paid_at: new Date().toISOString(), course_category_id: '3' },
+        });
+        assert.equal(paid.stopped, 3);
+        assert.equal(paid.address_books.length, 2);
+
+        const event = {
+          event_type: 'course_paid',
+          email: 'anna@example.com',
+          name: 'Анна',
+          order_id: order,
+          fields: { course_name: 'Инклюзивное образование' },
+        };
+        const sent = await c.sendTransactional(event);
+        assert.equal(typeof sent.scheduled_email_id, 'number');
+        assert.ok(['sent', 'queued'].includes(sent.status));
+        const again = await c.sendTransactional(event);
+        assert.equal(again.scheduled_email_id, sent.scheduled_email_id, 'a repeat replays the first answer');
+        const keys = (await eventsOf(order)).map((e) => e.idempotency_key);
+        assert.match(keys[0], new RegExp(`^${order}:order-created:[0-9a-f]{16}$`));
+        assert.match(keys[1], new RegExp(`^${order}:purchase:[0-9a-f]{16}$`));
+        assert.deepEqual(keys.slice(2), [`${order}:course_paid`, `${order}:course_paid`]);
+        const emails = await emailsOf(order);
+        assert.equal(emails.filter((e) => e.status === 'cancelled').length, 3);
+        assert.equal(emails.filter((e) => e.status !== 'cancelled').length, 1, 'one payment e-mail');
+
+        const contact = await c.upsertListContact(listId, { email: 'anna@example.com', name: 'Анна' });
+        assert.equal(contact.list_id, listId);
+        assert.equal(
+          (await c.sendTransactional({ ...event, order_id: undefined }, { respondAsync: true })).status,
+          'queued',
+        );
+        assert.equal(retries.length, 0);
+      });
+
+      it('a 422 is a ValidationError with its fields, never retried', async () => {
+        retries.length = 0;
+        const c = client();
+        const e1 = await c.sendTransactional({ event_type: 'contest_results', email: 'a@example.com' }).catch((e) => e);
+        assert.ok(e1 instanceof ts.mod.ValidationError, String(e1));
+        assert.equal(e1.status, 422);
+        assert.equal(e1.code, 'validation_error');
+        assert.equal(e1.eventType, 'contest_results');
+        assert.deepEqual(e1.missingFields, ['fields.event_title', 'fields.work_title']);
+        assert.deepEqual(e1.requiredFields, ['event_type', 'email', 'fields.event_title', 'fields.work_title']);
+        assert.deepEqual(e1.invalidFields, {});
+        const e2 = await c
+          .sendTransactional({
+            event_type: 'contest_results',
+            email: 'nope',
+            fields: { event_title: 'E', work_title: 'W' },
+          })
+          .catch((e) => e);
+        assert.ok(e2 instanceof ts.mod.ValidationError);
+        assert.ok('email' in e2.invalidFields);
+        assert.equal(retries.length, 0);
+      });
+
+      it('a wrong key is an AuthError; other data for the same order and event is an IdempotencyConflictError', async () => {
+        retries.length = 0;
+        const bad = await client({ apiKey: `egw_live_${'x'.repeat(46)}` })
+          .catalog()
+          .catch((e) => e);
+        assert.ok(bad instanceof ts.mod.AuthError);
+        assert.equal(bad.code, 'invalid_api_key');
+        const order = unique('conflict');
+        const event = { event_type: 'contest_results', email: 'c@example.com', order_id: order };
+        await client().sendTransactional({ ...event, fields: { event_title: 'E', work_title: 'first' } });
+        const conflict = await client()
+          .sendTransactional({ ...event, fields: { event_title: 'E', work_title: 'second' } })
+          .catch((e) => e);
+        assert.ok(conflict instanceof ts.mod.IdempotencyConflictError);
+        assert.equal(conflict.idempotencyKey, `${order}:contest_results`);
+        assert.equal((await emailsOf(order)).length, 1);
+        assert.equal(retries.length, 0);
+      });
+
+      it('a connection dropped after the gateway got the request is retried with the same key: one e-mail', async () => {
+        retries.length = 0;
+        const order = unique('cut');
+        const r = await client({ baseUrl: proxy.url, retryBaseMs: 20 }).sendTransactional({
+          event_type: 'contest_results',
+          email: 'dropped@example.com',
+          order_id: order,
+          fields: { event_title: 'E', work_title: 'W' },
+        });
+        assert.ok(proxy.broken.includes(order), 'the proxy cut the first answer');
+        assert.equal(retries.length, 1);
+        assert.ok(retries[0].error instanceof ts.mod.ConnectionError);
+        assert.equal(retries[0].idempotencyKey, `${order}:contest_results`);
+        const events = await eventsOf(order);
+        assert.equal(events.length, 2, 'the gateway got both attempts');
+        assert.equal(events[1].effects.replay_of, events[0].id);
+        const emails = await emailsOf(order);
+        assert.equal(emails.length, 1, 'one e-mail, not two');
+        assert.equal(emails[0].id, r.scheduled_email_id);
+      });
+
+      it('a 5xx is retried with backoff and the same key', async () => {
+        retries.length = 0;
+        const order = unique('fail503');
+        await client({ baseUrl: proxy.url, retryBaseMs: 20 }).purchase({
+          cart_type: 'course',
+          email: 'p@example.com',
+          order_id: order,
+        });
+        assert.equal(retries.length, 1);
+        assert.ok(retries[0].error instanceof ts.mod.ServerError);
+        assert.equal(retries[0].error.status, 503);
+        const events = await eventsOf(order);
+        assert.deepEqual(
+          events.map((e) => e.idempotency_key),
+          [retries[0].idempotencyKey],
+        );
+      });
+
+      it('a 429 is retried after Retry-After', async () => {
+        retries.length = 0;
+        const c = client({ apiKey: slowTs });
+        assert.equal(
+          (await fetch(`${gw.url}/api/scoped/events/catalog`, { headers: { 'x-api-key': slowTs } })).status,
+          200,
+        );
+        const started = Date.now();
+        const r = await c.sendTransactional(
+          { event_type: 'contest_results', email: 'slow@example.com', fields: { event_title: 'E', work_title: 'W' } },
+          { respondAsync: true },
+        );
+        assert.equal(r.ok, true);
+        assert.equal(retries.length, 1);
+        assert.ok(retries[0].error instanceof ts.mod.RateLimitedError);
+        assert.equal(retries[0].error.retryAfter, 1);
+        assert.equal(retries[0].delayMs, 1000);
+        assert.ok(Date.now() - started >= 1000, 'waited what Retry-After said');
+
+        // The bucket is empty again: a Retry-After longer than the client may wait is thrown at once.
+        retries.length = 0;
+        const e = await client({ apiKey: slowTs, maxRetryAfterMs: 500 })
+          .catalog()
+          .catch((err) => err);
+        assert.ok(e instanceof ts.mod.RateLimitedError);
+        assert.equal(e.retryAfter, 1);
+        assert.equal(retries.length, 0);
+        assert.equal(ts.mod.parseRetryAfter('Wed, 21 Oct 2026 07:30:00 GMT', Date.parse('2026-10-21T07:28:00Z')), 120);
+        assert.equal(ts.mod.parseRetryAfter('soon'), null);
+      });
+    });
+
+    describe('PHP client', () => {
+      const phpEnv = () => ({
+        ...process.env,
+        GATEWAY_URL: gw.url,
+        GATEWAY_PROXY_URL: proxy.url,
+        GATEWAY_API_KEY: key,
+        GATEWAY_SLOW_KEY: slowPhp,
+        GATEWAY_LIST_ID: String(listId),
+        GATEWAY_SITE_KEY: gw.siteKey,
+        GATEWAY_ADMIN_TOKEN: LIVE_ADMIN_TOKEN,
+      });
+
+      it('PHPUnit suite (Debian phpunit) against the gateway', async (t) => {
+        if (!(await have(t, 'php')) || !(await have(t, 'phpunit'))) return;
+        const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+          const child = spawn('phpunit', ['--do-not-cache-result', '-c', join(PHP_DIR, 'phpunit.xml.dist')], {
+            env: phpEnv(),
+          });
+          let output = '';
+          child.stdout.on('data', (c) => (output += c));
+          child.stderr.on('data', (c) => (output += c));
+          child.on('close', (c) => resolve({ code: c, output }));
+        });
+        assert.equal(code, 0, output);
+        assert.match(output, /^OK \(\d+ tests?, \d+ assertions?\)$/m, output);
+      });
+
+      it('the plain-PHP example sends the four events', async (t) => {
+        if (!(await have(t, 'php'))) return;
+        const order = unique('example');
+        const { stdout } = await run('php', [join(PHP_DIR, 'examples', 'plain.php'), order], {
+          env: { ...phpEnv(), GATEWAY_LIST_KEY: key },
+        });
+        assert.match(stdout, /^catalog: \d+ events/m);
+        assert.match(stdout, new RegExp(`^order-created: order ${order}, cart e-mails \\d+, \\d+, \\d+$`, 'm'));
+        assert.match(stdout, /^purchase: stopped 3, address books \d+, \d+$/m);
+        assert.match(stdout, /^transactional: e-mail \d+ (sent|queued)$/m);
+        assert.match(stdout, /^list contact: \d+ in address book \d+$/m);
+      });
+
+      if (d.name === 'sqlite') {
+        it('every PHP file parses, and composer.json is valid', async (t) => {
+          if (!(await have(t, 'php')) || !(await have(t, 'composer'))) return;
+          const files = (readdirSync(PHP_DIR, { recursive: true }) as string[]).filter((f) => f.endsWith('.php'));
+          assert.ok(files.length >= 15);
+          for (const f of files) await run('php', ['-l', join(PHP_DIR, f)]);
+          await run('composer', ['validate', '--strict', '--no-check-publish', '--no-interaction'], { cwd: PHP_DIR });
+        });
+      }
+    });
+  });
+}
