@@ -26,7 +26,7 @@ export interface Composed {
 }
 
 /** `"Name" <address>`, or the bare address without a name; quotes and line breaks cannot break out. */
-export function addressHeader(name: string | null | undefined, address: string): string {
+function addressHeader(name: string | null | undefined, address: string): string {
   return name ? `"${name.replace(/["\\\r\n]/g, '')}" <${address}>` : address;
 }
 

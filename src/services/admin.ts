@@ -92,7 +92,7 @@ export async function sequences(deps: Deps, siteKey: string) {
   return { ok: true as const, items, cart_chains: await getCartChains(db, p.id) };
 }
 
-export function keyView(k: ApiKey) {
+function keyView(k: ApiKey) {
   return {
     id: k.id,
     site_key: k.site_key,
