@@ -307,10 +307,20 @@ for (const d of DIALECTS) {
           { a: b.events_by_day[5].accepted, r: b.events_by_day[5].rejected, day: b.events_by_day[5].day },
           { a: 1, r: 1, day: yesterday },
         );
-        assert.deepEqual(b.events_by_day[6].by_type, { course_order_created: 2, course_paid: 1 });
+        assert.deepEqual(b.events_by_day[6].by_type, {
+          'order-created course_order_created': 2,
+          'purchase course_paid': 1,
+        });
         assert.deepEqual(
           b.events_by_type.find((x: any) => x.event_type === 'contest_results'),
-          { event_type: 'contest_results', accepted: 1, rejected: 1, total: 2 },
+          {
+            key: 'transactional contest_results',
+            endpoint: 'transactional',
+            event_type: 'contest_results',
+            accepted: 1,
+            rejected: 1,
+            total: 2,
+          },
         );
         // 1 transactional + 2×3 cart e-mails; one cart e-mail sent, the paid order's other two cancelled.
         assert.deepEqual(b.emails_by_outcome, { sent: 1, failed: 0, suppressed: 0, cancelled: 2, pending: 4 });
@@ -325,6 +335,7 @@ for (const d of DIALECTS) {
         assert.equal(b.carts.orders_paid, 1);
         assert.equal(b.carts.paid_after_cart_email, 1);
         assert.deepEqual(b.carts.amounts, [{ currency: 'RUB', paid: 2490.5, recovered: 2490.5 }]);
+        assert.deepEqual(b.paid_amount_by_currency, { RUB: 2490.5 });
         assert.deepEqual(b.carts.by_cart_type, [{ cart_type: 'course', created: 2, paid: 1, recovered: 1 }]);
         assert.deepEqual(b.carts.by_day[6], { day: today, created: 2, paid: 1, recovered: 1 });
 

@@ -6,6 +6,8 @@ import * as m001 from './migrations/001_init.js';
 import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
 import * as m004 from './migrations/004_config_version.js';
+import * as m006inputs from './migrations/006_inputs.js';
+import * as m006locale from './migrations/006_project_locale.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -17,6 +19,8 @@ const steps: Record<string, Step> = {
   '003_campaigns': m003,
   '002_sessions': m002,
   '004_config_version': m004,
+  '006_inputs': m006inputs,
+  '006_project_locale': m006locale,
 };
 
 class CodeProvider implements MigrationProvider {
@@ -32,7 +36,14 @@ class CodeProvider implements MigrationProvider {
 
 function migrator({ db, dialect, schema }: Db): Migrator {
   // Name the schema: Kysely's introspection otherwise sees another schema's migration table.
-  return new Migrator({ db, provider: new CodeProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
+  // Unordered: features developed side by side add migrations that touch different tables, and a
+  // database that ran a later-numbered one first must still take the other instead of refusing to start.
+  return new Migrator({
+    db,
+    provider: new CodeProvider(dialect),
+    allowUnorderedMigrations: true,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 export async function migrateToLatest(database: Db): Promise<string[]> {

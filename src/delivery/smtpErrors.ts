@@ -16,7 +16,16 @@ export interface SmtpFailure {
 // else (ECONNREFUSED, ETIMEDOUT, ECONNRESET, ESOCKET, EDNS, ...) is a connection-level problem where the
 // message never got a verdict, so it is tried again. EAUTH and ETLS are our configuration, not the
 // recipient's fault: retrying gives an operator time to fix it.
-const PERMANENT_CODES = new Set(['EENVELOPE', 'EMESSAGE', 'ECONFIG', 'EFILEACCESS', 'EURLACCESS', 'EMAXRECIPIENTS']);
+// ESMTPUTF8 is ours (smtputf8.ts): the relay cannot carry an address with a non-ASCII local part.
+const PERMANENT_CODES = new Set([
+  'EENVELOPE',
+  'EMESSAGE',
+  'ECONFIG',
+  'EFILEACCESS',
+  'EURLACCESS',
+  'EMAXRECIPIENTS',
+  'ESMTPUTF8',
+]);
 
 // 5.1.x subjects about the destination address (5.1.7/5.1.8 are about the sender, 5.1.4/5/9 are not a
 // verdict on the mailbox).

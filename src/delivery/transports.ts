@@ -4,7 +4,9 @@
 // UI show, so the capture transport itself needs to store nothing.
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
+import { domainAscii } from '../domain/email.js';
 import { sanitizeHeaderValue } from './render.js';
+import { checkSmtpUtf8, smtpUtf8Probe } from './smtputf8.js';
 
 export interface OutgoingMessage {
   from: { name: string; address: string };
@@ -60,9 +62,11 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
     disableFileAccess: true,
     disableUrlAccess: true,
   });
+  const offersSmtpUtf8 = smtpUtf8Probe(url, timeout);
   return {
     kind: 'smtp',
     async send(msg) {
+      await checkSmtpUtf8({ from: msg.from.address, to: msg.to.address }, offersSmtpUtf8);
       const info = await mailer.sendMail({
         from: { name: sanitizeHeaderValue(msg.from.name), address: msg.from.address },
         to: msg.to.name ? { name: sanitizeHeaderValue(msg.to.name), address: msg.to.address } : msg.to.address,
@@ -112,8 +116,9 @@ export function makeMessageId(
       .slice(0, 64) || 'site';
   const at = project.from_email.lastIndexOf('@');
   const rawDomain = at >= 0 ? project.from_email.slice(at + 1) : '';
+  // A Message-ID is ASCII: a Unicode sender domain (знание.рф) is written as its punycode form.
   const domain =
-    rawDomain
+    (domainAscii(rawDomain) ?? rawDomain)
       .toLowerCase()
       .replace(/[^a-z0-9.-]+/g, '')
       .replace(/^[.-]+|[.-]+$/g, '') || 'localhost';

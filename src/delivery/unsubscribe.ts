@@ -3,7 +3,8 @@
 // another contact: changing an id changes the address the MAC is checked against.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ContactRow } from '../db/schema.js';
-import { findContact, normaliseEmail, setContactStatus } from '../repos/contacts.js';
+import { signingForm } from '../domain/email.js';
+import { findContact, setContactStatus } from '../repos/contacts.js';
 import type { Executor } from '../repos/types.js';
 
 export interface TokenSubject {
@@ -19,7 +20,7 @@ const MAC_BYTES = 16;
 function mac(secret: string, c: TokenSubject): Buffer {
   // Domain-separated so the same secret can sign other things without the MACs being interchangeable.
   return createHmac('sha256', secret)
-    .update(`unsubscribe:${VERSION}:${c.id}:${c.project_id}:${normaliseEmail(c.email)}`)
+    .update(`unsubscribe:${VERSION}:${c.id}:${c.project_id}:${signingForm(c.email)}`)
     .digest()
     .subarray(0, MAC_BYTES);
 }

@@ -196,3 +196,17 @@ export function allRoutingKeys(): string[] {
     ...CART_TYPES.flatMap((c) => CART_STEPS.map((s) => cartStepKey(c, s.step))),
   ];
 }
+
+/**
+ * The gateway endpoints as the event log names them (SPEC §5): the endpoint tells an order-created or a
+ * purchase (logged as `course_order_created`, `course_paid`) from a transactional event of the same name.
+ * `unpaid-order` is the legacy endpoint.
+ */
+export const EVENT_ENDPOINTS = [
+  'catalog',
+  'transactional',
+  'order-created',
+  'purchase',
+  'list-contact',
+  'unpaid-order',
+] as const;

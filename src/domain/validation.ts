@@ -58,8 +58,12 @@ export interface BodyCheck {
   /** What failed, for the message: "Validation failed for <what>: …". */
   what: string;
   limits: FieldLimits;
-  /** Problems the caller found beyond the schema, reported with the rest. */
-  invalid?: Record<string, string>;
+}
+
+/** What is wrong with a body: `missing_fields` and `invalid_fields` of the 422. */
+export interface Problems {
+  missing: string[];
+  invalid: Record<string, string>;
 }
 
 /**
@@ -71,17 +75,34 @@ export function assertBody<S extends TSchema>(
   body: Body,
   check: BodyCheck,
 ): asserts body is Body & Static<S> {
-  const p = collectProblems(schema, body, check.required, check.limits);
-  Object.assign(p.invalid, check.invalid);
-  throwIfProblems(p, check.eventType, check.required, check.what);
+  assertNoProblems<Static<S>>(body, bodyProblems(schema, body, check), check);
 }
 
-interface Problems {
-  missing: string[];
-  invalid: Record<string, string>;
+/**
+ * For a body that tolerates some problems (a purchase): the caller passes the problems that refuse it,
+ * and names as T the part of the schema's type those problems cover, which the body has afterwards.
+ */
+export function assertNoProblems<T>(
+  body: Body,
+  p: Problems,
+  report: Omit<BodyCheck, 'limits'>,
+): asserts body is Body & T {
+  if (p.missing.length === 0 && Object.keys(p.invalid).length === 0) return;
+  const parts: string[] = [];
+  if (p.missing.length) parts.push(`missing ${p.missing.join(', ')}`);
+  const bad = Object.keys(p.invalid);
+  if (bad.length) parts.push(`invalid ${bad.join(', ')}`);
+  throw validationError(`Validation failed for ${report.what}: ${parts.join('; ')}`, {
+    event_type: report.eventType,
+    missing_fields: p.missing,
+    required_fields: report.required,
+    invalid_fields: p.invalid,
+  });
 }
 
-function collectProblems(schema: TSchema, body: Body, required: string[], limits: FieldLimits): Problems {
+/** Every problem of a body: schema violations, required names absent or blank, over-long `fields` strings. */
+export function bodyProblems(schema: TSchema, body: Body, check: Pick<BodyCheck, 'required' | 'limits'>): Problems {
+  const { required, limits } = check;
   // Addresses are compared after trimming (SPEC §4); a pasted trailing space is not a client error.
   if (typeof body.email === 'string') body.email = body.email.trim();
   const v = validator(schema, limits);
@@ -110,18 +131,4 @@ function collectProblems(schema: TSchema, body: Body, required: string[], limits
 function rank(required: string[], name: string): number {
   const i = required.indexOf(name);
   return i < 0 ? required.length : i;
-}
-
-function throwIfProblems(p: Problems, eventType: string | null, required: string[], what: string): void {
-  if (p.missing.length === 0 && Object.keys(p.invalid).length === 0) return;
-  const parts: string[] = [];
-  if (p.missing.length) parts.push(`missing ${p.missing.join(', ')}`);
-  const bad = Object.keys(p.invalid);
-  if (bad.length) parts.push(`invalid ${bad.join(', ')}`);
-  throw validationError(`Validation failed for ${what}: ${parts.join('; ')}`, {
-    event_type: eventType,
-    missing_fields: p.missing,
-    required_fields: required,
-    invalid_fields: p.invalid,
-  });
 }

@@ -8,6 +8,7 @@ import { ErrorEnvelope, withFieldLimits } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerJsonBody } from './jsonBody.js';
 import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { automationRoutes } from './routes/automation.js';
@@ -70,6 +71,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   // Only JSON bodies are accepted (SPEC §1: anything else is 415).
   app.removeContentTypeParser('text/plain');
+  // JSON from bytes: UTF-8, or windows-1251/KOI8-R when declared (SPEC §10).
+  registerJsonBody(app);
   app.addSchema(ErrorEnvelope);
   registerErrorHandling(app);
 

@@ -1,6 +1,7 @@
 // Campaigns: one outbox row per address-book member, written in one INSERT … SELECT so a large book
 // costs one statement, and statistics over those rows.
 import { sql, type RawBuilder } from 'kysely';
+import { NO_CURRENCY } from '../domain/money.js';
 import { receivingStatuses } from '../domain/suppression.js';
 import type { EmailKind } from '../domain/statuses.js';
 import type { Executor } from './types.js';
@@ -138,6 +139,33 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
   };
 }
 
+/**
+ * Paid amounts per currency (SPEC §10): roubles and tenge are never added together. An amount recorded
+ * without a currency is counted under XXX (ISO 4217's "no currency"); orders paid without an amount add
+ * nothing. `since`/`until` bound the time the order was marked paid.
+ */
+export async function paidAmountByCurrency(
+  db: Executor,
+  f: { projectId?: number; since?: number; until?: number },
+): Promise<Record<string, number>> {
+  let q = db
+    .selectFrom('orders')
+    .select(['currency', sql<number | null>`sum(amount)`.as('amount')])
+    .where('status', '=', 'paid')
+    .where('amount', 'is not', null)
+    .groupBy('currency');
+  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  if (f.since !== undefined) q = q.where('updated_at', '>=', f.since);
+  if (f.until !== undefined) q = q.where('updated_at', '<', f.until);
+  const out: Record<string, number> = {};
+  for (const r of await q.execute()) {
+    // Codes stored before they were upper-cased on the way in ("rub") join their currency here.
+    const code = r.currency?.trim().toUpperCase() || NO_CURRENCY;
+    out[code] = Math.round(((out[code] ?? 0) + Number(r.amount ?? 0)) * 100) / 100;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /** Service-wide figures for GET /api/stats/overview and the metrics endpoint. */
 export async function overview(db: Executor, now: number) {
   const n = (v: unknown) => Number(v ?? 0);
@@ -173,7 +201,6 @@ export async function overview(db: Executor, now: number) {
     .select([
       sql<number>`count(*)`.as('total'),
       sql<number>`sum(case when status = 'paid' then 1 else 0 end)`.as('paid'),
-      sql<number>`sum(coalesce(amount, 0))`.as('amount'),
     ])
     .executeTakeFirstOrThrow();
   const backlog = await outboxBacklog(db, now);
@@ -189,7 +216,11 @@ export async function overview(db: Executor, now: number) {
       rejected: n(events.total) - n(events.accepted),
       last_24h: n(events.last_24h),
     },
-    orders: { total: n(orders.total), paid: n(orders.paid), paid_amount: n(orders.amount) },
+    orders: {
+      total: n(orders.total),
+      paid: n(orders.paid),
+      paid_amount_by_currency: await paidAmountByCurrency(db, {}),
+    },
     outbox: backlog,
   };
 }

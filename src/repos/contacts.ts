@@ -2,13 +2,15 @@
 // their members).
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
+import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor } from './types.js';
 
-/** Contacts are unique per project by this form of the address (SPEC §4). */
-export function normaliseEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
+/**
+ * Contacts are unique per project by this form of the address (SPEC §4, §10): trimmed, lower-cased, the
+ * domain in Unicode whichever form was sent.
+ */
+export const normaliseEmail = canonicalAddress;
 
 /**
  * Insert or update a contact. A name or fields sent now overwrite what was known, absent ones keep it;

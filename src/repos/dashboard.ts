@@ -3,6 +3,7 @@
 // rows) and returns a few hundred groups at most; days without rows are filled in here.
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
+import { NO_CURRENCY } from '../domain/money.js';
 import type { Executor } from './types.js';
 
 export interface DashboardFilter {
@@ -34,18 +35,22 @@ export function daysBetween(since: number, until: number): string[] {
 
 const n = (v: unknown) => Number(v ?? 0);
 
+/** The key of an endpoint's event type in the dashboard's by-type figures: `purchase course_paid`. */
+const typeKey = (endpoint: string, eventType: string) => `${endpoint} ${eventType}`;
+
 export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   let q = db
     .selectFrom('events')
     .select([
       day(dialect, 'events.created_at').as('day'),
+      'events.endpoint',
       'events.event_type',
       'events.accepted',
       sql<number>`count(*)`.as('total'),
     ])
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
-    .groupBy([day(dialect, 'events.created_at'), 'events.event_type', 'events.accepted']);
+    .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', 'events.accepted']);
   if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
   const rows = await q.execute();
 
@@ -53,24 +58,29 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
   const byDay = new Map(
     days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} as Record<string, number> }]),
   );
-  const byType = new Map<string, { event_type: string; accepted: number; rejected: number; total: number }>();
+  // Keyed by endpoint and type: course_paid from a purchase is not course_paid from a transactional send.
+  const byType = new Map<
+    string,
+    { key: string; endpoint: string; event_type: string; accepted: number; rejected: number; total: number }
+  >();
   for (const r of rows) {
     const type = r.event_type ?? '(none)';
+    const key = typeKey(r.endpoint, type);
     const total = n(r.total);
     const accepted = n(r.accepted) === 1;
     const d = byDay.get(r.day);
     if (d) {
       d[accepted ? 'accepted' : 'rejected'] += total;
-      d.by_type[type] = (d.by_type[type] ?? 0) + total;
+      d.by_type[key] = (d.by_type[key] ?? 0) + total;
     }
-    const t = byType.get(type) ?? { event_type: type, accepted: 0, rejected: 0, total: 0 };
+    const t = byType.get(key) ?? { key, endpoint: r.endpoint, event_type: type, accepted: 0, rejected: 0, total: 0 };
     t[accepted ? 'accepted' : 'rejected'] += total;
     t.total += total;
-    byType.set(type, t);
+    byType.set(key, t);
   }
   return {
     events_by_day: [...byDay.values()],
-    events_by_type: [...byType.values()].sort((a, b) => b.total - a.total || a.event_type.localeCompare(b.event_type)),
+    events_by_type: [...byType.values()].sort((a, b) => b.total - a.total || a.key.localeCompare(b.key)),
   };
 }
 
@@ -193,7 +203,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       totals.orders_paid += count;
       c.paid += count;
       if (d) d.paid += count;
-      const cur = r.currency ?? '';
+      const cur = r.currency?.trim().toUpperCase() || NO_CURRENCY;
       const m = money.get(cur) ?? { currency: cur, paid: 0, recovered: 0 };
       m.paid += n(r.amount);
       if (rec) m.recovered += n(r.amount);

@@ -2,6 +2,7 @@
 // them; the delivery worker claims and updates them.
 import { sql } from 'kysely';
 import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
+import { canonicalAddress } from '../domain/email.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor } from './types.js';
 
@@ -106,7 +107,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     .limit(f.limit + 1);
   if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
   if (f.orderId !== undefined) q = q.where('scheduled_emails.order_id', '=', f.orderId);
-  if (f.to !== undefined) q = q.where('scheduled_emails.to_email', '=', f.to.trim().toLowerCase());
+  if (f.to !== undefined) q = q.where('scheduled_emails.to_email', '=', canonicalAddress(f.to));
   if (f.eventId !== undefined) q = q.where('scheduled_emails.event_id', '=', f.eventId);
   if (f.contactId !== undefined) q = q.where('scheduled_emails.contact_id', '=', f.contactId);
   if (f.campaignId !== undefined) q = q.where('scheduled_emails.campaign_id', '=', f.campaignId);

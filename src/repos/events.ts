@@ -48,6 +48,7 @@ export interface EventFilter {
   projectId?: number;
   orderId?: string;
   eventType?: string;
+  endpoint?: string;
   email?: string;
   status?: 'accepted' | 'rejected';
   since?: number;
@@ -68,6 +69,7 @@ export async function listEvents(db: Executor, f: EventFilter) {
   if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
   if (f.orderId !== undefined) q = q.where('events.order_id', '=', f.orderId);
   if (f.eventType !== undefined) q = q.where('events.event_type', '=', f.eventType);
+  if (f.endpoint !== undefined) q = q.where('events.endpoint', '=', f.endpoint);
   if (f.email !== undefined) q = q.where('events.email', '=', f.email);
   if (f.status !== undefined) q = q.where('events.accepted', '=', f.status === 'accepted' ? 1 : 0);
   if (f.since !== undefined) q = q.where('events.created_at', '>=', f.since);
@@ -113,11 +115,12 @@ export function toEventView(r: EventRow & { site_key: string }) {
 export async function eventStats(
   db: Executor,
   dialect: Dialect,
-  f: { projectId?: number; since?: number; until?: number },
+  f: { projectId?: number; endpoint?: string; since?: number; until?: number },
 ) {
   const base = () => {
     let q = db.selectFrom('events');
     if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+    if (f.endpoint !== undefined) q = q.where('endpoint', '=', f.endpoint);
     if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
     if (f.until !== undefined) q = q.where('created_at', '<', f.until);
     return q;
@@ -130,6 +133,20 @@ export async function eventStats(
   const byType = await base()
     .select(['event_type', sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
     .groupBy('event_type')
+    .orderBy('event_type')
+    .execute();
+  // The same event_type from two endpoints (course_paid: a purchase, or a transactional send) are
+  // different things: counted apart.
+  const byEndpointType = await base()
+    .select([
+      'endpoint',
+      'event_type',
+      sql<number>`count(*)`.as('total'),
+      accepted.as('accepted'),
+      rejected.as('rejected'),
+    ])
+    .groupBy(['endpoint', 'event_type'])
+    .orderBy('endpoint')
     .orderBy('event_type')
     .execute();
   const day =
@@ -150,6 +167,7 @@ export async function eventStats(
 
   let eq = db.selectFrom('scheduled_emails').innerJoin('events', 'events.id', 'scheduled_emails.event_id');
   if (f.projectId !== undefined) eq = eq.where('events.project_id', '=', f.projectId);
+  if (f.endpoint !== undefined) eq = eq.where('events.endpoint', '=', f.endpoint);
   if (f.since !== undefined) eq = eq.where('events.created_at', '>=', f.since);
   if (f.until !== undefined) eq = eq.where('events.created_at', '<', f.until);
   const emails = await eq
@@ -163,6 +181,18 @@ export async function eventStats(
     accepted: n(totals.accepted),
     rejected: n(totals.rejected),
     by_event_type: byType.map((r) => ({
+      event_type: r.event_type,
+      total: n(r.total),
+      accepted: n(r.accepted),
+      rejected: n(r.rejected),
+    })),
+    by_endpoint: [...new Set(byEndpointType.map((r) => r.endpoint))].map((endpoint) => {
+      const rows = byEndpointType.filter((r) => r.endpoint === endpoint);
+      const sum = (k: 'total' | 'accepted' | 'rejected') => rows.reduce((s, r) => s + n(r[k]), 0);
+      return { endpoint, total: sum('total'), accepted: sum('accepted'), rejected: sum('rejected') };
+    }),
+    by_endpoint_and_type: byEndpointType.map((r) => ({
+      endpoint: r.endpoint,
       event_type: r.event_type,
       total: n(r.total),
       accepted: n(r.accepted),

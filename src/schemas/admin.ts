@@ -1,5 +1,7 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static, type TSchema } from 'typebox';
+import { EVENT_ENDPOINTS } from '../domain/catalog.js';
+import { LOCALES } from '../domain/locale.js';
 import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES } from '../domain/statuses.js';
 import { Cursor, Email, FieldsObject, Limit, literalUnion, RateLimit, Rights, ShortString, SiteKey } from './common.js';
 
@@ -45,17 +47,46 @@ export const UpdateKeyBody = Type.Object(
 );
 export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
 
+export const ProjectLocale = literalUnion(LOCALES, {
+  description: 'language of the template filters date, plural and money',
+});
+export const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
+  description: 'IANA time zone name of the date filter, e.g. Europe/Moscow',
+});
+
 export const SiteBody = Type.Object(
-  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }), from_email: Email },
+  {
+    site_key: SiteKey,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    from_email: Email,
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
   { additionalProperties: false },
 );
 export type SiteBody = Static<typeof SiteBody>;
+
+export const ProjectPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from_email: Type.Optional(Email),
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
+  { additionalProperties: false },
+);
+export type ProjectPatchBody = Static<typeof ProjectPatchBody>;
 
 export const ProjectView = Type.Object({
   id: Type.Integer(),
   site_key: Type.String(),
   name: Type.String(),
   from_email: Type.String(),
+  timezone: Type.String(),
+  locale: ProjectLocale,
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -155,10 +186,13 @@ export const ContactStatusBody = Type.Object(
   { additionalProperties: false },
 );
 
+const EndpointSchema = literalUnion(EVENT_ENDPOINTS, { description: 'the gateway endpoint the request came to' });
+
 export const EventsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
   order_id: Type.Optional(ShortString(200)),
   event_type: Type.Optional(ShortString(100)),
+  endpoint: Type.Optional(EndpointSchema),
   email: Type.Optional(ShortString(254)),
   status: Type.Optional(Type.Union([Type.Literal('accepted'), Type.Literal('rejected')])),
   since: Type.Optional(Type.String({ format: 'date-time' })),
@@ -189,6 +223,7 @@ export const EventView = Type.Object({
 
 export const StatsQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
+  endpoint: Type.Optional(EndpointSchema),
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -203,6 +238,10 @@ export const StatsResponse = Type.Object({
   accepted: Count,
   rejected: Count,
   by_event_type: Type.Array(Type.Object({ event_type: NullableString, ...Bucket })),
+  by_endpoint: Type.Array(Type.Object({ endpoint: Type.String(), ...Bucket })),
+  by_endpoint_and_type: Type.Array(Type.Object({ endpoint: Type.String(), event_type: NullableString, ...Bucket }), {
+    description: 'course_paid from purchase and course_paid from a transactional send are counted apart',
+  }),
   by_day: Type.Array(Type.Object({ day: Type.String(), ...Bucket })),
   rejected_by_code: Type.Array(Type.Object({ code: Type.String(), total: Count })),
   emails_by_status: Type.Record(Type.String(), Count),

@@ -18,6 +18,7 @@ export const UiMeta = Type.Object({
   permissions: Type.Array(Type.String()),
   known_template_keys: Type.Array(Type.String()),
   routing_keys: Type.Array(Type.String()),
+  endpoints: Type.Array(Type.String()),
   contact_statuses: Type.Array(Type.String()),
   email_statuses: Type.Array(Type.String()),
 });
@@ -46,7 +47,14 @@ export const DashboardResponse = Type.Object({
     Type.Object({ day: Type.String(), accepted: Count, rejected: Count, by_type: Type.Record(Type.String(), Count) }),
   ),
   events_by_type: Type.Array(
-    Type.Object({ event_type: Type.String(), accepted: Count, rejected: Count, total: Count }),
+    Type.Object({
+      key: Type.String({ description: 'endpoint and event type, the key of events_by_day[].by_type' }),
+      endpoint: Type.String(),
+      event_type: Type.String(),
+      accepted: Count,
+      rejected: Count,
+      total: Count,
+    }),
   ),
   emails_by_day: Type.Array(Type.Object({ day: Type.String(), ...EmailOutcomes })),
   emails_by_outcome: Type.Object(EmailOutcomes),
@@ -64,6 +72,9 @@ export const DashboardResponse = Type.Object({
     by_day: Type.Array(Type.Object({ day: Type.String(), created: Count, paid: Count, recovered: Count })),
     by_cart_type: Type.Array(Type.Object({ cart_type: Type.String(), created: Count, paid: Count, recovered: Count })),
     amounts: Type.Array(Type.Object({ currency: Type.String(), paid: Type.Number(), recovered: Type.Number() })),
+  }),
+  paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
+    description: 'amounts of the orders paid in the window, per currency (XXX: recorded without one)',
   }),
 });
 

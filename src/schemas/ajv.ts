@@ -3,6 +3,7 @@
 // named in invalid_fields); query strings and path parameters are, since they are text on the wire.
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { isValidAddress } from '../domain/email.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv, formats?: string[]) => Ajv;
 
@@ -15,6 +16,8 @@ function make(coerce: boolean): Ajv {
     strict: false,
   });
   addFormats(ajv, ['email', 'date-time', 'uri']);
+  // RFC 6531 addresses (Unicode domain, non-ASCII local part): JSON Schema's own name for them.
+  ajv.addFormat('idn-email', { type: 'string', validate: isValidAddress });
   return ajv;
 }
 
@@ -34,7 +37,7 @@ export function errorPath(e: ErrorObject): string {
 export function errorReason(e: ErrorObject): string {
   switch (e.keyword) {
     case 'format':
-      return (e.params as { format: string }).format === 'email'
+      return ['email', 'idn-email'].includes((e.params as { format: string }).format)
         ? 'must be a valid e-mail address'
         : `must be a valid ${(e.params as { format: string }).format}`;
     case 'type':

@@ -53,7 +53,8 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-export const Email = Type.String({ format: 'email', maxLength: 254 });
+/** An e-mail address; a Unicode domain and a non-ASCII local part are accepted (SPEC §10, RFC 6531). */
+export const Email = Type.String({ format: 'idn-email', maxLength: 254 });
 export const ShortString = (max = 200) => Type.String({ maxLength: max });
 
 /** The configurable limits of `fields` (SPEC §7: FIELDS_MAX_MEMBERS, FIELDS_MAX_STRING). */

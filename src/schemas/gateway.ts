@@ -3,10 +3,15 @@
 import { Type, type Static } from 'typebox';
 import { CartTypeSchema, Email, FieldsObject, literalUnion, ShortString } from './common.js';
 
+// What PHP sends is read as meant before validation (SPEC §10; domain/tolerances.ts): null is absent,
+// "fields": [] is {}, an integer order_id is its string, an amount may be "2500.00" or "2500,00".
+const ORDER_ID = 'an integer is taken as its decimal string';
+const AMOUNT = 'a number, or a decimal string such as "2500", "2500.00" or "2500,00"';
+
 const common = {
   email: Email,
   name: Type.Optional(ShortString(500)),
-  order_id: Type.Optional(ShortString(200)),
+  order_id: Type.Optional(Type.String({ maxLength: 200, description: ORDER_ID })),
   idempotency_key: Type.Optional(
     Type.String({
       minLength: 1,
@@ -21,7 +26,7 @@ export const TransactionalBody = Type.Object(
   {
     event_type: Type.String({ minLength: 1, maxLength: 100 }),
     ...common,
-    amount: Type.Optional(Type.Number()),
+    amount: Type.Optional(Type.Number({ description: AMOUNT })),
     currency: Type.Optional(ShortString(10)),
     cart_type: Type.Optional(ShortString(20)),
     course_name: Type.Optional(ShortString(1000)),
@@ -46,7 +51,7 @@ export const OrderCreatedBody = Type.Object(
   {
     cart_type: CartTypeSchema,
     ...common,
-    order_id: ShortString(200),
+    order_id: Type.String({ maxLength: 200, description: ORDER_ID }),
     course_name: Type.Optional(ShortString(1000)),
   },
   {
@@ -69,9 +74,9 @@ export const PurchaseBody = Type.Object(
   {
     cart_type: CartTypeSchema,
     ...common,
-    order_id: ShortString(200),
+    order_id: Type.String({ maxLength: 200, description: ORDER_ID }),
     course_id: Type.Optional(ShortString(200)),
-    amount: Type.Optional(Type.Number({ minimum: 0 })),
+    amount: Type.Optional(Type.Number({ minimum: 0, description: AMOUNT })),
     currency: Type.Optional(ShortString(10)),
   },
   {
@@ -134,7 +139,16 @@ export const PurchaseResponse = Type.Object({
   order_id: Type.String(),
   stopped: Type.Integer({ description: 'pending cart e-mails of this order that were cancelled' }),
   address_books: Type.Array(Type.Integer()),
-  warnings: Type.Array(Type.String()),
+  warnings: Type.Array(Type.String(), {
+    description: 'one sentence per warning, naming the member it is about; the purchase was applied',
+  }),
+  warning_details: Type.Array(
+    Type.Object({
+      member: Type.String({ description: 'as invalid_fields would name it, e.g. amount, fields.paid_at' }),
+      problem: Type.String({ description: 'what was wrong and what was recorded instead' }),
+    }),
+    { description: 'the same warnings as {member, problem} (SPEC §10)' },
+  ),
   duplicate: Type.Boolean(),
 });
 export type PurchaseResponse = Static<typeof PurchaseResponse>;

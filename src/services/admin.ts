@@ -2,6 +2,7 @@
 // projects, API keys, templates and the per-project configuration.
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
+import { canonicalTimeZone, type Locale } from '../domain/locale.js';
 import { checkTemplate } from '../delivery/render.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
@@ -16,7 +17,13 @@ import {
   replacePaidLists,
   type CourseCategory,
 } from '../repos/projectConfig.js';
-import { findProjectBySiteKey, listProjects, upsertProject } from '../repos/projects.js';
+import {
+  findProjectBySiteKey,
+  listProjects,
+  updateProject,
+  upsertProject,
+  type ProjectInput,
+} from '../repos/projects.js';
 import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
 import { iso } from '../repos/types.js';
@@ -36,18 +43,20 @@ export async function projectIdOf(db: Executor, siteKey: string | undefined): Pr
 }
 
 export async function projects(deps: Deps) {
-  const items = (await listProjects(deps.db.db)).map((p) => ({
-    ...p,
-    created_at: iso(p.created_at)!,
-    updated_at: iso(p.updated_at)!,
-  }));
-  return { ok: true as const, items };
+  return { ok: true as const, items: (await listProjects(deps.db.db)).map(projectView) };
 }
 
-/** Creates the project of a site key or updates its name and sender (legacy POST /api/sites). */
+/** Legacy POST /api/sites: creates the project of a site key or updates what the body names. */
 export async function saveSite(deps: Deps, input: SiteBody) {
-  const { project, created } = await upsertProject(deps.db.db, input, deps.clock.now());
-  return { ok: true as const, site_key: project.site_key, project_id: project.id, created };
+  const { project, created } = await saveProject(deps, input);
+  return {
+    ok: true as const,
+    site_key: project.site_key,
+    project_id: project.id,
+    created,
+    timezone: project.timezone,
+    locale: project.locale,
+  };
 }
 
 /** Creates a template or updates the one with this name; source that does not parse is refused. */
@@ -259,6 +268,55 @@ export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<st
     await replacePaidLists(trx, project.id, lists);
   });
   return paidLists(deps, siteKey);
+}
+
+/** The canonical time zone name, or a 422 naming the member. */
+function checkTimeZone(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const canonical = canonicalTimeZone(name);
+  if (!canonical)
+    throw validationError(`Unknown time zone ${name}: give an IANA name such as Europe/Moscow`, {
+      invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
+    });
+  return canonical;
+}
+
+/** POST /api/sites: create, or update what the body names (timezone and locale stay when absent). */
+export async function saveProject(deps: Deps, input: ProjectInput) {
+  const timezone = checkTimeZone(input.timezone);
+  return upsertProject(deps.db.db, { ...input, ...(timezone ? { timezone } : {}) }, deps.clock.now());
+}
+
+/** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
+export async function patchProject(
+  deps: Deps,
+  siteKey: string,
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+): Promise<Project> {
+  const timezone = checkTimeZone(changes.timezone);
+  const db = deps.db.db;
+  return updateProject(db, await requireProject(db, siteKey), { ...changes, timezone }, deps.clock.now());
+}
+
+export async function changeProject(
+  deps: Deps,
+  siteKey: string,
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+) {
+  return { ok: true as const, project: projectView(await patchProject(deps, siteKey, changes)) };
+}
+
+export function projectView(p: Project) {
+  return {
+    id: p.id,
+    site_key: p.site_key,
+    name: p.name,
+    from_email: p.from_email,
+    timezone: p.timezone,
+    locale: p.locale,
+    created_at: iso(p.created_at)!,
+    updated_at: iso(p.updated_at)!,
+  };
 }
 
 export function conflict(message: string): AppError {

@@ -1,4 +1,5 @@
 // The event chronology and its statistics (SPEC §5), as the admin API shows them.
+import { canonicalAddress } from '../domain/email.js';
 import { notFound } from '../errors.js';
 import { eventStats, findEvent, listEvents } from '../repos/events.js';
 import { decodeCursor, encodeCursor } from '../repos/types.js';
@@ -15,8 +16,9 @@ export async function events(deps: Deps, q: EventsQuery) {
     projectId: await projectIdOf(db, q.site_key),
     orderId: q.order_id,
     eventType: q.event_type,
-    // Stored normalised, as contacts are.
-    email: q.email?.trim().toLowerCase(),
+    endpoint: q.endpoint,
+    // Stored in canonical form, as contacts are.
+    email: q.email ? canonicalAddress(q.email) : undefined,
     status: q.status,
     since: time(q.since),
     until: time(q.until),
@@ -30,6 +32,7 @@ export async function events(deps: Deps, q: EventsQuery) {
 export async function statistics(deps: Deps, q: StatsQuery) {
   const stats = await eventStats(deps.db.db, deps.db.dialect, {
     projectId: await projectIdOf(deps.db.db, q.site_key),
+    endpoint: q.endpoint,
     since: time(q.since),
     until: time(q.until),
   });

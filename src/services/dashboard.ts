@@ -1,4 +1,5 @@
 // The admin UI dashboard: events, e-mails, outbox and cart recovery over the last days (UTC).
+import { paidAmountByCurrency } from '../repos/campaigns.js';
 import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../repos/dashboard.js';
 import { iso } from '../repos/types.js';
 import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
@@ -13,11 +14,12 @@ export async function dashboard(deps: Deps, q: DashboardQuery) {
   const now = deps.clock.now();
   const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
   const f = { projectId, since: until - (q.days ?? DASHBOARD_DAYS) * DAY_MS, until, now };
-  const [events, emails, outbox, carts] = await Promise.all([
+  const [events, emails, outbox, carts, paid] = await Promise.all([
     eventFigures(db, dialect, f),
     emailFigures(db, dialect, f),
     outboxDepth(db, f),
     cartFigures(db, dialect, f),
+    paidAmountByCurrency(db, f),
   ]);
   return {
     ok: true as const,
@@ -28,5 +30,6 @@ export async function dashboard(deps: Deps, q: DashboardQuery) {
     ...emails,
     outbox,
     carts,
+    paid_amount_by_currency: paid,
   };
 }

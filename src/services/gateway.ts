@@ -9,7 +9,17 @@ import {
   requirePermission,
   requireTemplateAllowed,
 } from '../domain/rights.js';
-import { assertBody, isAbsent, isObject, requireObject, type Body } from '../domain/validation.js';
+import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
+import { applyPhpTolerances } from '../domain/tolerances.js';
+import {
+  assertBody,
+  assertNoProblems,
+  bodyProblems,
+  isAbsent,
+  isObject,
+  requireObject,
+  type Body,
+} from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -71,6 +81,7 @@ export async function transactional(
   const { deps, project } = call;
   const rights = rightsOf(call);
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   requirePermission(rights, 'transactional_send');
 
   const et = body.event_type;
@@ -173,6 +184,7 @@ const configOf = (call: GatewayCall): Promise<ConfigSnapshot> =>
 
 export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
   assertBody(OrderCreatedBody, body, {
@@ -238,33 +250,29 @@ async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Pr
 
 export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
-  // Read before the schema check, which leaves `fields` as it is: only its type is unknown yet.
-  const given = isObject(body.fields) ? body.fields : {};
-  const invalid: Record<string, string> = {};
-  if ('list_id' in body) invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
-  const category = given.course_category_id;
-  if (category !== undefined && category !== null && !(typeof category === 'string' || Number.isInteger(category))) {
-    invalid['fields.course_category_id'] = 'must be a category id (string or integer)';
-  }
-  const paidAt = given.paid_at;
-  if (paidAt !== undefined && (typeof paidAt !== 'string' || Number.isNaN(Date.parse(paidAt)))) {
-    invalid['fields.paid_at'] = 'must be an ISO 8601 timestamp with UTC offset';
-  }
-  assertBody(PurchaseBody, body, {
-    required: CART_REQUIRED,
-    eventType: et,
-    what: 'purchase',
-    limits: limitsOf(call),
-    invalid,
-  });
+  const problems = bodyProblems(PurchaseBody, body, { required: CART_REQUIRED, limits: limitsOf(call) });
+  if ('list_id' in body)
+    problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
+  // Only the members that identify the order refuse a purchase (SPEC §10); the rest become warnings.
+  const fatal = Object.fromEntries(Object.entries(problems.invalid).filter(([k]) => PURCHASE_FATAL.has(k)));
+  assertNoProblems<Pick<PurchaseBody, 'email' | 'order_id' | 'cart_type'>>(
+    body,
+    { missing: problems.missing, invalid: fatal },
+    { required: CART_REQUIRED, eventType: et, what: 'purchase' },
+  );
+  const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
+  // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
+  if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
   const { project } = call;
   const cartType = body.cart_type;
   const orderId = body.order_id;
+  const category = input.category;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email, name: body.name }, now);
+    const contact = await upsertContact(trx, project.id, { email: body.email, name: input.name }, now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
@@ -272,9 +280,9 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         order_id: orderId,
         cart_type: cartType,
         contact_id: contact.id,
-        amount: body.amount ?? null,
-        currency: body.currency ?? null,
-        paid_at: typeof paidAt === 'string' ? paidAt : new Date(now).toISOString(),
+        amount: input.amount,
+        currency: input.currency,
+        paid_at: input.paidAt ?? new Date(now).toISOString(),
         event_id: eventId,
       },
       now,
@@ -282,29 +290,37 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
     // Stopping the cart chain comes first and never depends on address-book configuration.
     const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now);
     const books: number[] = [];
-    const warnings: string[] = [];
+    const details: MemberWarning[] = [...memberWarnings];
     const paidList = (await getPaidLists(trx, project.id))[cartType];
     if (paidList !== undefined) {
       await addToList(trx, paidList, contact.id, now);
       books.push(paidList);
     } else {
-      warnings.push(`no address book of paid orders is configured for cart type ${cartType}`);
+      details.push({
+        member: 'cart_type',
+        problem: `no address book of paid orders is configured for cart type ${cartType}`,
+      });
     }
-    if (category !== undefined && category !== null && category !== '') {
+    if (category !== null) {
       if (cartType !== 'course') {
-        warnings.push('fields.course_category_id is used only for course purchases and was ignored');
+        details.push({
+          member: 'fields.course_category_id',
+          problem: 'is used only for course purchases and was ignored',
+        });
       } else {
-        const cat = await findCourseCategory(trx, project.id, String(category));
+        const cat = await findCourseCategory(trx, project.id, category);
         if (cat) {
           await addToList(trx, cat.list_id, contact.id, now);
           if (!books.includes(cat.list_id)) books.push(cat.list_id);
         } else {
-          warnings.push(
-            `unknown course category ${String(category)}: the contact was not added to a category address book`,
-          );
+          details.push({
+            member: 'fields.course_category_id',
+            problem: `unknown course category ${category}: the contact was not added to a category address book`,
+          });
         }
       }
     }
+    const warnings = warningSentences(details);
     const response = {
       ok: true as const,
       site_key: project.site_key,
@@ -313,6 +329,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       stopped: stopped.length,
       address_books: books,
       warnings,
+      warning_details: details,
       duplicate: alreadyPaid,
     };
     return {
@@ -322,6 +339,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         stopped_email_ids: stopped,
         address_books: books,
         warnings,
+        warning_details: details,
         already_paid: alreadyPaid,
       },
     };
@@ -330,6 +348,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
 
 export async function scopedListContact(call: GatewayCall, listId: number, raw: unknown) {
   const body = requireObject(raw);
+  applyPhpTolerances(body);
   requirePermission(rightsOf(call), 'list_contacts_write');
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);

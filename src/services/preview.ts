@@ -59,9 +59,9 @@ export function templateProblemError(p: { part: string; line: number; message: s
   });
 }
 
-function render(tpl: TemplateSource, context: Record<string, unknown>) {
+function render(tpl: TemplateSource, context: Record<string, unknown>, project: RenderProject) {
   try {
-    return renderMessage(tpl, context);
+    return renderMessage(tpl, context, { locale: project.locale, timezone: project.timezone });
   } catch (err) {
     // Parsing succeeded, so this is a runtime limit (a loop too long, output too big): the same as the
     // worker would hit, reported against the template rather than as a server error.
@@ -69,6 +69,8 @@ function render(tpl: TemplateSource, context: Record<string, unknown>) {
     throw templateProblemError({ part: 'html', line: 1, message: `cannot be rendered: ${message}` });
   }
 }
+
+type RenderProject = Pick<Project, 'name' | 'site_key' | 'locale' | 'timezone'>;
 
 const previewUnsubscribeUrl = (publicUrl: string) => `${publicUrl}/u/preview-only-not-a-real-link`;
 
@@ -86,7 +88,7 @@ export async function previewTemplate(deps: Deps, input: PreviewBody) {
     project,
     ...(withUnsubscribe ? { unsubscribeUrl: previewUnsubscribeUrl(deps.config.publicUrl) } : {}),
   });
-  return { ok: true as const, ...render(tpl, context), sample };
+  return { ok: true as const, ...render(tpl, context, project), sample };
 }
 
 /** What an e-mail that has not been rendered yet would look like with its template as it is now. */
@@ -99,7 +101,7 @@ export async function previewStoredEmail(db: Executor, row: EmailRow, project: P
     project,
     ...(row.kind === 'transactional' ? {} : { unsubscribeUrl: previewUnsubscribeUrl(publicUrl) }),
   });
-  const parts = render(template, context);
+  const parts = render(template, context, project);
   // No Message-ID or List-Unsubscribe yet: both are made when the e-mail is sent.
   return { ...parts, headers: composeEmail({ project, email: row, contact: contact ?? null, parts }).shown };
 }

@@ -125,7 +125,7 @@ export interface paths {
           'application/json': {
             cart_type: 'course' | 'diploma' | 'portal';
             course_name?: string;
-            /** Format: email */
+            /** Format: idn-email */
             email: string;
             /** @description Named values used by templates; at most 100 members, strings at most 10000 characters */
             fields?: {
@@ -134,6 +134,7 @@ export interface paths {
             /** @description unique per project; the sample shape is <order_id>:<event_type> */
             idempotency_key?: string;
             name?: string;
+            /** @description an integer is taken as its decimal string */
             order_id: string;
           } & {
             [key: string]: unknown;
@@ -283,11 +284,12 @@ export interface paths {
            *     }
            */
           'application/json': {
+            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00" */
             amount?: number;
             cart_type: 'course' | 'diploma' | 'portal';
             course_id?: string;
             currency?: string;
-            /** Format: email */
+            /** Format: idn-email */
             email: string;
             /** @description Named values used by templates; at most 100 members, strings at most 10000 characters */
             fields?: {
@@ -296,6 +298,7 @@ export interface paths {
             /** @description unique per project; the sample shape is <order_id>:<event_type> */
             idempotency_key?: string;
             name?: string;
+            /** @description an integer is taken as its decimal string */
             order_id: string;
           } & {
             [key: string]: unknown;
@@ -319,6 +322,14 @@ export interface paths {
               site_key: string;
               /** @description pending cart e-mails of this order that were cancelled */
               stopped: number;
+              /** @description the same warnings as {member, problem} (SPEC §10) */
+              warning_details: {
+                /** @description as invalid_fields would name it, e.g. amount, fields.paid_at */
+                member: string;
+                /** @description what was wrong and what was recorded instead */
+                problem: string;
+              }[];
+              /** @description one sentence per warning, naming the member it is about; the purchase was applied */
               warnings: string[];
             };
           };
@@ -434,7 +445,7 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** Format: email */
+            /** Format: idn-email */
             email: string;
             /** @description Named values used by templates; at most 100 members, strings at most 10000 characters */
             fields?: {
@@ -591,12 +602,13 @@ export interface paths {
            *     }
            */
           'application/json': {
+            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00" */
             amount?: number;
             cart_type?: string;
             course_id?: string;
             course_name?: string;
             currency?: string;
-            /** Format: email */
+            /** Format: idn-email */
             email: string;
             event_type: string;
             /** @description Named values used by templates; at most 100 members, strings at most 10000 characters */
@@ -606,6 +618,7 @@ export interface paths {
             /** @description unique per project; the sample shape is <order_id>:<event_type> */
             idempotency_key?: string;
             name?: string;
+            /** @description an integer is taken as its decimal string */
             order_id?: string;
           } & {
             [key: string]: unknown;

@@ -1,5 +1,8 @@
 // Authentication: scoped API keys for the gateway (SPEC §2), the admin bearer token (SPEC §6).
 // Both run as onRequest hooks, before the body is read, so a bad key is refused first (SPEC §1 order).
+// A key that is known but may not proceed (disabled, over its rate) is answered only once the body has
+// been read (refuseHeldRequest), so the chronology can record the event type, e-mail and order id of the
+// refused request (SPEC §10); whatever the body, the answer is the key's refusal.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashKey, isWellFormedKey, sameHash } from '../../domain/keys.js';
@@ -9,7 +12,10 @@ import type { Deps, GatewayCall } from '../../services/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** Set only for a key that may proceed: a handler that runs without it fails closed. */
     gateway?: GatewayCall;
+    /** A known key's refusal, held until the body is read. */
+    gatewayRefusal?: { call: GatewayCall; error: AppError };
   }
 }
 
@@ -29,9 +35,14 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
     if (!found || !sameHash(found.key.key_hash, hash))
       throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
     const { key, project } = found;
-    req.gateway = { deps, project, key, endpoint, config };
-    if (key.status !== 'active')
-      throw new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 });
+    const call: GatewayCall = { deps, project, key, endpoint, config };
+    if (key.status !== 'active') {
+      req.gatewayRefusal = {
+        call,
+        error: new AppError(403, 'api_key_disabled', 'This API key is disabled', { key_last4: key.last4 }),
+      };
+      return;
+    }
     if (deps.rateLimiter) {
       const limit = key.rate_limit ?? deps.config.rateLimit;
       // Named by the key's hash, not its row id: installations (or schemas) sharing one Redis never
@@ -43,17 +54,27 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
         'RateLimit-Reset': String(d.resetSeconds),
       };
       if (!d.allowed) {
-        throw new AppError(
-          429,
-          'rate_limited',
-          `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`,
-          { retry_after: d.retryAfterSeconds },
-          { ...headers, 'Retry-After': String(d.retryAfterSeconds) },
-        );
+        req.gatewayRefusal = {
+          call,
+          error: new AppError(
+            429,
+            'rate_limited',
+            `Over this key's rate of ${limit.per_second} requests/s (burst ${limit.burst}); retry after ${d.retryAfterSeconds} s`,
+            { retry_after: d.retryAfterSeconds },
+            { ...headers, 'Retry-After': String(d.retryAfterSeconds) },
+          ),
+        };
+        return;
       }
       reply.headers(headers);
     }
+    req.gateway = call;
   };
+}
+
+/** preValidation of every gateway route: answers a held refusal now that the body has been read. */
+export async function refuseHeldRequest(req: FastifyRequest): Promise<void> {
+  if (req.gatewayRefusal) throw req.gatewayRefusal.error;
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();

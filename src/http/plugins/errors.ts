@@ -50,9 +50,14 @@ export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
   return reply.code(e.status).type('application/json; charset=utf-8').send(e.toBody());
 }
 
+/** The answer to a failed request. A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order). */
+export function answerFor(req: FastifyRequest, err: FastifyError | AppError | Error): AppError {
+  return req.gatewayRefusal?.error ?? toAppError(err);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    const e = toAppError(err);
+    const e = answerFor(req, err);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: e.code, status: e.status }, 'request refused');
     return sendError(reply, e);

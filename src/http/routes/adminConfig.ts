@@ -13,6 +13,7 @@ import {
   Ok,
   PaidListsBody,
   PaidListsResponse,
+  ProjectPatchBody,
   ProjectView,
   RoutingBody,
   RoutingResponse,
@@ -39,6 +40,21 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       },
     },
     async () => admin.projects(deps),
+  );
+
+  app.patch(
+    '/api/admin/projects/:site_key',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "Change a project's name, sender, time zone or locale; absent members stay as they are",
+        params: SiteKeyParams,
+        body: ProjectPatchBody,
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+      },
+    },
+    async (req) => admin.changeProject(deps, req.params.site_key, req.body),
   );
 
   app.post(

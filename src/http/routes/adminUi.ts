@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import {
+  EVENT_ENDPOINTS,
   CART_STEPS,
   CART_TYPES,
   CATALOG,
@@ -56,6 +57,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       permissions: [...PERMISSIONS],
       known_template_keys: [...KNOWN_TEMPLATE_KEYS],
       routing_keys: allRoutingKeys(),
+      endpoints: [...EVENT_ENDPOINTS],
       contact_statuses: [...CONTACT_STATUSES],
       email_statuses: [...EMAIL_STATUSES],
     }),

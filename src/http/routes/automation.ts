@@ -180,7 +180,14 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
               rejected: Type.Integer(),
               last_24h: Type.Integer(),
             }),
-            orders: Type.Object({ total: Type.Integer(), paid: Type.Integer(), paid_amount: Type.Number() }),
+            orders: Type.Object({
+              total: Type.Integer(),
+              paid: Type.Integer(),
+              paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
+                description:
+                  'paid amounts per ISO 4217 currency, e.g. {"RUB": 2500, "KZT": 12000}; XXX: recorded without a currency',
+              }),
+            }),
             outbox: Type.Object({ due: Type.Integer(), oldest_due_age_seconds: Type.Number() }),
           }),
           ...errs,

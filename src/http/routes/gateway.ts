@@ -22,8 +22,8 @@ import {
 import { logRequest, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
-import { gatewayAuth } from '../plugins/auth.js';
-import { toAppError } from '../plugins/errors.js';
+import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
+import { answerFor } from '../plugins/errors.js';
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : (paramAjv.compile(schema as object) as never);
@@ -39,14 +39,17 @@ function answer<T>(reply: FastifyReply, r: Accepted<T>): T {
 }
 
 export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  // Every refused request of a checked key goes into the chronology (SPEC §5), whatever refused it:
-  // the service, a hook (disabled key, rate limit) or Fastify (body size, JSON, parameters). onError
-  // runs before the error handler answers, so the row is there when the client sees the refusal.
+  app.addHook('preValidation', refuseHeldRequest);
+  // Every refused request of a known key goes into the chronology (SPEC §5), whatever refused it: the
+  // service, the key's state (disabled, over its rate: held until the body is read), or Fastify (body
+  // size, JSON, parameters). onError runs before the error handler answers, so the row is there when
+  // the client sees the refusal; it records the same answer the handler sends (answerFor).
   app.addHook('onError', async (req, _reply, err: FastifyError) => {
-    if (!req.gateway) return;
-    const e = toAppError(err);
+    const call = req.gateway ?? req.gatewayRefusal?.call;
+    if (!call) return;
+    const e = answerFor(req, err);
     try {
-      await logRequest(req.gateway, req.body, e.status, e.code);
+      await logRequest(call, req.body, e.status, e.code);
     } catch (logErr) {
       req.log.error({ err: logErr }, 'could not log a rejected event');
     }

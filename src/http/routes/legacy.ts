@@ -31,7 +31,14 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         summary: 'Create or update a project',
         body: SiteBody,
         response: {
-          200: Type.Object({ ok: Ok, site_key: Type.String(), project_id: Type.Integer(), created: Type.Boolean() }),
+          200: Type.Object({
+            ok: Ok,
+            site_key: Type.String(),
+            project_id: Type.Integer(),
+            created: Type.Boolean(),
+            timezone: Type.String(),
+            locale: Type.String(),
+          }),
           ...errs,
         },
       },

@@ -7,6 +7,7 @@ import { inTransaction } from '../../db/groupCommit.js';
 import { AppError } from '../../errors.js';
 import { insertEvent, setEventEffects } from '../../repos/events.js';
 import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../../repos/idempotency.js';
+import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import type { GatewayCall } from '../context.js';
 
@@ -17,7 +18,15 @@ export interface Described {
   idempotency_key: string | null;
 }
 
-const str = (v: unknown, max = 500): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+// A searchable column never gets a NUL (PostgreSQL refuses it) or a lone surrogate (stored as U+FFFD):
+// such a value is left out; the payload keeps it, escaped by JSON.stringify.
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+function str(v: unknown, max = 500): string | null {
+  if (typeof v !== 'string' || UNSTORABLE.test(v)) return null;
+  // Cut between characters, never inside a surrogate pair.
+  return v.length > max && /[\uD800-\uDBFF]/.test(v[max - 1]) ? v.slice(0, max - 1) : v.slice(0, max);
+}
 
 /** The searchable members of a request for the event log, whatever shape the body had. */
 export function describe(endpoint: string, body: unknown): Described {
@@ -32,7 +41,7 @@ export function describe(endpoint: string, body: unknown): Described {
   const email = str(b.email, 254);
   return {
     event_type: eventType,
-    email: email ? email.trim().toLowerCase() : null,
+    email: email ? canonicalAddress(email) : null,
     order_id: typeof b.order_id === 'number' ? String(b.order_id) : str(b.order_id, 200),
     idempotency_key: str(b.idempotency_key, 200),
   };
