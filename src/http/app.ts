@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { bodyAjv, paramAjv } from '../schemas/ajv.js';
-import { ErrorEnvelope } from '../schemas/common.js';
+import { ErrorEnvelope, withFieldLimits } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -61,6 +61,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.setValidatorCompiler(
     ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never,
   );
+  // Schemas are written with the default limits of `fields`; validation and the OpenAPI document of
+  // every route get the configured ones (this hook runs before swagger's, which is registered below).
+  app.addHook('onRoute', (route) => {
+    if (route.schema) route.schema = withFieldLimits(route.schema, deps.config.fieldLimits);
+  });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });

@@ -1,7 +1,7 @@
 // Request and response schemas of the external gateway (API document + SPEC §3). The same objects give
 // the TypeScript types, the validation and the OpenAPI document.
-import { Type, type Static } from '@sinclair/typebox';
-import { CartTypeSchema, Email, FieldsObject, ShortString } from './common.js';
+import { Type, type Static } from 'typebox';
+import { CartTypeSchema, Email, FieldsObject, literalUnion, ShortString } from './common.js';
 
 // What PHP sends is read as meant before validation (SPEC §10; domain/tolerances.ts): null is absent,
 // "fields": [] is {}, an integer order_id is its string, an amount may be "2500.00" or "2500,00".
@@ -106,9 +106,7 @@ export const ScopedListContactBody = Type.Object(
 );
 export type ScopedListContactBody = Static<typeof ScopedListContactBody>;
 
-export const TransactionalStatus = Type.Union(
-  ['sent', 'queued', 'scheduled', 'failed', 'suppressed', 'no_template'].map((s) => Type.Literal(s)),
-);
+export const TransactionalStatus = literalUnion(['sent', 'queued', 'scheduled', 'failed', 'suppressed', 'no_template']);
 
 export const TransactionalResponse = Type.Object({
   ok: Type.Literal(true),

@@ -1,7 +1,7 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
-import { CART_TYPES, CATALOG, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
 import {
   requireCartAllowed,
   requireEventAllowed,
@@ -11,7 +11,15 @@ import {
 } from '../domain/rights.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
-import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
+import {
+  assertBody,
+  assertNoProblems,
+  bodyProblems,
+  isAbsent,
+  isObject,
+  requireObject,
+  type Body,
+} from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -32,12 +40,14 @@ import { acceptEvent, type Accepted } from './accept/accept.js';
 import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
-import type { GatewayCall } from './context.js';
+import { requireProject } from './admin.js';
+import type { Deps, GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 
 /** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
 const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
+const limitsOf = (call: GatewayCall) => call.deps.config.fieldLimits;
 
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
   const routes = await getRoutes(call.deps.db.db, call.project.id);
@@ -58,7 +68,7 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
 
 /** What templates see: top-level request members, then every member of fields (SPEC §8). */
 export function templateContext(body: Body): Record<string, unknown> {
-  const fields = body.fields && typeof body.fields === 'object' ? (body.fields as Body) : {};
+  const fields = isObject(body.fields) ? body.fields : {};
   const top = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key'));
   return { ...fields, ...top, fields };
 }
@@ -100,13 +110,13 @@ export async function transactional(
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
-  throwIfProblems(collectProblems(TransactionalBody, body, required), et, required, `event type ${et}`);
+  assertBody(TransactionalBody, body, { required, eventType: et, what: `event type ${et}`, limits: limitsOf(call) });
 
   const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
 
   const plan: AcceptPlan<TransactionalResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     emails: template
       ? [
           {
@@ -115,7 +125,7 @@ export async function transactional(
             chainStep: null,
             status: 'queued',
             delayMs: 0,
-            orderId: (body.order_id as string | undefined) ?? null,
+            orderId: body.order_id ?? null,
             context: JSON.stringify(templateContext(body)),
           },
         ]
@@ -165,8 +175,7 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
 function checkCart(call: GatewayCall, body: Body): void {
   requirePermission(rightsOf(call), 'cart_events_write');
   const cart = body.cart_type;
-  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart))
-    requireCartAllowed(rightsOf(call), cart);
+  if (typeof cart === 'string' && isCartType(cart)) requireCartAllowed(rightsOf(call), cart);
 }
 
 /** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
@@ -178,24 +187,39 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
-  throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
+  assertBody(OrderCreatedBody, body, {
+    required: CART_REQUIRED,
+    eventType: et,
+    what: 'order-created',
+    limits: limitsOf(call),
+  });
   return createOrder(call, body);
 }
 
-/** The effects of order-created on a validated body (also the legacy unpaid-order endpoint). */
-export async function createOrder(call: GatewayCall, body: Body): Promise<Accepted<OrderCreatedResponse>> {
+/** The legacy unpaid-order endpoint: order-created for a course, with the project named in the body. */
+export async function unpaidOrder(
+  deps: Deps,
+  input: Omit<OrderCreatedBody, 'cart_type'> & { site_key: string },
+): Promise<OrderCreatedResponse> {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const { site_key: _site, ...rest } = input;
+  const r = await createOrder({ deps, project, key: null, endpoint: 'unpaid-order' }, { ...rest, cart_type: 'course' });
+  return r.body;
+}
+
+/** The effects of order-created on a validated body. */
+async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
-  const fields = (body.fields as Body | undefined) ?? {};
-  const courseName =
-    (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
+  const fields = body.fields ?? {};
+  const courseName = body.course_name ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
   const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
   const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
   const plan: AcceptPlan<OrderCreatedResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
     emails: chain.map((s) => ({
       template: s.template,
@@ -229,22 +253,26 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
-  const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
+  const problems = bodyProblems(PurchaseBody, body, { required: CART_REQUIRED, limits: limitsOf(call) });
   if ('list_id' in body)
     problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
   // Only the members that identify the order refuse a purchase (SPEC §10); the rest become warnings.
   const fatal = Object.fromEntries(Object.entries(problems.invalid).filter(([k]) => PURCHASE_FATAL.has(k)));
-  throwIfProblems({ missing: problems.missing, invalid: fatal }, et, CART_REQUIRED, 'purchase');
+  assertNoProblems<Pick<PurchaseBody, 'email' | 'order_id' | 'cart_type'>>(
+    body,
+    { missing: problems.missing, invalid: fatal },
+    { required: CART_REQUIRED, eventType: et, what: 'purchase' },
+  );
   const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
   // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
   if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
   const category = input.category;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: input.name }, now);
+    const contact = await upsertContact(trx, project.id, { email: body.email, name: input.name }, now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
@@ -325,18 +353,18 @@ export async function scopedListContact(call: GatewayCall, listId: number, raw: 
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);
   if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
-  throwIfProblems(
-    collectProblems(ScopedListContactBody, body, ['email']),
-    'list_contact_upsert',
-    ['email'],
-    'the address-book contact',
-  );
+  assertBody(ScopedListContactBody, body, {
+    required: ['email'],
+    eventType: 'list_contact_upsert',
+    what: 'the address-book contact',
+    limits: limitsOf(call),
+  });
   const { project } = call;
   return acceptEvent(call, body, async (trx, eventId, now) => {
     const contact = await upsertContact(
       trx,
       project.id,
-      { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined },
+      { email: body.email, name: body.name, fields: body.fields },
       now,
     );
     const added = await addToList(trx, listId, contact.id, now);
