@@ -7,6 +7,7 @@ import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
 import * as m004 from './migrations/004_config_version.js';
 import * as m006 from './migrations/006_inputs.js';
+import * as m010 from './migrations/010_site_webhooks.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -19,6 +20,7 @@ const steps: Record<string, Step> = {
   '002_sessions': m002,
   '004_config_version': m004,
   '006_inputs': m006,
+  '010_site_webhooks': m010,
 };
 
 class CodeProvider implements MigrationProvider {

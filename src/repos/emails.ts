@@ -47,23 +47,23 @@ export async function findEmail(db: Executor, id: number): Promise<EmailRow | un
   return db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Cancels the pending cart-chain e-mails of one order; returns their ids. */
+/** Cancels the pending cart-chain e-mails of one order, naming the purchase event that did it. */
 export async function cancelPendingCartEmails(
   db: Executor,
   projectId: number,
   orderId: string,
   now: number,
-): Promise<number[]> {
-  const rows = await db
+  eventId: number | null,
+) {
+  return db
     .updateTable('scheduled_emails')
-    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid' })
+    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid', cancelled_by_event_id: eventId })
     .where('project_id', '=', projectId)
     .where('order_id', '=', orderId)
     .where('kind', '=', 'cart')
     .where('status', 'in', PENDING)
-    .returning('id')
+    .returning(['id', 'template_key', 'chain_step', 'due_at'])
     .execute();
-  return rows.map((r) => r.id);
 }
 
 export interface EmailFilter {
@@ -173,6 +173,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     attempts: r.attempts,
     last_error: r.last_error,
     message_id: r.message_id,
+    cancelled_by_event_id: r.cancelled_by_event_id ?? null,
     context: parseJson<Record<string, unknown>>(r.context, {}),
     subject: rendered?.subject ?? null,
     html: rendered?.html ?? null,

@@ -519,6 +519,28 @@ export interface paths {
               /** @enum {boolean} */
               ok: true;
               order_id: string;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               scheduled_email_ids: number[];
               site_key: string;
             };
@@ -683,6 +705,28 @@ export interface paths {
               /** @enum {boolean} */
               ok: true;
               order_id: string;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               site_key: string;
               /** @description pending cart e-mails of this order that were cancelled */
               stopped: number;
@@ -1003,6 +1047,28 @@ export interface paths {
               failed: number;
               /** @enum {boolean} */
               ok: true;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               scheduled_email_id: number | null;
               sent: number;
               site_key: string;
