@@ -8,7 +8,7 @@ import { openDatabase } from './db/index.js';
 import { start } from './server.js';
 import { systemClock } from './services/context.js';
 import { changeApiKey, createApiKey, requireProject } from './services/admin.js';
-import { loadDemo } from './services/demo.js';
+import { describeDemo, loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
 
@@ -18,7 +18,7 @@ const USAGE = `usage: edu-gateway <command>
                              (ROLE=api serves without the worker)
   worker                     run only the delivery worker
   migrate                    apply database migrations and exit
-  demo                       load the example project of the API document (idempotent)
+  demo                       load the example project of the API document (once; never changes it afterwards)
   keys create --site SITE --name NAME [--permissions a,b] [--events a,b] [--templates a,b]
               [--carts course,diploma] [--list-id N]
                              create an API key; the full key is printed once
@@ -68,16 +68,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (cmd === 'demo') {
-      const r = await loadDemo(deps);
-      console.log(
-        r.created
-          ? `Loaded the example project "${r.site_key}".`
-          : `The example project "${r.site_key}" is already loaded; nothing changed.`,
-      );
-      for (const k of r.keys) {
-        console.log(k.key ? `  ${k.name}: ${k.key}` : `  ${k.name}: …${k.last4} (shown only when it was created)`);
-      }
-      if (r.keys.some((k) => k.key)) console.log('Store these keys now: they are not shown again.');
+      for (const line of describeDemo(await loadDemo(deps))) console.log(line);
       return 0;
     }
     if (cmd === 'keys' && sub === 'create') {

@@ -48,6 +48,7 @@ for (const d of DIALECTS) {
       const second = await cli(env, 'demo');
       assert.equal(second.code, 0, second.err);
       assert.match(second.out, /already loaded; nothing changed/);
+      assert.match(second.out, /^Found: «Педагогические курсы \(демо\)».* 19 routes, 12 course categories/m);
       assert.equal((second.out.match(/egw_live_/g) ?? []).length, 0, 'keys are never printed again');
       const list = await cli(env, 'keys', 'list', '--site', 'demo-courses');
       assert.equal(list.out.trim().split('\n').length, 4);

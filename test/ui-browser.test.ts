@@ -93,7 +93,8 @@ describe('admin UI in a browser', { skip }, () => {
         '--disable-sync',
       ],
     });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+    // English, whatever the machine's language: test/ui-browser-i18n.test.ts walks the UI in Russian.
+    const context = await browser.newContext({ viewport: { width: 1366, height: 860 }, locale: 'en-US' });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));

@@ -6,7 +6,8 @@ import * as m001 from './migrations/001_init.js';
 import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
 import * as m004 from './migrations/004_config_version.js';
-import * as m006 from './migrations/006_inputs.js';
+import * as m006inputs from './migrations/006_inputs.js';
+import * as m006locale from './migrations/006_project_locale.js';
 import * as m010 from './migrations/010_site_webhooks.js';
 
 export interface MigrationContext {
@@ -19,7 +20,8 @@ const steps: Record<string, Step> = {
   '003_campaigns': m003,
   '002_sessions': m002,
   '004_config_version': m004,
-  '006_inputs': m006,
+  '006_inputs': m006inputs,
+  '006_project_locale': m006locale,
   '010_site_webhooks': m010,
 };
 

@@ -7,9 +7,15 @@ export interface ProjectsTable {
   site_key: string;
   name: string;
   from_email: string;
+  /** IANA time zone of the templates' `date` filter (migration 006). */
+  timezone: Generated<string>;
+  /** Language of the templates' filters: `ru` or `en` (migration 006). */
+  locale: Generated<ProjectLocale>;
   created_at: number;
   updated_at: number;
 }
+
+export type ProjectLocale = 'ru' | 'en';
 
 export interface ApiKeysTable {
   id: Generated<number>;

@@ -10,7 +10,11 @@
 // - Subject: rendered plain, then every control character (CR, LF, TAB, …) becomes a space, so no value
 //   can start a new header line. Text part: plain, not escaped.
 // - include/render/layout are removed: they read files from the server's disk.
+// - date, plural and money follow the project's locale and time zone (filters.ts, SPEC §15).
 import { Liquid, type Template } from 'liquidjs';
+import { localeFilters, SETTINGS, type RenderSettings } from './filters.js';
+
+export type { RenderSettings } from './filters.js';
 
 export interface TemplateSource {
   subject: string;
@@ -43,6 +47,7 @@ function makeEngine(html: boolean): Liquid {
     memoryLimit: 50_000_000,
   });
   for (const tag of ['include', 'render', 'layout']) delete engine.tags[tag];
+  for (const [name, fn] of Object.entries(localeFilters)) engine.registerFilter(name, fn);
   if (html) {
     // The engine escapes the final value anyway; escaping here too would print `&amp;lt;`.
     engine.registerFilter('escape', (v: unknown) => v);
@@ -84,10 +89,16 @@ export function sanitizeHeaderValue(value: string): string {
   return value.replace(CONTROL, ' ').replace(/ {2,}/g, ' ').trim();
 }
 
-export function renderMessage(tpl: TemplateSource, context: Record<string, unknown>): RenderedParts {
-  const subject = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.subject), context) as string;
-  const html = htmlEngine.renderSync(cache.get(htmlEngine, 'html', tpl.html), context) as string;
-  const text = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.text), context) as string;
+/** settings: the project's locale and time zone (the defaults of SPEC §15 when absent). */
+export function renderMessage(
+  tpl: TemplateSource,
+  context: Record<string, unknown>,
+  settings?: RenderSettings,
+): RenderedParts {
+  const opts = settings ? { globals: { [SETTINGS]: settings } } : undefined;
+  const subject = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.subject), context, opts) as string;
+  const html = htmlEngine.renderSync(cache.get(htmlEngine, 'html', tpl.html), context, opts) as string;
+  const text = plainEngine.renderSync(cache.get(plainEngine, 'plain', tpl.text), context, opts) as string;
   return { subject: sanitizeHeaderValue(subject), html, text };
 }
 

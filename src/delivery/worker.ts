@@ -237,7 +237,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     });
     let parts;
     try {
-      parts = renderMessage(template, context);
+      parts = renderMessage(template, context, { locale: project.locale, timezone: project.timezone });
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;

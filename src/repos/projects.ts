@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Project } from '../db/schema.js';
+import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import type { Executor } from './types.js';
 
@@ -15,30 +15,69 @@ export async function listProjects(db: Executor): Promise<Project[]> {
   return db.selectFrom('projects').selectAll().orderBy('site_key').execute();
 }
 
+export interface ProjectInput {
+  site_key: string;
+  name: string;
+  from_email: string;
+  /** Left as they are on an update when absent; the column defaults on a create. */
+  timezone?: string;
+  locale?: ProjectLocale;
+}
+
 /** Create or update by site_key; returns the row and whether it was new. */
 export async function upsertProject(
   db: Executor,
-  p: { site_key: string; name: string; from_email: string },
+  p: ProjectInput,
   now: number,
 ): Promise<{ project: Project; created: boolean }> {
   // The sender address is kept in the one form addresses are compared in (Unicode domain, SPEC §10).
   p = { ...p, from_email: canonicalAddress(p.from_email) };
   const existing = await findProjectBySiteKey(db, p.site_key);
   if (existing) {
-    if (existing.name === p.name && existing.from_email === p.from_email) return { project: existing, created: false };
+    const changes = {
+      name: p.name,
+      from_email: p.from_email,
+      timezone: p.timezone ?? existing.timezone,
+      locale: p.locale ?? existing.locale,
+    };
+    if ((Object.keys(changes) as (keyof typeof changes)[]).every((k) => existing[k] === changes[k]))
+      return { project: existing, created: false };
     await db
       .updateTable('projects')
-      .set({ name: p.name, from_email: p.from_email, updated_at: now })
+      .set({ ...changes, updated_at: now })
       .where('id', '=', existing.id)
       .execute();
-    return { project: { ...existing, name: p.name, from_email: p.from_email, updated_at: now }, created: false };
+    return { project: { ...existing, ...changes, updated_at: now }, created: false };
   }
+  const values = { site_key: p.site_key, name: p.name, from_email: p.from_email, created_at: now, updated_at: now };
   const project = await db
     .insertInto('projects')
-    .values({ ...p, created_at: now, updated_at: now })
+    .values({
+      ...values,
+      ...(p.timezone === undefined ? {} : { timezone: p.timezone }),
+      ...(p.locale === undefined ? {} : { locale: p.locale }),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   return { project, created: true };
+}
+
+/** Changes some of a project's settings; returns the row as it is afterwards. */
+export async function updateProject(
+  db: Executor,
+  existing: Project,
+  changes: Partial<Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale'>>,
+  now: number,
+): Promise<Project> {
+  if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };
+  const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+  if (Object.entries(set).every(([k, v]) => existing[k as keyof Project] === v)) return existing;
+  await db
+    .updateTable('projects')
+    .set({ ...set, updated_at: now })
+    .where('id', '=', existing.id)
+    .execute();
+  return { ...existing, ...set, updated_at: now };
 }
 
 /** A secret made once per installation and shared by every process through the database. */

@@ -1,5 +1,6 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static } from '@sinclair/typebox';
+import { LOCALES } from '../domain/locale.js';
 import { Cursor, Email, FieldsObject, Limit, RateLimit, Rights, ShortString, SiteKey } from './common.js';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 
@@ -44,17 +45,47 @@ export const UpdateKeyBody = Type.Object(
 );
 export type UpdateKeyBody = Static<typeof UpdateKeyBody>;
 
+export const ProjectLocale = Type.Union(
+  LOCALES.map((l) => Type.Literal(l)),
+  { description: 'language of the template filters date, plural and money' },
+);
+export const TimeZone = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$',
+  description: 'IANA time zone name of the date filter, e.g. Europe/Moscow',
+});
+
 export const SiteBody = Type.Object(
-  { site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }), from_email: Email },
+  {
+    site_key: SiteKey,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    from_email: Email,
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
   { additionalProperties: false },
 );
 export type SiteBody = Static<typeof SiteBody>;
+
+export const ProjectPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    from_email: Type.Optional(Email),
+    timezone: Type.Optional(TimeZone),
+    locale: Type.Optional(ProjectLocale),
+  },
+  { additionalProperties: false },
+);
+export type ProjectPatchBody = Static<typeof ProjectPatchBody>;
 
 export const ProjectView = Type.Object({
   id: Type.Integer(),
   site_key: Type.String(),
   name: Type.String(),
   from_email: Type.String(),
+  timezone: Type.String(),
+  locale: ProjectLocale,
   created_at: Type.String(),
   updated_at: Type.String(),
 });

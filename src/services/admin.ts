@@ -1,12 +1,13 @@
 // Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader.
 import { isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
+import { canonicalTimeZone, type Locale } from '../domain/locale.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { findList } from '../repos/contacts.js';
 import { findKeyById, insertKey, updateKey, type ApiKey } from '../repos/keys.js';
 import { replaceCourseCategories, replacePaidLists, type CourseCategory } from '../repos/projectConfig.js';
-import { findProjectBySiteKey } from '../repos/projects.js';
+import { findProjectBySiteKey, updateProject, upsertProject, type ProjectInput } from '../repos/projects.js';
 import { findTemplateByName, replaceRoutes } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
 import { iso } from '../repos/types.js';
@@ -162,6 +163,47 @@ export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<st
     );
     await replacePaidLists(trx, project.id, lists);
   });
+}
+
+/** The canonical time zone name, or a 422 naming the member. */
+function checkTimeZone(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const canonical = canonicalTimeZone(name);
+  if (!canonical)
+    throw validationError(`Unknown time zone ${name}: give an IANA name such as Europe/Moscow`, {
+      invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
+    });
+  return canonical;
+}
+
+/** POST /api/sites: create, or update what the body names (timezone and locale stay when absent). */
+export async function saveProject(deps: Deps, input: ProjectInput) {
+  const timezone = checkTimeZone(input.timezone);
+  return upsertProject(deps.db.db, { ...input, ...(timezone ? { timezone } : {}) }, deps.clock.now());
+}
+
+/** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
+export async function patchProject(
+  deps: Deps,
+  siteKey: string,
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+): Promise<Project> {
+  const timezone = checkTimeZone(changes.timezone);
+  const db = deps.db.db;
+  return updateProject(db, await requireProject(db, siteKey), { ...changes, timezone }, deps.clock.now());
+}
+
+export function projectView(p: Project) {
+  return {
+    id: p.id,
+    site_key: p.site_key,
+    name: p.name,
+    from_email: p.from_email,
+    timezone: p.timezone,
+    locale: p.locale,
+    created_at: iso(p.created_at)!,
+    updated_at: iso(p.updated_at)!,
+  };
 }
 
 export function conflict(message: string): AppError {

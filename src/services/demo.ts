@@ -1,65 +1,52 @@
-// The example project of the API document, loaded by `demo`. Loading twice changes nothing: every
-// object is found by its natural key first. The full keys are printed only when they are created.
+// The example project of the API document, loaded by `demo`, in Russian as that project writes to its
+// customers (SPEC §15). It is loaded once: when the project exists, `demo` changes nothing of it and
+// says what it found. The full keys are printed only when they are created.
 import { sql } from 'kysely';
+import type { Project } from '../db/schema.js';
 import { EXTRA_EVENT_TYPES, KNOWN_TEMPLATE_KEYS } from '../domain/catalog.js';
+import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { createList } from '../repos/contacts.js';
-import { listKeys } from '../repos/keys.js';
+import { insertKey, listKeys } from '../repos/keys.js';
+import { getPaidLists, replaceCourseCategories, replacePaidLists } from '../repos/projectConfig.js';
 import { findProjectBySiteKey, upsertProject } from '../repos/projects.js';
-import { findTemplateByName, upsertTemplate } from '../repos/templates.js';
+import { replaceRoutes, upsertTemplate } from '../repos/templates.js';
+import type { Executor } from '../repos/types.js';
 import type { Rights } from '../schemas/common.js';
-import { createApiKey, setCourseCategories, setPaidLists, setRouting } from './admin.js';
 import type { Deps } from './context.js';
+import { DEMO_TEMPLATES, demoHtml, demoText } from './demoTemplates.js';
 
 export const DEMO_SITE = {
   site_key: 'demo-courses',
-  name: 'Demo pedagogical courses',
+  // The project's name is the sender's display name of its e-mails.
+  name: 'Педагогические курсы (демо)',
   from_email: 'noreply@courses.example',
+  locale: 'ru' as const,
+  timezone: 'Europe/Moscow',
 };
 
-/** id -> list_id, slug, title, as the document gives them. */
+/**
+ * id -> list_id, slug, title. Ids, list ids and slugs as the document gives them; the titles are the
+ * Russian ones its slugs transliterate (the document renders them in English).
+ */
 export const DEMO_CATEGORIES = [
-  ['1', 35, 'pedagog-doshkolnogo-obrazovaniya', 'preschool educator'],
-  ['2', 36, 'pegagog-nachalnoi-shkoly', 'primary-school teacher'],
-  ['3', 37, 'pedagog-obshchego-obrazovaniya', 'general-education teacher'],
-  ['4', 38, 'pedagog-dopolnitelnogo-obrazovaniya', 'teacher of additional education'],
-  ['5', 39, 'pedagog-psikholog-psikholog', 'educational psychologist'],
-  ['6', 40, 'prepodavatel-spo-i-vo', 'vocational/higher-education lecturer'],
-  ['7', 41, 'sotsialnyy-pedagog', 'social pedagogue'],
-  ['8', 42, 'uchitel-logoped-defektolog', 'speech therapist/defectologist'],
-  ['9', 43, 'administraciya-oo-direktor-zaveduyushchiy-zavuch-starshiy-vospitatel', 'school administration'],
-  ['10', 44, 'bibliotekar', 'librarian'],
-  ['11', 45, 'metodist', 'methodist'],
-  ['12', 46, 'pedagog-organizator', 'organizer-teacher'],
+  ['1', 35, 'pedagog-doshkolnogo-obrazovaniya', 'Педагог дошкольного образования'],
+  ['2', 36, 'pegagog-nachalnoi-shkoly', 'Педагог начальной школы'],
+  ['3', 37, 'pedagog-obshchego-obrazovaniya', 'Педагог общего образования'],
+  ['4', 38, 'pedagog-dopolnitelnogo-obrazovaniya', 'Педагог дополнительного образования'],
+  ['5', 39, 'pedagog-psikholog-psikholog', 'Педагог-психолог, психолог'],
+  ['6', 40, 'prepodavatel-spo-i-vo', 'Преподаватель СПО и ВО'],
+  ['7', 41, 'sotsialnyy-pedagog', 'Социальный педагог'],
+  ['8', 42, 'uchitel-logoped-defektolog', 'Учитель-логопед, дефектолог'],
+  [
+    '9',
+    43,
+    'administraciya-oo-direktor-zaveduyushchiy-zavuch-starshiy-vospitatel',
+    'Администрация ОО (директор, заведующий, завуч, старший воспитатель)',
+  ],
+  ['10', 44, 'bibliotekar', 'Библиотекарь'],
+  ['11', 45, 'metodist', 'Методист'],
+  ['12', 46, 'pedagog-organizator', 'Педагог-организатор'],
 ] as const;
-
-/** Routing key -> [template name, subject]. Template names are the document's template keys. */
-export const DEMO_ROUTES: Record<string, [string, string]> = {
-  course_abandoned_cart_1h: ['course_abandoned_cart_1h', '{{ name }}, your order for {{ course_name }} is waiting'],
-  course_abandoned_cart_1d: ['course_abandoned_cart_1d', '{{ name }}, finish enrolling in {{ course_name }}'],
-  course_abandoned_cart_3d: ['course_abandoned_cart_3d', 'Last reminder: {{ course_name }}'],
-  course_order_created: ['course_application_created', '{{ name }}, your application for {{ course_name }} is formed'],
-  course_document_ready: [
-    'course_completed_passed_document_ready',
-    '{{ name }}, your document for {{ course_name }} is ready',
-  ],
-  course_finished_test_missing: [
-    'course_completed_test_not_passed',
-    '{{ name }}, the training period of {{ course_name }} is over',
-  ],
-  course_paid: ['course_payment_success', '{{ name }}, payment for {{ course_name }} received'],
-  course_test_failed: ['course_test_failed', '{{ name }}, the test of {{ course_name }} was not passed'],
-  course_test_passed: ['course_test_passed', '{{ name }}, you passed the test of {{ course_name }}'],
-  course_track_number: ['course_track_number', '{{ name }}, your document for {{ course_name }} is on its way'],
-  form_lead_collective_notify: ['form_lead_collective_notify', 'Group training application from {{ name }}'],
-  portal_abandoned_cart_1h: ['portal_abandoned_cart_1h', '{{ name }}, your order is waiting'],
-  portal_abandoned_cart_1d: ['portal_abandoned_cart_1d', '{{ name }}, complete your order'],
-  portal_abandoned_cart_3d: ['portal_abandoned_cart_3d', 'Last reminder about your order'],
-  contest_results: ['portal_contest_results', '{{ name }}, the results of the contest are final'],
-  contest_work_accepted: ['portal_contest_work_accepted', '{{ name }}, your contest work is accepted'],
-  olympiad_results: ['portal_olympiad_results', '{{ name }}, your olympiad results'],
-  diploma_paid: ['portal_payment_success', '{{ name }}, payment received'],
-  publication_site_submitted: ['portal_publication_status', '{{ name }}, we received "{{ publication_title }}"'],
-};
 
 const ALLOWED_EVENTS = [
   'course_order_created',
@@ -80,54 +67,115 @@ const ALLOWED_EVENTS = [
   'form_lead_collective_notify',
 ];
 
-function html(subject: string): string {
-  return `<p>Hello, {{ name }}!</p>\n<p>${subject.replace(/\{\{ name \}\},? ?/, '')}</p>\n{% if pay_url %}<p><a href="{{ pay_url }}">Pay for the order</a></p>{% endif %}\n{% if document_url %}<p><a href="{{ document_url }}">Your document</a></p>{% endif %}\n{% if account_url %}<p><a href="{{ account_url }}">Your account</a></p>{% endif %}\n<p>{{ project_name }}</p>\n{% if unsubscribe_url %}<p style="font-size:12px"><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>{% endif %}`;
-}
-
-function text(subject: string): string {
-  return `Hello, {{ name }}!\n\n${subject.replace(/\{\{ name \}\},? ?/, '')}\n{% if pay_url %}\nPay: {{ pay_url }}{% endif %}{% if document_url %}\nDocument: {{ document_url }}{% endif %}\n\n{{ project_name }}{% if unsubscribe_url %}\nUnsubscribe: {{ unsubscribe_url }}{% endif %}\n`;
+/** What the project holds: printed after a first load, and on a rerun as what was found. */
+export interface DemoFound {
+  name: string;
+  locale: string;
+  timezone: string;
+  templates: number;
+  routes: number;
+  course_categories: number;
+  address_books: number;
+  paid_lists: Record<string, number>;
+  cart_chains: number;
 }
 
 export interface DemoResult {
   site_key: string;
   created: boolean;
-  keys: { name: string; key: string | null; last4: string }[];
+  found: DemoFound;
+  keys: { name: string; key: string | null; last4: string; status: string }[];
 }
 
-export async function loadDemo(deps: Deps): Promise<DemoResult> {
-  const db = deps.db.db;
-  const now = deps.clock.now();
-  const existed = Boolean(await findProjectBySiteKey(db, DEMO_SITE.site_key));
-  const { project } = await upsertProject(db, DEMO_SITE, now);
-
-  // Category books keep the document's list ids where those ids are free in this database.
-  for (const [, listId, slug] of DEMO_CATEGORIES) {
-    const taken = await db.selectFrom('lists').select('id').where('id', '=', listId).executeTakeFirst();
-    await createList(db, project.id, slug, now, taken ? undefined : listId);
-  }
-  if (deps.db.dialect === 'postgres') {
-    await sql`select setval(pg_get_serial_sequence('lists', 'id'), greatest((select max(id) from lists), 1))`.execute(
-      db,
+async function inventory(db: Executor, project: Project): Promise<DemoFound> {
+  const count = async (table: 'templates' | 'routes' | 'course_categories' | 'lists' | 'cart_chains') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('project_id', '=', project.id)
+          .executeTakeFirstOrThrow()
+      ).n,
     );
-  }
-  const general = (await createList(db, project.id, 'successful-course-payments', now)).list;
-  const subscribers = (await createList(db, project.id, 'site-subscribers', now)).list;
-  const categories = [];
-  for (const [id, , slug, title] of DEMO_CATEGORIES) {
-    const list = (await createList(db, project.id, slug, now)).list;
-    categories.push({ id, list_id: list.id, slug, title });
-  }
-  await setCourseCategories(deps, project.site_key, categories);
-  await setPaidLists(deps, project.site_key, { course: general.id });
+  return {
+    name: project.name,
+    locale: project.locale,
+    timezone: project.timezone,
+    templates: await count('templates'),
+    routes: await count('routes'),
+    course_categories: await count('course_categories'),
+    address_books: await count('lists'),
+    paid_lists: await getPaidLists(db, project.id),
+    cart_chains: await count('cart_chains'),
+  };
+}
 
-  for (const [name, subject] of Object.values(DEMO_ROUTES)) {
-    if (!(await findTemplateByName(db, project.id, name))) {
-      await upsertTemplate(db, project.id, { name, subject, html: html(subject), text: text(subject) }, now);
+/**
+ * Loads the example project once, all of it in one transaction. When the project exists, nothing of
+ * it is touched (SPEC §15): what an administrator changed or deleted since stays so, and the result
+ * says what was found.
+ */
+export async function loadDemo(deps: Deps): Promise<DemoResult> {
+  const existing = await findProjectBySiteKey(deps.db.db, DEMO_SITE.site_key);
+  if (existing) {
+    const keys = await listKeys(deps.db.db, existing.id);
+    return {
+      site_key: existing.site_key,
+      created: false,
+      found: await inventory(deps.db.db, existing),
+      keys: keys.map((k) => ({ name: k.name, key: null, last4: k.last4, status: k.status })),
+    };
+  }
+  return deps.db.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const { project } = await upsertProject(trx, DEMO_SITE, now);
+
+    // Category books keep the document's list ids where those ids are free in this database.
+    const categories = [];
+    for (const [id, listId, slug, title] of DEMO_CATEGORIES) {
+      const taken = await trx.selectFrom('lists').select('id').where('id', '=', listId).executeTakeFirst();
+      const list = (await createList(trx, project.id, slug, now, taken ? undefined : listId)).list;
+      categories.push({ id, list_id: list.id, slug, title });
     }
-  }
-  await setRouting(deps, project.site_key, Object.fromEntries(Object.entries(DEMO_ROUTES).map(([k, [t]]) => [k, t])));
+    if (deps.db.dialect === 'postgres') {
+      await sql`select setval(pg_get_serial_sequence('lists', 'id'), greatest((select max(id) from lists), 1))`.execute(
+        trx,
+      );
+    }
+    const general = (await createList(trx, project.id, 'successful-course-payments', now)).list;
+    const subscribers = (await createList(trx, project.id, 'site-subscribers', now)).list;
+    await replaceCourseCategories(trx, project.id, categories);
+    await replacePaidLists(trx, project.id, { course: general.id });
 
-  const wanted: { name: string; rights: Rights }[] = [
+    const routes = [];
+    for (const [routingKey, [name, spec]] of Object.entries(DEMO_TEMPLATES)) {
+      const t = await upsertTemplate(
+        trx,
+        project.id,
+        { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec) },
+        now,
+      );
+      routes.push({ routing_key: routingKey, template_id: t.id });
+    }
+    await replaceRoutes(trx, project.id, routes);
+
+    const keys: DemoResult['keys'] = [];
+    for (const w of wantedKeys(subscribers.id)) {
+      const key = generateKey();
+      await insertKey(
+        trx,
+        { project_id: project.id, name: w.name, key_hash: hashKey(key), last4: last4(key), rights: w.rights },
+        now,
+      );
+      keys.push({ name: w.name, key, last4: last4(key), status: 'active' });
+    }
+    return { site_key: project.site_key, created: true, found: await inventory(trx, project), keys };
+  });
+}
+
+function wantedKeys(subscribersListId: number): { name: string; rights: Rights }[] {
+  return [
     {
       name: 'site backend: transactional + carts',
       rights: {
@@ -155,7 +203,7 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
         allowed_api_events: [],
         allowed_template_keys: [],
         allowed_cart_types: [],
-        list_id: subscribers.id,
+        list_id: subscribersListId,
         note: 'add or upsert contacts into one address book',
       },
     },
@@ -170,15 +218,31 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
       },
     },
   ];
-  const existing = await listKeys(db, project.id);
-  const keys: DemoResult['keys'] = [];
-  for (const w of wanted) {
-    const found = existing.find((k) => k.name === w.name);
-    if (found) keys.push({ name: w.name, key: null, last4: found.last4 });
-    else {
-      const k = await createApiKey(deps, { site_key: project.site_key, name: w.name, rights: w.rights });
-      keys.push({ name: w.name, key: k.key, last4: k.last4 });
-    }
+}
+
+/** The lines `demo` prints: what was loaded, or what was found and that nothing changed. */
+export function describeDemo(r: DemoResult): string[] {
+  const f = r.found;
+  const paid = Object.entries(f.paid_lists).map(([cart, id]) => `${cart} → #${id}`);
+  const what =
+    `«${f.name}», locale ${f.locale}, time zone ${f.timezone}; ${f.templates} templates, ${f.routes} routes, ` +
+    `${f.course_categories} course categories, ${f.address_books} address books, ` +
+    `paid-order books: ${paid.length ? paid.join(', ') : 'none'}, ${f.cart_chains} cart-chain sequences, ` +
+    `${r.keys.length} keys.`;
+  const lines = r.created
+    ? [`Loaded the example project "${r.site_key}": ${what}`]
+    : [
+        `The example project "${r.site_key}" is already loaded; nothing changed.`,
+        `Found: ${what}`,
+        'demo never changes an existing project: what an administrator changed or deleted stays so.',
+      ];
+  for (const k of r.keys) {
+    lines.push(
+      k.key
+        ? `  ${k.name}: ${k.key}`
+        : `  ${k.name}: …${k.last4}${k.status === 'active' ? '' : ` (${k.status})`} (shown only when it was created)`,
+    );
   }
-  return { site_key: project.site_key, created: !existed, keys };
+  if (r.keys.some((k) => k.key)) lines.push('Store these keys now: they are not shown again.');
+  return lines;
 }

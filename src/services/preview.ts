@@ -55,9 +55,9 @@ export function templateProblemError(p: { part: string; line: number; message: s
   });
 }
 
-function render(tpl: TemplateSource, context: Record<string, unknown>) {
+function render(tpl: TemplateSource, context: Record<string, unknown>, project: RenderProject) {
   try {
-    return renderMessage(tpl, context);
+    return renderMessage(tpl, context, { locale: project.locale, timezone: project.timezone });
   } catch (err) {
     // Parsing succeeded, so this is a runtime limit (a loop too long, output too big): the same as the
     // worker would hit, reported against the template rather than as a server error.
@@ -66,8 +66,10 @@ function render(tpl: TemplateSource, context: Record<string, unknown>) {
   }
 }
 
+type RenderProject = Pick<Project, 'name' | 'site_key' | 'locale' | 'timezone'>;
+
 export function previewTemplate(
-  project: Pick<Project, 'name' | 'site_key'>,
+  project: RenderProject,
   publicUrl: string,
   tpl: TemplateSource,
   opts: { eventType?: string; sample?: Record<string, unknown> },
@@ -82,7 +84,7 @@ export function previewTemplate(
     project,
     ...(withUnsubscribe ? { unsubscribeUrl: `${publicUrl}/u/preview-only-not-a-real-link` } : {}),
   });
-  return { ...render(tpl, context), sample };
+  return { ...render(tpl, context, project), sample };
 }
 
 /** What an e-mail that has not been rendered yet would look like with its template as it is now. */
@@ -100,7 +102,7 @@ export async function previewStoredEmail(
     project,
     ...(row.kind === 'transactional' ? {} : { unsubscribeUrl: `${publicUrl}/u/preview-only-not-a-real-link` }),
   });
-  const parts = render(template, context);
+  const parts = render(template, context, project);
   const to = row.to_name ?? contact?.name;
   return {
     ...parts,

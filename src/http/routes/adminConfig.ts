@@ -13,6 +13,7 @@ import {
   Ok,
   PaidListsBody,
   PaidListsResponse,
+  ProjectPatchBody,
   ProjectView,
   RoutingBody,
   RoutingResponse,
@@ -20,6 +21,7 @@ import {
   TemplateView,
   UpdateKeyBody,
   type CreateKeyBody as CreateKeyInput,
+  type ProjectPatchBody as ProjectPatchInput,
   type UpdateKeyBody as UpdateKeyInput,
 } from '../../schemas/admin.js';
 import { listLists } from '../../repos/contacts.js';
@@ -49,14 +51,26 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...errs },
       },
     },
-    async () => ({
-      ok: true as const,
-      items: (await listProjects(db)).map((p) => ({
-        ...p,
-        created_at: iso(p.created_at)!,
-        updated_at: iso(p.updated_at)!,
-      })),
-    }),
+    async () => ({ ok: true as const, items: (await listProjects(db)).map(admin.projectView) }),
+  );
+
+  app.patch(
+    '/api/admin/projects/:site_key',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "Change a project's name, sender, time zone or locale; absent members stay as they are",
+        params: SiteKeyParams,
+        body: ProjectPatchBody,
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+      },
+    },
+    async (req) => {
+      const { site_key } = req.params as SiteParams;
+      const project = await admin.patchProject(deps, site_key, req.body as ProjectPatchInput);
+      return { ok: true as const, project: admin.projectView(project) };
+    },
   );
 
   app.post(

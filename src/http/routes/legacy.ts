@@ -19,10 +19,9 @@ import {
 } from '../../schemas/admin.js';
 import { Cursor, Limit } from '../../schemas/common.js';
 import { addToList, createList, findContact, findList, listMembers, upsertContact } from '../../repos/contacts.js';
-import { upsertProject } from '../../repos/projects.js';
 import { upsertTemplate } from '../../repos/templates.js';
 import { decodeCursor, encodeCursor, iso } from '../../repos/types.js';
-import { requireProject } from '../../services/admin.js';
+import { requireProject, saveProject } from '../../services/admin.js';
 import type { Deps } from '../../services/context.js';
 
 const tags = ['legacy'];
@@ -41,14 +40,28 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         summary: 'Create or update a project',
         body: SiteBody,
         response: {
-          200: Type.Object({ ok: Ok, site_key: Type.String(), project_id: Type.Integer(), created: Type.Boolean() }),
+          200: Type.Object({
+            ok: Ok,
+            site_key: Type.String(),
+            project_id: Type.Integer(),
+            created: Type.Boolean(),
+            timezone: Type.String(),
+            locale: Type.String(),
+          }),
           ...errs,
         },
       },
     },
     async (req) => {
-      const { project, created } = await upsertProject(db, req.body as SiteInput, deps.clock.now());
-      return { ok: true as const, site_key: project.site_key, project_id: project.id, created };
+      const { project, created } = await saveProject(deps, req.body as SiteInput);
+      return {
+        ok: true as const,
+        site_key: project.site_key,
+        project_id: project.id,
+        created,
+        timezone: project.timezone,
+        locale: project.locale,
+      };
     },
   );
 

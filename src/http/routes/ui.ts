@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { sendError } from '../plugins/errors.js';
@@ -45,13 +45,57 @@ interface Asset {
   etag: string;
 }
 
+function asset(body: Buffer, type: string): Asset {
+  return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
 function load(file: string): Asset {
-  const body = readFileSync(file);
-  return {
-    body,
-    type: TYPES[extname(file)] ?? 'application/octet-stream',
-    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
-  };
+  return asset(readFileSync(file), TYPES[extname(file)] ?? 'application/octet-stream');
+}
+
+/** The UI's languages; the first is the one for browsers that ask for neither. */
+export const UI_LANGUAGES = ['en', 'ru'] as const;
+
+type Catalogue = Record<string, string | Record<string, string>>;
+const escapeHtml = (v: string) =>
+  v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/**
+ * The HTML shell in each language of the UI's message catalogue: its {{key}} texts filled in, {{lang}}
+ * the language. The page's scripts speak the same language from the first paint on.
+ */
+async function shells(root: string): Promise<Map<string, Asset>> {
+  const source = readFileSync(join(root, 'index.html'), 'utf8');
+  const out = new Map<string, Asset>();
+  for (const lang of UI_LANGUAGES) {
+    const url = pathToFileURL(join(root, 'assets', 'js', 'i18n', `${lang}.js`)).href;
+    const catalogue = ((await import(url)) as { default: Catalogue }).default;
+    const html = source.replace(/\{\{([\w.]+)\}\}/g, (all, key: string) => {
+      const v = key === 'lang' ? lang : catalogue[key];
+      if (typeof v !== 'string') throw new Error(`index.html: no "${key}" in the ${lang} catalogue`);
+      return escapeHtml(v);
+    });
+    out.set(lang, asset(Buffer.from(html), TYPES['.html']));
+  }
+  return out;
+}
+
+/**
+ * The UI language an Accept-Language header asks for (RFC 9110 §12.5.4): the supported language with
+ * the highest weight, by its primary subtag (ru-RU is ru); English when none is asked for. Written
+ * here because it is ten lines and the server needs nothing else from a negotiation library.
+ */
+export function pickLanguage(header: string | undefined): (typeof UI_LANGUAGES)[number] {
+  let best: { lang: (typeof UI_LANGUAGES)[number]; q: number } | null = null;
+  for (const part of (header ?? '').split(',').slice(0, 50)) {
+    const [tag, ...params] = part.trim().split(';');
+    const primary = tag.trim().toLowerCase().split('-')[0];
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    const lang = UI_LANGUAGES.find((l) => l === primary);
+    if (lang && Number.isFinite(q) && q > 0 && (!best || q > best.q)) best = { lang, q };
+  }
+  return best?.lang ?? UI_LANGUAGES[0];
 }
 
 /** Every file under dir, keyed by its path relative to dir with forward slashes. */
@@ -86,13 +130,14 @@ function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
 
 export async function uiRoutes(app: FastifyInstance, opts: { root?: string } = {}): Promise<void> {
   const root = opts.root ?? UI_ROOT;
-  const shell = load(join(root, 'index.html'));
+  const shell = await shells(root);
   const assets = loadTree(join(root, 'assets'));
   const hide = { schema: { hide: true } };
 
   const page = async (req: FastifyRequest, reply: FastifyReply) => {
-    reply.header('content-security-policy', UI_CSP);
-    return send(req, reply, shell);
+    const lang = pickLanguage(req.headers['accept-language']);
+    reply.header('content-security-policy', UI_CSP).header('vary', 'Accept-Language').header('content-language', lang);
+    return send(req, reply, shell.get(lang)!);
   };
   app.get('/', hide, async (_req, reply) => reply.redirect('/ui/', 302));
   app.get('/ui', hide, async (_req, reply) => reply.redirect('/ui/', 301));

@@ -1,6 +1,7 @@
 /* global fetch, URLSearchParams */
 // The admin API from the browser: same-origin fetch with the session cookie, the session's CSRF token on
 // every change, and the service's error envelope turned into an ApiError with its code and members.
+import { t } from './i18n.js';
 
 let csrfToken = null;
 let onUnauthorized = () => {};
@@ -16,7 +17,7 @@ export function setUnauthorizedHandler(fn) {
 
 export class ApiError extends Error {
   constructor(status, error) {
-    super(error?.message ?? `HTTP ${status}`);
+    super(error?.message ?? t('error.http', { status }));
     this.status = status;
     this.code = error?.code ?? 'http_error';
     this.detail = error ?? {};
@@ -36,7 +37,7 @@ export async function api(method, path, body, { quiet401 = false } = {}) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, { code: 'network_error', message: 'The service cannot be reached. Is it running?' });
+    throw new ApiError(0, { code: 'network_error', message: t('error.network') });
   }
   const text = await res.text();
   let data;
@@ -85,6 +86,6 @@ export function describeError(e) {
   const invalid = e.detail.invalid_fields ?? {};
   for (const [k, v] of Object.entries(invalid)) parts.push(`${k}: ${v}`);
   if (Array.isArray(e.detail.missing_fields) && e.detail.missing_fields.length)
-    parts.push(`missing: ${e.detail.missing_fields.join(', ')}`);
+    parts.push(t('error.missing', { fields: e.detail.missing_fields.join(', ') }));
   return parts.join(' · ');
 }

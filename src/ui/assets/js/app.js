@@ -3,7 +3,8 @@
 // a module function that returns a DOM node; links are real links (keyboard, middle-click and bookmarks
 // work), and the router only intercepts plain clicks on same-origin /ui/ links.
 import { api, ApiError, describeError, setCsrfToken, setUnauthorizedHandler } from './api.js';
-import { clear, errorBox, h, toast } from './dom.js';
+import { clear, errorBox, h, select, toast } from './dom.js';
+import { language, LANGUAGES, setLanguage, t } from './i18n.js';
 import { contactPage, contactsPage } from './pages/contacts.js';
 import { dashboardPage } from './pages/dashboard.js';
 import { emailPage, emailsPage } from './pages/emails.js';
@@ -33,12 +34,13 @@ const routes = [
   { re: /^\/ui\/contacts\/(\d+)$/, page: contactPage, nav: 'contacts' },
 ];
 
+// [key, href]: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may change).
 const NAV = [
-  ['dashboard', '/ui/', 'Dashboard'],
-  ['projects', '/ui/projects', 'Projects'],
-  ['events', '/ui/events', 'Events'],
-  ['emails', '/ui/emails', 'E-mails'],
-  ['contacts', '/ui/contacts', 'Contacts'],
+  ['dashboard', '/ui/'],
+  ['projects', '/ui/projects'],
+  ['events', '/ui/events'],
+  ['emails', '/ui/emails'],
+  ['contacts', '/ui/contacts'],
 ];
 
 const state = { session: null, renderSeq: 0, leave: [] };
@@ -62,24 +64,46 @@ async function logout() {
   navigate('/ui/login', { replace: true });
 }
 
+/** The language menu: each language named in itself; a change redraws the page where it is. */
+function languagePicker() {
+  const picker = select(
+    LANGUAGES.map((l) => [l, t(`lang.${l}`)]),
+    language(),
+    { class: 'lang', name: 'lang', 'aria-label': t('app.language') },
+  );
+  picker.addEventListener('change', () => {
+    setLanguage(picker.value);
+    render({ focus: 'select.lang' });
+  });
+  return picker;
+}
+
 function drawTopbar(active) {
   const bar = clear(document.getElementById('topbar'));
-  bar.append(h('a', { href: '/ui/', class: 'brand' }, 'Mail gateway'));
-  if (!state.session) return;
-  bar.append(
-    h(
-      'nav',
-      { 'aria-label': 'Main' },
+  bar.append(h('a', { href: '/ui/', class: 'brand' }, t('app.brand')));
+  if (state.session) {
+    bar.append(
       h(
-        'ul',
-        {},
-        NAV.map(([key, href, label]) =>
-          h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, label)),
+        'nav',
+        { 'aria-label': t('nav.label') },
+        h(
+          'ul',
+          {},
+          NAV.map(([key, href]) =>
+            h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, t(`nav.${key}`))),
+          ),
         ),
       ),
-    ),
-    h('button', { type: 'button', class: 'logout', onclick: logout }, 'Log out'),
-  );
+    );
+  }
+  bar.append(languagePicker());
+  if (state.session) bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
+}
+
+/** The parts of the shell outside the pages, in the current language. */
+function drawShell() {
+  const skip = document.querySelector('.skip-link');
+  if (skip) skip.textContent = t('app.skip');
 }
 
 export function loggedIn(session) {
@@ -95,6 +119,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
   if (route && !route.public && !state.session) {
     return navigate(`/ui/login?next=${encodeURIComponent(path + location.search)}`, { replace: true });
   }
+  drawShell();
   drawTopbar(route?.nav);
   const target = main();
   const ctx = {
@@ -114,15 +139,15 @@ async function render({ keepFocus = false, focus = null } = {}) {
       : h(
           'section',
           {},
-          h('h1', { tabindex: '-1' }, 'Page not found'),
-          h('p', {}, h('a', { href: '/ui/' }, 'Back to the dashboard')),
+          h('h1', { tabindex: '-1' }, t('app.pageNotFound')),
+          h('p', {}, h('a', { href: '/ui/' }, t('app.backToDashboard'))),
         );
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return undefined; // the login page is on its way
     node = h(
       'section',
       {},
-      h('h1', { tabindex: '-1' }, e instanceof ApiError && e.status === 404 ? 'Not found' : 'Something went wrong'),
+      h('h1', { tabindex: '-1' }, e instanceof ApiError && e.status === 404 ? t('app.notFound') : t('app.failed')),
       errorBox(describeError(e)),
     );
   }
@@ -130,9 +155,9 @@ async function render({ keepFocus = false, focus = null } = {}) {
   clear(target).append(node);
   target.removeAttribute('aria-busy');
   const h1 = target.querySelector('h1');
-  document.title = `${h1?.textContent ?? 'Admin'} · Mail gateway`;
+  document.title = t('app.documentTitle', { page: h1?.textContent ?? t('app.admin') });
   if (!keepFocus)
-    ((focus && target.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
+    ((focus && document.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
   return undefined;
 }
 
@@ -151,7 +176,7 @@ setUnauthorizedHandler(() => {
   if (!state.session) return;
   state.session = null;
   setCsrfToken(null);
-  toast('Your session has ended: log in again', 'warn');
+  toast(t('app.sessionEnded'), 'warn');
   const here = location.pathname + location.search;
   navigate(`/ui/login?next=${encodeURIComponent(here)}`, { replace: true });
 });

@@ -3,6 +3,7 @@
 // classes (c-ok, c-bad, c-0 … c-7), so the charts follow the stylesheet. Each chart carries a text
 // summary for screen readers and a table of its numbers behind a <details>.
 import { h, table } from './dom.js';
+import { fmtDay, fmtNumber, t } from './i18n.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 
@@ -28,7 +29,14 @@ let chartSeq = 0;
  * Bars per label (one per day), the series stacked (default) or side by side.
  * series: [{ name, cls, values: number[] }] with one value per label.
  */
-export function barChart({ title, labels, series, stacked = true, height = 220, formatLabel = (l) => l.slice(5) }) {
+export function barChart({
+  title,
+  labels,
+  series,
+  stacked = true,
+  height = 220,
+  formatLabel = (l) => fmtDay(l, { short: true }),
+}) {
   const id = `chart${++chartSeq}`;
   const left = 44,
     right = 8,
@@ -56,14 +64,18 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
     s(
       'desc',
       { id: `${id}-d` },
-      `${labels.length} bars, ${total} in all; ${series.map((se) => `${se.name} ${se.values.reduce((a, b) => a + b, 0)}`).join(', ')}`,
+      t('chart.summary', {
+        bars: labels.length,
+        total: fmtNumber(total),
+        series: series.map((se) => `${se.name} ${fmtNumber(se.values.reduce((a, b) => a + b, 0))}`).join(', '),
+      }),
     ),
   );
   for (let i = 0; i <= 4; i++) {
     const v = (max / 4) * i;
     svg.append(
       s('line', { x1: left, x2: width - right, y1: y(v), y2: y(v), class: 'grid' }),
-      s('text', { x: left - 6, y: y(v) + 4, class: 'axis', 'text-anchor': 'end' }, v.toLocaleString('en-US')),
+      s('text', { x: left - 6, y: y(v) + 4, class: 'axis', 'text-anchor': 'end' }, fmtNumber(v)),
     );
   }
   const every = Math.ceil(labels.length / 14);
@@ -84,7 +96,7 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
                 height: Math.max(1, y(base) - y(base + v)),
                 class: se.cls,
               },
-              s('title', {}, `${label} · ${se.name}: ${v}`),
+              s('title', {}, `${fmtDay(label)} · ${se.name}: ${fmtNumber(v)}`),
             ),
           );
         }
@@ -104,7 +116,7 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
               height: Math.max(v > 0 ? 1 : 0, y(0) - y(v)),
               class: se.cls,
             },
-            s('title', {}, `${label} · ${se.name}: ${v}`),
+            s('title', {}, `${fmtDay(label)} · ${se.name}: ${fmtNumber(v)}`),
           ),
         );
       });
@@ -123,10 +135,10 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
   const data = h(
     'details',
     { class: 'chart-data' },
-    h('summary', {}, 'Numbers'),
+    h('summary', {}, t('chart.numbers')),
     table(
       [
-        { label: 'Day', cell: (r) => r.label },
+        { label: t('chart.day'), cell: (r) => fmtDay(r.label) },
         ...series.map((se, k) => ({ label: se.name, class: 'num', cell: (r) => String(r.values[k]) })),
       ],
       labels.map((label, i) => ({ label, values: series.map((se) => se.values[i] ?? 0) })).reverse(),
@@ -143,7 +155,7 @@ export function barChart({ title, labels, series, stacked = true, height = 220, 
 }
 
 /** Horizontal proportion bars in a table: one row per item, segments per series. */
-export function proportionTable({ title, rows, series, labelHeader = 'Type' }) {
+export function proportionTable({ title, rows, series, labelHeader = t('chart.type') }) {
   const max = Math.max(1, ...rows.map((r) => series.reduce((sum, se) => sum + (r[se.key] ?? 0), 0)));
   const bar = (r) => {
     const box = h('div', { class: 'hbar', 'aria-hidden': 'true' });
@@ -166,11 +178,11 @@ export function proportionTable({ title, rows, series, labelHeader = 'Type' }) {
     table(
       [
         { label: labelHeader, cell: (r) => h('code', {}, r.label) },
-        { label: 'Share', class: 'bar-cell', cell: bar },
+        { label: t('chart.share'), class: 'bar-cell', cell: bar },
         ...series.map((se) => ({ label: se.name, class: 'num', cell: (r) => String(r[se.key] ?? 0) })),
       ],
       rows,
-      { empty: 'No events in this period.' },
+      { empty: t('dashboard.noEvents') },
     ),
   );
 }

@@ -1,6 +1,7 @@
 /* global document, navigator, setTimeout, Node */
 // DOM helpers. Every piece of data reaches the page as a text node or an attribute value set through
 // the DOM API: nothing is ever parsed as HTML, so a payload holding <script> shows as text.
+import { fmtTime, statusLabel, t } from './i18n.js';
 
 /**
  * h('a', { href: '/ui/', class: 'x', onclick: fn }, 'text', child) -> Element.
@@ -32,34 +33,10 @@ export function clear(el) {
   return el;
 }
 
-const pad = (n) => String(n).padStart(2, '0');
-
-/** Local time, to the second, sortable: 2026-03-14 10:15:02. */
-export function fmtTime(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return String(iso);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
+export { fmtDuration, fmtMinutes, fmtNumber, fmtTime } from './i18n.js';
 
 export function time(iso) {
   return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso)) : '—';
-}
-
-export const fmtNumber = (n) => (typeof n === 'number' ? n.toLocaleString('en-US', { maximumFractionDigits: 2 }) : '—');
-
-export function fmtDuration(seconds) {
-  if (seconds === null || seconds === undefined) return '—';
-  if (seconds < 90) return `${seconds} s`;
-  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 172800) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86400)} days`;
-}
-
-export function fmtMinutes(m) {
-  if (m % 1440 === 0) return `${m / 1440} d`;
-  if (m % 60 === 0) return `${m / 60} h`;
-  return `${m} min`;
 }
 
 const STATUS_TONE = {
@@ -80,8 +57,16 @@ const STATUS_TONE = {
   none: 'warn',
 };
 
-export function badge(text, tone) {
-  return h('span', { class: `badge ${tone ?? STATUS_TONE[text] ?? 'muted'}` }, text);
+/** A coloured label: display text, and a tone (ok, bad, warn, info, muted). */
+export function badge(text, tone = 'muted') {
+  return h('span', { class: `badge ${tone}` }, text);
+}
+
+/** A status of the API as a badge: its words in the UI's language, the code itself in the tooltip. */
+export function statusBadge(status) {
+  const el = badge(statusLabel(status), STATUS_TONE[status] ?? 'muted');
+  el.title = String(status);
+  return el;
 }
 
 export function code(text) {
@@ -92,8 +77,8 @@ export function code(text) {
 export function jsonBlock(value, label) {
   return h(
     'pre',
-    { class: 'json', tabindex: '0', 'aria-label': label ?? 'JSON' },
-    JSON.stringify(value, null, 2) ?? 'null',
+    { class: 'json', tabindex: '0', 'aria-label': label ?? t('common.json') },
+    JSON.stringify(value ?? null, null, 2),
   );
 }
 
@@ -110,7 +95,7 @@ export function facts(pairs) {
  * A table. columns: [{ label, cell(row) -> Node|string, class? }]. Empty rows show `empty`.
  * Tables only ever hold one page of rows: paging happens on the server or in `pageSlice`.
  */
-export function table(columns, rows, { empty = 'Nothing to show.', caption, rowClass } = {}) {
+export function table(columns, rows, { empty = t('common.nothing'), caption, rowClass } = {}) {
   const head = h(
     'thead',
     {},
@@ -153,7 +138,11 @@ export function pagedTable(columns, rows, opts = {}) {
     if (pages > 1) {
       box.append(
         pager({
-          info: `${page * size + 1}–${Math.min(rows.length, (page + 1) * size)} of ${rows.length}`,
+          info: t('pager.range', {
+            from: page * size + 1,
+            to: Math.min(rows.length, (page + 1) * size),
+            total: rows.length,
+          }),
           prev:
             page > 0
               ? () => {
@@ -177,10 +166,10 @@ export function pagedTable(columns, rows, opts = {}) {
 }
 
 /** Previous/next buttons; a missing handler disables its button. */
-export function pager({ info, prev, next, prevLabel = '← Previous', nextLabel = 'Next →' }) {
+export function pager({ info, prev, next, prevLabel = t('pager.prev'), nextLabel = t('pager.next') }) {
   return h(
     'nav',
-    { class: 'pager', 'aria-label': 'Pages' },
+    { class: 'pager', 'aria-label': t('pager.label') },
     h('button', { type: 'button', disabled: !prev, onclick: prev ?? undefined }, prevLabel),
     info ? h('span', { class: 'muted' }, info) : null,
     h('button', { type: 'button', disabled: !next, onclick: next ?? undefined }, nextLabel),
@@ -232,17 +221,17 @@ export function errorBox(message) {
 }
 
 /** A modal yes/no question in a <dialog>: focus is trapped, Escape answers no. */
-export function confirmDialog(question, yesLabel = 'Confirm', tone = 'danger') {
+export function confirmDialog(question, yesLabel = t('common.confirm'), tone = 'danger') {
   return new Promise((resolve) => {
     const yes = h('button', { type: 'submit', value: 'yes', class: tone }, yesLabel);
     const dialog = h(
       'dialog',
-      { class: 'confirm', 'aria-label': 'Confirm' },
+      { class: 'confirm', 'aria-label': t('common.confirm') },
       h(
         'form',
         { method: 'dialog' },
         h('p', {}, question),
-        h('div', { class: 'actions' }, h('button', { type: 'submit', value: 'no' }, 'Cancel'), yes),
+        h('div', { class: 'actions' }, h('button', { type: 'submit', value: 'no' }, t('common.cancel')), yes),
       ),
     );
     dialog.addEventListener('close', () => {
@@ -265,7 +254,7 @@ export function copyButton(text, target) {
       onclick: async () => {
         try {
           await navigator.clipboard.writeText(text);
-          toast('Copied to the clipboard');
+          toast(t('copy.done'));
         } catch {
           if (target) {
             const range = document.createRange();
@@ -274,10 +263,10 @@ export function copyButton(text, target) {
             sel.removeAllRanges();
             sel.addRange(range);
           }
-          toast('Copy is blocked here: the text is selected, press Ctrl+C', 'warn');
+          toast(t('copy.blocked'), 'warn');
         }
       },
     },
-    'Copy',
+    t('copy.button'),
   );
 }

@@ -3,6 +3,7 @@
 // URL holds the filters and the cursor, so every page is a bookmarkable link; the cursors of the pages
 // before this one travel in history.state so "Previous" walks back without the server keeping anything.
 import { h, pager } from './dom.js';
+import { t } from './i18n.js';
 
 function urlWith(ctx, changes) {
   const q = new URLSearchParams(ctx.query);
@@ -22,7 +23,7 @@ export function cursorPager(ctx, nextCursor, shown) {
     ctx.navigate(urlWith(ctx, { cursor }), { state: { stack: newStack }, focus: '.table-wrap' });
   const pageNo = current ? (stack.length ? stack.length + 1 : null) : 1;
   return pager({
-    info: `${pageNo ? `Page ${pageNo}` : 'Later page'} · ${shown} shown`,
+    info: pageNo ? t('pager.page', { page: pageNo, shown }) : t('pager.later', { shown }),
     prev: current ? () => go(stack.length ? stack[stack.length - 1] : null, stack.slice(0, -1)) : null,
     next: nextCursor ? () => go(nextCursor, [...stack, current ?? '']) : null,
   });
@@ -32,7 +33,7 @@ export function cursorPager(ctx, nextCursor, shown) {
  * A filter form over the URL's query: each control's name is a query parameter. Submitting starts again
  * at the first page; "Clear" drops every filter.
  */
-export function filterForm(ctx, controls, { label = 'Filters' } = {}) {
+export function filterForm(ctx, controls, { label = t('filters.label') } = {}) {
   const form = h(
     'form',
     {
@@ -54,8 +55,8 @@ export function filterForm(ctx, controls, { label = 'Filters' } = {}) {
     h(
       'div',
       { class: 'filter-actions' },
-      h('button', { type: 'submit', class: 'primary' }, 'Apply'),
-      h('a', { href: location.pathname, class: 'button' }, 'Clear'),
+      h('button', { type: 'submit', class: 'primary' }, t('filters.apply')),
+      h('a', { href: location.pathname, class: 'button' }, t('filters.clear')),
     ),
   );
   return form;

@@ -2,10 +2,11 @@
 // paid orders per cart type, and the cart chain (the routed 1 h/1 d/3 d steps, or a sequence).
 import { api, describeError, enc, qs } from '../api.js';
 import { badge, code, errorBox, field, fmtMinutes, h, select, table, toast } from '../dom.js';
+import { t } from '../i18n.js';
 
 const listOptions = (lists) => lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`]);
 
-function saveForm(children, save, label = 'Save') {
+function saveForm(children, save, label = t('common.save')) {
   const status = h('div', { 'aria-live': 'polite' });
   return h(
     'form',
@@ -16,7 +17,7 @@ function saveForm(children, save, label = 'Save') {
         status.replaceChildren();
         try {
           await save();
-          toast('Saved');
+          toast(t('common.saved'));
         } catch (e) {
           status.append(errorBox(describeError(e)));
         }
@@ -49,31 +50,46 @@ export async function categoriesTab(_ctx, p) {
           required: true,
           maxlength: '50',
           size: '4',
-          'aria-label': `Category id, row ${n}`,
+          'aria-label': t('categories.idRow', { n }),
         }),
       ),
       h(
         'td',
         {},
-        select([['', '— choose —'], ...listOptions(lists.items)], c.list_id, {
+        select([['', t('common.chooseOption')], ...listOptions(lists.items)], c.list_id, {
           name: 'list_id',
           required: true,
-          'aria-label': `Address book, row ${n}`,
+          'aria-label': t('categories.listRow', { n }),
         }),
       ),
       h(
         'td',
         {},
-        h('input', { name: 'slug', value: c.slug, required: true, maxlength: '200', 'aria-label': `Slug, row ${n}` }),
+        h('input', {
+          name: 'slug',
+          value: c.slug,
+          required: true,
+          maxlength: '200',
+          'aria-label': t('categories.slugRow', { n }),
+        }),
       ),
-      h('td', {}, h('input', { name: 'title', value: c.title, maxlength: '500', 'aria-label': `Title, row ${n}` })),
+      h(
+        'td',
+        {},
+        h('input', { name: 'title', value: c.title, maxlength: '500', 'aria-label': t('categories.titleRow', { n }) }),
+      ),
       h(
         'td',
         {},
         h(
           'button',
-          { type: 'button', class: 'small', 'aria-label': `Remove row ${n}`, onclick: () => tr.remove() },
-          'Remove',
+          {
+            type: 'button',
+            class: 'small',
+            'aria-label': t('categories.removeRow', { n }),
+            onclick: () => tr.remove(),
+          },
+          t('common.remove'),
         ),
       ),
     );
@@ -93,7 +109,9 @@ export async function categoriesTab(_ctx, p) {
         h(
           'tr',
           {},
-          ['Id', 'Address book', 'Slug', 'Title', ''].map((t) => h('th', { scope: 'col' }, t)),
+          [t('common.id'), t('common.addressBook'), t('categories.slug'), t('categories.title'), ''].map((x) =>
+            h('th', { scope: 'col' }, x),
+          ),
         ),
       ),
       body,
@@ -102,18 +120,14 @@ export async function categoriesTab(_ctx, p) {
   return h(
     'div',
     {},
-    h(
-      'p',
-      { class: 'muted' },
-      "A purchase of cart type course with fields.course_category_id adds the buyer to the category's address book too. An unknown id does not fail the purchase: it answers with a warning.",
-    ),
+    h('p', { class: 'muted' }, t('categories.help')),
     saveForm(
       [
         grid,
         h(
           'p',
           {},
-          h('button', { type: 'button', onclick: () => addRow().querySelector('input').focus() }, 'Add category'),
+          h('button', { type: 'button', onclick: () => addRow().querySelector('input').focus() }, t('categories.add')),
         ),
       ],
       async () => {
@@ -125,7 +139,7 @@ export async function categoriesTab(_ctx, p) {
         }));
         await api('PUT', `/api/admin/projects/${enc(site)}/course-categories`, { categories });
       },
-      'Save categories',
+      t('categories.save'),
     ),
   );
 }
@@ -138,28 +152,24 @@ export async function paidListsTab(_ctx, p, m) {
   ]);
   const pickers = m.cart_types.map((c) => [
     c,
-    select([['', '— none —'], ...listOptions(lists.items)], paid.lists[c] ?? '', { name: c }),
+    select([['', t('common.noneOption')], ...listOptions(lists.items)], paid.lists[c] ?? '', { name: c }),
   ]);
   return h(
     'div',
     {},
-    h(
-      'p',
-      { class: 'muted' },
-      'Every purchase adds the buyer to the general address book of paid orders for its cart type. Without one, the purchase still succeeds and its answer carries a warning.',
-    ),
+    h('p', { class: 'muted' }, t('paid.help')),
     saveForm(
       h(
         'div',
         { class: 'row' },
-        pickers.map(([c, sel]) => field(`Paid ${c} orders`, sel)),
+        pickers.map(([c, sel]) => field(t('paid.field', { cart: t(`cart.${c}`) }), sel)),
       ),
       async () => {
         const body = {};
         for (const [c, sel] of pickers) if (sel.value) body[c] = Number(sel.value);
         await api('PUT', `/api/admin/projects/${enc(site)}/paid-lists`, { lists: body });
       },
-      'Save paid-order books',
+      t('paid.save'),
     ),
   );
 }
@@ -172,7 +182,7 @@ function sequenceForm(site, templates, onSaved) {
       'li',
       { class: 'row' },
       field(
-        'Template',
+        t('common.template'),
         select(
           templates.map((t) => [String(t.id), t.name]),
           '',
@@ -180,7 +190,7 @@ function sequenceForm(site, templates, onSaved) {
         ),
       ),
       field(
-        'Minutes after the order',
+        t('chain.minutes'),
         h('input', {
           type: 'number',
           name: 'delay_minutes',
@@ -190,7 +200,7 @@ function sequenceForm(site, templates, onSaved) {
           required: true,
         }),
       ),
-      h('button', { type: 'button', class: 'small', onclick: () => li.remove() }, 'Remove step'),
+      h('button', { type: 'button', class: 'small', onclick: () => li.remove() }, t('chain.removeStep')),
     );
     steps.append(li);
   };
@@ -213,18 +223,18 @@ function sequenceForm(site, templates, onSaved) {
             })),
           };
           const r = await api('POST', '/api/sequences', body);
-          toast(`Sequence #${r.sequence_id} created`);
+          toast(t('chain.sequenceCreated', { id: r.sequence_id }));
           onSaved();
         } catch (e) {
           status.append(errorBox(describeError(e)));
         }
       },
     },
-    field('Name', name),
+    field(t('common.name'), name),
     steps,
-    h('p', {}, h('button', { type: 'button', onclick: () => addStep(1440) }, 'Add step')),
+    h('p', {}, h('button', { type: 'button', onclick: () => addStep(1440) }, t('chain.addStep'))),
     status,
-    h('button', { type: 'submit', class: 'primary' }, 'Create sequence'),
+    h('button', { type: 'submit', class: 'primary' }, t('chain.createSequence')),
   );
 }
 
@@ -241,14 +251,14 @@ export async function cartChainTab(ctx, p, m) {
     const seq = seqById.get(seqs.cart_chains[cart]);
     if (seq)
       return {
-        source: `sequence “${seq.name}” (#${seq.sequence_id})`,
+        source: t('chain.fromSequence', { name: seq.name, id: seq.sequence_id }),
         steps: seq.steps.map((s) => ({
           when: fmtMinutes(s.delay_minutes),
           template: tplName.get(s.template_id) ?? `#${s.template_id}`,
         })),
       };
     return {
-      source: 'default: the templates routed to the 1 h, 1 d and 3 d steps',
+      source: t('chain.default'),
       steps: m.cart_steps.map((s) => ({
         when: fmtMinutes(s.delay_minutes),
         template: routing.routes[`${cart}_abandoned_cart_${s.step}`] ?? null,
@@ -260,7 +270,7 @@ export async function cartChainTab(ctx, p, m) {
     c,
     select(
       [
-        ['', 'Default (routed steps)'],
+        ['', t('chain.defaultOption')],
         ...seqs.items.map((s) => [String(s.sequence_id), `${s.name} (#${s.sequence_id})`]),
       ],
       seqs.cart_chains[c] ?? '',
@@ -272,35 +282,34 @@ export async function cartChainTab(ctx, p, m) {
   return h(
     'div',
     {},
-    h(
-      'p',
-      { class: 'muted' },
-      "An order-created event schedules its cart type's chain; the purchase of that order cancels what has not been sent. A step without a template is skipped.",
-    ),
+    h('p', { class: 'muted' }, t('chain.help')),
     m.cart_types.map((c) => {
       const chain = chainOf(c);
       return h(
         'section',
         { class: 'chain' },
-        h('h3', {}, `${c} carts`),
+        h('h3', {}, t('chain.carts', { cart: t(`cart.${c}`) })),
         h('p', { class: 'muted' }, chain.source),
         table(
           [
-            { label: 'After', cell: (s) => s.when },
-            { label: 'Template', cell: (s) => (s.template ? code(s.template) : badge('none')) },
-            { label: 'Routing key', cell: (s) => (s.key ? code(s.key) : '—') },
+            { label: t('chain.after'), cell: (s) => s.when },
+            {
+              label: t('common.template'),
+              cell: (s) => (s.template ? code(s.template) : badge(t('routing.none'), 'warn')),
+            },
+            { label: t('routing.key'), cell: (s) => (s.key ? code(s.key) : '—') },
           ],
           chain.steps,
-          { empty: 'No steps.' },
+          { empty: t('chain.noSteps') },
         ),
       );
     }),
-    h('h3', {}, 'Chain per cart type'),
+    h('h3', {}, t('chain.perCartType')),
     saveForm(
       h(
         'div',
         { class: 'row' },
-        pickers.map(([c, sel]) => field(`${c} carts`, sel)),
+        pickers.map(([c, sel]) => field(t('chain.carts', { cart: t(`cart.${c}`) }), sel)),
       ),
       async () => {
         const chains = {};
@@ -308,13 +317,13 @@ export async function cartChainTab(ctx, p, m) {
         await api('PUT', `/api/admin/projects/${enc(site)}/cart-chains`, { chains });
         reload();
       },
-      'Save chains',
+      t('chain.save'),
     ),
     h(
       'details',
       {},
-      h('summary', {}, 'New sequence'),
-      templates.items.length ? sequenceForm(site, templates.items, reload) : h('p', {}, 'Create templates first.'),
+      h('summary', {}, t('chain.newSequence')),
+      templates.items.length ? sequenceForm(site, templates.items, reload) : h('p', {}, t('chain.templatesFirst')),
     ),
   );
 }

@@ -1,16 +1,10 @@
 // Contacts (SPEC §4): search by e-mail, and one person's page: status (changeable, admin_blocked
 // included), address books, and the events and e-mails for that person.
 import { api, describeError, enc, meta, projects, qs } from '../api.js';
-import { badge, code, errorBox, facts, field, h, jsonBlock, select, table, time, toast } from '../dom.js';
+import { code, errorBox, facts, field, h, jsonBlock, select, statusBadge, table, time, toast } from '../dom.js';
+import { statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
 import { emailColumns } from './emails.js';
-
-const STATUS_HELP = {
-  active: 'receives everything',
-  unsubscribed: 'no cart chains or campaigns; transactional e-mails about their own orders still go',
-  invalid: 'the address does not exist: nothing is sent',
-  admin_blocked: 'blocked by an administrator: nothing is sent',
-};
 
 export async function contactsPage(ctx) {
   const q = ctx.query;
@@ -20,7 +14,7 @@ export async function contactsPage(ctx) {
     ctx,
     [
       field(
-        'E-mail contains',
+        t('contacts.emailContains'),
         h('input', {
           name: 'email',
           type: 'search',
@@ -30,29 +24,29 @@ export async function contactsPage(ctx) {
         }),
       ),
       field(
-        'Project',
-        select([['', 'All projects'], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
+        t('common.project'),
+        select([['', t('common.allProjects')], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
           name: 'site_key',
         }),
       ),
     ],
-    { label: 'Find contacts' },
+    { label: t('contacts.find') },
   );
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, 'Contacts'),
+    h('h1', { tabindex: '-1' }, t('nav.contacts')),
     filters,
     table(
       [
-        { label: 'E-mail', cell: (c) => h('a', { href: `/ui/contacts/${c.id}` }, c.email) },
-        { label: 'Name', cell: (c) => c.name ?? '—' },
-        { label: 'Project', cell: (c) => c.site_key },
-        { label: 'Status', cell: (c) => badge(c.status) },
-        { label: 'Since', cell: (c) => time(c.created_at) },
+        { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.id}` }, c.email) },
+        { label: t('common.name'), cell: (c) => c.name ?? '—' },
+        { label: t('common.project'), cell: (c) => c.site_key },
+        { label: t('common.status'), cell: (c) => statusBadge(c.status) },
+        { label: t('contacts.since'), cell: (c) => time(c.created_at) },
       ],
       page.items,
-      { empty: params.email ? 'Nobody with such an address.' : 'No contacts yet.' },
+      { empty: params.email ? t('contacts.nobody') : t('contacts.empty') },
     ),
     cursorPager(ctx, page.next_cursor, page.items.length),
   );
@@ -63,7 +57,10 @@ export async function contactPage(ctx) {
   const [m, d] = await Promise.all([meta(), api('GET', `/api/admin/contacts/${id}`)]);
   const c = d.contact;
   const statusSel = select(
-    m.contact_statuses.map((s) => [s, `${s}: ${STATUS_HELP[s] ?? ''}`]),
+    m.contact_statuses.map((s) => [
+      s,
+      t('contacts.statusOption', { status: statusLabel(s), help: t(`contacts.help.${s}`) }),
+    ]),
     c.status,
     { name: 'status' },
   );
@@ -77,77 +74,72 @@ export async function contactPage(ctx) {
         status.replaceChildren();
         try {
           await api('POST', `/api/admin/contacts/${id}/status`, { status: statusSel.value });
-          toast(`Status set to ${statusSel.value}`);
+          toast(t('contacts.statusSet', { status: statusLabel(statusSel.value) }));
           ctx.navigate(`/ui/contacts/${id}`, { replace: true, focus: 'select[name="status"]' });
         } catch (e) {
           status.append(errorBox(describeError(e)));
         }
       },
     },
-    field('Status', statusSel),
-    h('button', { type: 'submit', class: 'primary' }, 'Change status'),
+    field(t('common.status'), statusSel),
+    h('button', { type: 'submit', class: 'primary' }, t('contacts.changeStatus')),
   );
 
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, c.email, ' ', badge(c.status)),
+    h('h1', { tabindex: '-1' }, c.email, ' ', statusBadge(c.status)),
     facts([
-      ['Name', c.name ?? '—'],
-      ['Project', h('a', { href: `/ui/projects/${enc(c.site_key)}` }, c.site_key)],
-      ['Known since', time(c.created_at)],
-      ['Updated', time(c.updated_at)],
+      [t('common.name'), c.name ?? '—'],
+      [t('common.project'), h('a', { href: `/ui/projects/${enc(c.site_key)}` }, c.site_key)],
+      [t('contacts.knownSince'), time(c.created_at)],
+      [t('common.updated'), time(c.updated_at)],
     ]),
     form,
     status,
     Object.keys(c.fields).length
-      ? h('details', {}, h('summary', {}, 'Fields'), jsonBlock(c.fields, 'Contact fields'))
+      ? h('details', {}, h('summary', {}, t('contacts.fields')), jsonBlock(c.fields, t('contacts.fieldsLabel')))
       : null,
-    h('h2', {}, 'Address books'),
+    h('h2', {}, t('project.tab.lists')),
     table(
       [
         {
-          label: 'Address book',
+          label: t('common.addressBook'),
           cell: (l) => h('a', { href: `/ui/projects/${enc(c.site_key)}/lists/${l.list_id}` }, l.name),
         },
-        { label: 'Added', cell: (l) => time(l.added_at) },
+        { label: t('lists.addedAt'), cell: (l) => time(l.added_at) },
       ],
       d.lists,
-      { empty: 'In no address book.' },
+      { empty: t('contacts.noLists') },
     ),
-    h('h2', {}, 'Events'),
+    h('h2', {}, t('nav.events')),
     table(
       [
-        { label: 'Received', cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
-        { label: 'Event type', cell: (e) => (e.event_type ? code(e.event_type) : '—') },
-        { label: 'Order', cell: (e) => e.order_id ?? '—' },
+        { label: t('events.received'), cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
+        { label: t('events.eventType'), cell: (e) => (e.event_type ? code(e.event_type) : '—') },
+        { label: t('events.order'), cell: (e) => e.order_id ?? '—' },
         {
-          label: 'Outcome',
-          cell: (e) => [badge(e.accepted ? 'accepted' : 'rejected'), e.error_code ? [' ', code(e.error_code)] : null],
+          label: t('events.outcome'),
+          cell: (e) => [
+            statusBadge(e.accepted ? 'accepted' : 'rejected'),
+            e.error_code ? [' ', code(e.error_code)] : null,
+          ],
         },
       ],
       d.events,
-      { empty: 'No events for this address.' },
+      { empty: t('contacts.noEvents') },
     ),
     d.events_more
       ? h(
           'p',
           {},
-          h(
-            'a',
-            { href: `/ui/events${qs({ site_key: c.site_key, email: c.email })}` },
-            'All events for this address →',
-          ),
+          h('a', { href: `/ui/events${qs({ site_key: c.site_key, email: c.email })}` }, t('contacts.allEvents')),
         )
       : null,
-    h('h2', {}, 'E-mails'),
-    table(emailColumns(), d.emails, { empty: 'No e-mails to this contact.' }),
+    h('h2', {}, t('nav.emails')),
+    table(emailColumns(), d.emails, { empty: t('contacts.noEmails') }),
     d.emails_more
-      ? h(
-          'p',
-          {},
-          h('a', { href: `/ui/emails${qs({ site_key: c.site_key, to: c.email })}` }, 'All e-mails to this contact →'),
-        )
+      ? h('p', {}, h('a', { href: `/ui/emails${qs({ site_key: c.site_key, to: c.email })}` }, t('contacts.allEmails')))
       : null,
   );
 }

@@ -4,14 +4,15 @@
 import { api, projects, qs } from '../api.js';
 import { barChart, proportionTable } from '../charts.js';
 import { badge, fmtDuration, fmtNumber, h, select, table } from '../dom.js';
+import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
 
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
 
-// A sum in its own currency; XXX is what was paid without a currency.
+// A sum in its own currency, in the UI's locale; XXX is what was paid without a currency.
 function money(amount, currency) {
   try {
-    return amount.toLocaleString('en-US', { style: 'currency', currency });
+    return amount.toLocaleString(intlLocale(), { style: 'currency', currency });
   } catch {
     return `${fmtNumber(amount)} ${currency}`;
   }
@@ -30,29 +31,29 @@ function card(title, rows, tone) {
   );
 }
 
-const pct = (part, whole) => (whole ? `${Math.round((part / whole) * 100)} %` : '—');
+const pct = fmtPercent;
 
 // An event type with the endpoint it came to, unless that is the transactional one: course_paid from a
 // purchase is a payment, course_paid from a transactional send is an e-mail request.
 // A request without an event type (a catalog read) is named by its endpoint alone.
-const typeLabel = (t) =>
-  t.endpoint === 'transactional'
-    ? t.event_type
-    : t.event_type === '(none)'
-      ? t.endpoint
-      : `${t.event_type} (${t.endpoint})`;
+const typeLabel = (row) =>
+  row.endpoint === 'transactional'
+    ? row.event_type
+    : row.event_type === '(none)'
+      ? row.endpoint
+      : `${row.event_type} (${row.endpoint})`;
 
 function eventTypeSeries(byDay, byType) {
   const topRows = byType.slice(0, TOP_TYPES);
   const top = topRows.map((t) => t.key);
-  const series = topRows.map((t, k) => ({
-    name: typeLabel(t),
+  const series = topRows.map((row, k) => ({
+    name: typeLabel(row),
     cls: `c-${k}`,
-    values: byDay.map((d) => d.by_type[t.key] ?? 0),
+    values: byDay.map((d) => d.by_type[row.key] ?? 0),
   }));
   if (byType.length > TOP_TYPES) {
     series.push({
-      name: 'other types',
+      name: t('dashboard.otherTypes'),
       cls: 'c-other',
       values: byDay.map((d) =>
         Object.entries(d.by_type)
@@ -76,40 +77,45 @@ function draw(d) {
   const cards = h(
     'div',
     { class: 'cards' },
-    card('Events', [
-      ['Received', fmtNumber(accepted + rejected)],
-      ['Accepted', fmtNumber(accepted)],
+    card(t('nav.events'), [
+      [t('dashboard.received'), fmtNumber(accepted + rejected)],
+      [t('events.accepted'), fmtNumber(accepted)],
       [
-        'Rejected',
+        t('events.rejected'),
         h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, accepted + rejected))),
       ],
     ]),
-    card('E-mails', [
-      ['Sent', fmtNumber(e.sent)],
-      ['Failed', fmtNumber(e.failed)],
-      ['Suppressed', fmtNumber(e.suppressed)],
-      ['Cancelled', fmtNumber(e.cancelled)],
-      ['Pending', fmtNumber(e.pending)],
+    card(t('nav.emails'), [
+      [t('dashboard.sent'), fmtNumber(e.sent)],
+      [t('dashboard.failed'), fmtNumber(e.failed)],
+      [t('dashboard.suppressed'), fmtNumber(e.suppressed)],
+      [t('dashboard.cancelled'), fmtNumber(e.cancelled)],
+      [t('dashboard.pending'), fmtNumber(e.pending)],
     ]),
     card(
-      'Outbox now',
+      t('dashboard.outbox'),
       [
-        ['Due, waiting', fmtNumber(o.queued)],
-        ['Scheduled later', fmtNumber(o.scheduled)],
-        ['Being sent', fmtNumber(o.sending)],
+        [t('dashboard.due'), fmtNumber(o.queued)],
+        [t('dashboard.later'), fmtNumber(o.scheduled)],
+        [t('dashboard.sending'), fmtNumber(o.sending)],
         [
-          'Oldest due',
+          t('dashboard.oldestDue'),
           o.oldest_due_age_seconds === null
-            ? 'none'
-            : h('span', {}, fmtDuration(o.oldest_due_age_seconds), lagging ? [' ', badge('behind', 'bad')] : ''),
+            ? t('dashboard.none')
+            : h(
+                'span',
+                {},
+                fmtDuration(o.oldest_due_age_seconds),
+                lagging ? [' ', badge(t('dashboard.behind'), 'bad')] : '',
+              ),
         ],
       ],
       lagging ? 'alert' : '',
     ),
-    card('Cart recovery', [
-      ['Orders created', fmtNumber(c.orders_created)],
+    card(t('dashboard.carts'), [
+      [t('dashboard.ordersCreated'), fmtNumber(c.orders_created)],
       [
-        'Paid',
+        t('dashboard.paid'),
         h(
           'span',
           {},
@@ -118,23 +124,23 @@ function draw(d) {
           h('small', { class: 'muted' }, pct(c.orders_paid, c.orders_created)),
         ),
       ],
-      ['Paid after a cart e-mail', fmtNumber(c.paid_after_cart_email)],
+      [t('dashboard.paidAfterCart'), fmtNumber(c.paid_after_cart_email)],
       ...c.amounts.map((a) => [
-        `Amount ${a.currency}`,
+        t('dashboard.amount', { currency: a.currency || t('dashboard.noCurrency') }),
         h(
           'span',
           {},
           money(a.paid, a.currency),
           ' ',
-          h('small', { class: 'muted' }, `recovered ${money(a.recovered, a.currency)}`),
+          h('small', { class: 'muted' }, t('dashboard.recovered', { amount: money(a.recovered, a.currency) })),
         ),
       ]),
     ]),
     card(
-      'Paid in this period',
+      t('dashboard.paidInPeriod'),
       Object.keys(d.paid_amount_by_currency).length
         ? Object.entries(d.paid_amount_by_currency).map(([cur, amount]) => [cur, money(amount, cur)])
-        : [['Payments', 'none']],
+        : [[t('dashboard.payments'), t('dashboard.noPayments')]],
     ),
   );
 
@@ -146,37 +152,37 @@ function draw(d) {
       'div',
       { class: 'chart-grid' },
       barChart({
-        title: 'Events per day by outcome',
+        title: t('dashboard.chart.eventsByOutcome'),
         labels: days,
         series: [
-          { name: 'accepted', cls: 'c-ok', values: d.events_by_day.map((x) => x.accepted) },
-          { name: 'rejected', cls: 'c-bad', values: d.events_by_day.map((x) => x.rejected) },
+          { name: t('status.accepted'), cls: 'c-ok', values: d.events_by_day.map((x) => x.accepted) },
+          { name: t('status.rejected'), cls: 'c-bad', values: d.events_by_day.map((x) => x.rejected) },
         ],
       }),
       barChart({
-        title: 'Events per day by type',
+        title: t('dashboard.chart.eventsByType'),
         labels: days,
         series: eventTypeSeries(d.events_by_day, d.events_by_type),
       }),
       barChart({
-        title: 'E-mails per day by outcome (by the day they were created)',
+        title: t('dashboard.chart.emailsByOutcome'),
         labels: d.emails_by_day.map((x) => x.day),
         series: [
-          { name: 'sent', cls: 'c-ok', values: d.emails_by_day.map((x) => x.sent) },
-          { name: 'failed', cls: 'c-bad', values: d.emails_by_day.map((x) => x.failed) },
-          { name: 'suppressed', cls: 'c-warn', values: d.emails_by_day.map((x) => x.suppressed) },
-          { name: 'cancelled', cls: 'c-muted', values: d.emails_by_day.map((x) => x.cancelled) },
-          { name: 'pending', cls: 'c-info', values: d.emails_by_day.map((x) => x.pending) },
+          { name: t('status.sent'), cls: 'c-ok', values: d.emails_by_day.map((x) => x.sent) },
+          { name: t('status.failed'), cls: 'c-bad', values: d.emails_by_day.map((x) => x.failed) },
+          { name: t('status.suppressed'), cls: 'c-warn', values: d.emails_by_day.map((x) => x.suppressed) },
+          { name: t('status.cancelled'), cls: 'c-muted', values: d.emails_by_day.map((x) => x.cancelled) },
+          { name: t('status.pending'), cls: 'c-info', values: d.emails_by_day.map((x) => x.pending) },
         ],
       }),
       barChart({
-        title: 'Orders per day: created, paid, paid after a cart e-mail',
+        title: t('dashboard.chart.orders'),
         stacked: false,
         labels: c.by_day.map((x) => x.day),
         series: [
-          { name: 'created', cls: 'c-info', values: c.by_day.map((x) => x.created) },
-          { name: 'paid', cls: 'c-ok', values: c.by_day.map((x) => x.paid) },
-          { name: 'paid after a cart e-mail', cls: 'c-3', values: c.by_day.map((x) => x.recovered) },
+          { name: t('dashboard.series.created'), cls: 'c-info', values: c.by_day.map((x) => x.created) },
+          { name: t('dashboard.series.paid'), cls: 'c-ok', values: c.by_day.map((x) => x.paid) },
+          { name: t('dashboard.series.recovered'), cls: 'c-3', values: c.by_day.map((x) => x.recovered) },
         ],
       }),
     ),
@@ -184,28 +190,28 @@ function draw(d) {
       'div',
       { class: 'chart-grid' },
       proportionTable({
-        title: 'Events by type',
-        labelHeader: 'Event type',
-        rows: d.events_by_type.map((t) => ({ ...t, label: typeLabel(t) })),
+        title: t('dashboard.chart.byType'),
+        labelHeader: t('events.eventType'),
+        rows: d.events_by_type.map((x) => ({ ...x, label: typeLabel(x) })),
         series: [
-          { key: 'accepted', name: 'accepted', cls: 'c-ok' },
-          { key: 'rejected', name: 'rejected', cls: 'c-bad' },
+          { key: 'accepted', name: t('status.accepted'), cls: 'c-ok' },
+          { key: 'rejected', name: t('status.rejected'), cls: 'c-bad' },
         ],
       }),
       h(
         'section',
         { class: 'chart-box' },
-        h('h2', { class: 'figcaption' }, 'Carts by type'),
+        h('h2', { class: 'figcaption' }, t('dashboard.cartsByType')),
         table(
           [
-            { label: 'Cart type', cell: (r) => r.cart_type },
-            { label: 'Created', class: 'num', cell: (r) => fmtNumber(r.created) },
-            { label: 'Paid', class: 'num', cell: (r) => fmtNumber(r.paid) },
-            { label: 'After a cart e-mail', class: 'num', cell: (r) => fmtNumber(r.recovered) },
-            { label: 'Conversion', class: 'num', cell: (r) => pct(r.paid, r.created) },
+            { label: t('dashboard.cartType'), cell: (r) => r.cart_type },
+            { label: t('common.created'), class: 'num', cell: (r) => fmtNumber(r.created) },
+            { label: t('dashboard.paid'), class: 'num', cell: (r) => fmtNumber(r.paid) },
+            { label: t('dashboard.afterCart'), class: 'num', cell: (r) => fmtNumber(r.recovered) },
+            { label: t('dashboard.conversion'), class: 'num', cell: (r) => pct(r.paid, r.created) },
           ],
           c.by_cart_type,
-          { empty: 'No orders in this period.' },
+          { empty: t('dashboard.noOrders') },
         ),
       ),
     ),
@@ -218,7 +224,7 @@ export async function dashboardPage(ctx) {
   const url = `/api/admin/dashboard${qs({ site_key: site, days })}`;
   const [all, first] = await Promise.all([projects(), api('GET', url)]);
   const content = h('div', { 'aria-live': 'off' }, draw(first));
-  const updated = h('small', { class: 'muted' }, `Updated ${new Date().toLocaleTimeString()}`);
+  const updated = h('small', { class: 'muted' }, t('dashboard.updated', { time: fmtClock(new Date()) }));
 
   const timer = setInterval(async () => {
     if (document.hidden || !ctx.isCurrent()) return;
@@ -226,28 +232,22 @@ export async function dashboardPage(ctx) {
       const d = await api('GET', url);
       if (!ctx.isCurrent()) return;
       content.replaceChildren(draw(d));
-      updated.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      updated.textContent = t('dashboard.updated', { time: fmtClock(new Date()) });
     } catch {
-      updated.textContent = 'Refresh failed; will try again';
+      updated.textContent = t('dashboard.refreshFailed');
     }
   }, REFRESH_MS);
   ctx.onLeave(() => clearInterval(timer));
 
   const projectSel = select(
-    [['', 'All projects'], ...all.map((p) => [p.site_key, `${p.name} (${p.site_key})`])],
+    [['', t('common.allProjects')], ...all.map((p) => [p.site_key, `${p.name} (${p.site_key})`])],
     site,
-    { name: 'site_key', 'aria-label': 'Project' },
+    { name: 'site_key', 'aria-label': t('common.project') },
   );
   const daysSel = select(
-    [
-      ['1', 'Today'],
-      ['7', '7 days'],
-      ['14', '14 days'],
-      ['30', '30 days'],
-      ['90', '90 days'],
-    ],
+    [['1', t('dashboard.today')], ...[7, 14, 30, 90].map((n) => [String(n), t('dashboard.days', { count: n, n })])],
     days,
-    { name: 'days', 'aria-label': 'Period' },
+    { name: 'days', 'aria-label': t('dashboard.period') },
   );
   // The controls are drawn anew with the page: focus goes back to the one that was changed.
   const apply = (ev) =>
@@ -263,13 +263,16 @@ export async function dashboardPage(ctx) {
     h(
       'div',
       { class: 'page-head' },
-      h('h1', { tabindex: '-1' }, 'Dashboard'),
+      h('h1', { tabindex: '-1' }, t('nav.dashboard')),
       h('div', { class: 'inline-controls' }, projectSel, daysSel, updated),
     ),
     h(
       'p',
       { class: 'muted' },
-      `${first.since.slice(0, 10)} to ${new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)}, UTC days; today is not over yet.`,
+      t('dashboard.range', {
+        from: fmtDay(first.since.slice(0, 10)),
+        to: fmtDay(new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)),
+      }),
     ),
     content,
   );

@@ -3,7 +3,6 @@
 // the actions an administrator has: cancel a pending e-mail, retry a failed one.
 import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js';
 import {
-  badge,
   code,
   confirmDialog,
   errorBox,
@@ -12,26 +11,29 @@ import {
   h,
   jsonBlock,
   select,
+  statusBadge,
   table,
   time,
   toast,
 } from '../dom.js';
+import { hasKey, statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
 
+const kindLabel = (k) => (hasKey(`emails.kind.${k}`) ? t(`emails.kind.${k}`) : k);
 const short = (s, n = 80) => (s && s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 export function emailColumns() {
   return [
-    { label: 'E-mail', cell: (e) => h('a', { href: `/ui/emails/${e.id}` }, `#${e.id}`) },
-    { label: 'Project', cell: (e) => e.site_key },
-    { label: 'Template', cell: (e) => code(e.template_key) },
-    { label: 'To', cell: (e) => e.to },
-    { label: 'Status', cell: (e) => badge(e.status) },
-    { label: 'Due', cell: (e) => time(e.due_at) },
-    { label: 'Sent', cell: (e) => time(e.sent_at) },
-    { label: 'Attempts', class: 'num', cell: (e) => String(e.attempts) },
+    { label: t('common.email'), cell: (e) => h('a', { href: `/ui/emails/${e.id}` }, `#${e.id}`) },
+    { label: t('common.project'), cell: (e) => e.site_key },
+    { label: t('common.template'), cell: (e) => code(e.template_key) },
+    { label: t('emails.to'), cell: (e) => e.to },
+    { label: t('common.status'), cell: (e) => statusBadge(e.status) },
+    { label: t('emails.due'), cell: (e) => time(e.due_at) },
+    { label: t('emails.sent'), cell: (e) => time(e.sent_at) },
+    { label: t('emails.attempts'), class: 'num', cell: (e) => String(e.attempts) },
     {
-      label: 'Last error',
+      label: t('emails.lastError'),
       cell: (e) => (e.last_error ? h('span', { title: e.last_error }, short(e.last_error)) : '—'),
     },
   ];
@@ -52,26 +54,32 @@ export async function emailsPage(ctx) {
     ctx,
     [
       field(
-        'Project',
-        select([['', 'All projects'], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
+        t('common.project'),
+        select([['', t('common.allProjects')], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
           name: 'site_key',
         }),
       ),
-      field('Status', select([['', 'Any'], ...m.email_statuses], params.status, { name: 'status' })),
-      field('Order id', h('input', { name: 'order_id', value: params.order_id ?? '', maxlength: '200' })),
       field(
-        'Recipient',
+        t('common.status'),
+        select([['', t('common.any')], ...m.email_statuses.map((x) => [x, statusLabel(x)])], params.status, {
+          name: 'status',
+        }),
+      ),
+      field(t('events.orderId'), h('input', { name: 'order_id', value: params.order_id ?? '', maxlength: '200' })),
+      field(
+        t('emails.recipient'),
+        // Not type=email: browsers refuse a Cyrillic local part (иван@пример.рф) there.
         h('input', { name: 'to', inputmode: 'email', value: params.to ?? '', maxlength: '254', spellcheck: 'false' }),
       ),
     ],
-    { label: 'Filter e-mails' },
+    { label: t('emails.filter') },
   );
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, 'E-mails'),
+    h('h1', { tabindex: '-1' }, t('nav.emails')),
     filters,
-    table(emailColumns(), page.items, { empty: 'No e-mails match these filters.' }),
+    table(emailColumns(), page.items, { empty: t('emails.empty') }),
     cursorPager(ctx, page.next_cursor, page.items.length),
   );
 }
@@ -80,14 +88,14 @@ async function act(ctx, id, verb, question) {
   if (
     !(await confirmDialog(
       question,
-      verb === 'cancel' ? 'Cancel the e-mail' : 'Send again',
+      verb === 'cancel' ? t('emails.cancelYes') : t('emails.retryYes'),
       verb === 'cancel' ? 'danger' : 'primary',
     ))
   )
     return;
   try {
     const r = await api('POST', `/api/admin/emails/${id}/${verb}`);
-    toast(`E-mail #${id} is now ${r.status}`);
+    toast(t('emails.nowStatus', { id, status: statusLabel(r.status) }));
   } catch (e) {
     toast(describeError(e), 'bad');
   }
@@ -95,10 +103,10 @@ async function act(ctx, id, verb, question) {
 }
 
 function renderedPart(preview) {
-  if (preview instanceof Error) return errorBox(`No rendering available: ${describeError(preview)}`);
+  if (preview instanceof Error) return errorBox(t('emails.noRendering', { error: describeError(preview) }));
   const frame = h('iframe', {
     sandbox: '',
-    title: 'The HTML part, sandboxed',
+    title: t('emails.htmlFrame'),
     class: 'preview-frame',
     referrerpolicy: 'no-referrer',
   });
@@ -106,24 +114,18 @@ function renderedPart(preview) {
   return h(
     'div',
     { class: 'rendered' },
-    preview.stored
-      ? null
-      : h(
-          'p',
-          { class: 'notice' },
-          'Not rendered yet: this is how its template renders now. The e-mail is rendered again when it is sent.',
-        ),
-    h('h3', {}, 'Subject'),
+    preview.stored ? null : h('p', { class: 'notice' }, t('emails.notRendered')),
+    h('h3', {}, t('templates.subject')),
     h('p', { class: 'preview-subject' }, preview.subject),
-    h('h3', {}, 'HTML part'),
+    h('h3', {}, t('templates.html')),
     frame,
-    h('h3', {}, 'Text part'),
-    h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': 'Text part' }, preview.text),
-    h('h3', {}, 'Headers'),
+    h('h3', {}, t('templates.text')),
+    h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': t('templates.text') }, preview.text),
+    h('h3', {}, t('emails.headers')),
     table(
       [
-        { label: 'Header', cell: (r) => r[0] },
-        { label: 'Value', cell: (r) => r[1] },
+        { label: t('emails.header'), cell: (r) => r[0] },
+        { label: t('emails.value'), cell: (r) => r[1] },
       ],
       Object.entries(preview.headers),
     ),
@@ -148,9 +150,9 @@ export async function emailPage(ctx) {
           {
             type: 'button',
             class: 'danger',
-            onclick: () => act(ctx, id, 'cancel', `Cancel e-mail #${id} to ${e.to}? It will not be sent.`),
+            onclick: () => act(ctx, id, 'cancel', t('emails.cancelQuestion', { id, to: e.to })),
           },
-          'Cancel e-mail',
+          t('emails.cancel'),
         )
       : null,
     e.status === 'failed'
@@ -159,32 +161,35 @@ export async function emailPage(ctx) {
           {
             type: 'button',
             class: 'primary',
-            onclick: () => act(ctx, id, 'retry', `Send e-mail #${id} to ${e.to} again now? Its attempts start over.`),
+            onclick: () => act(ctx, id, 'retry', t('emails.retryQuestion', { id, to: e.to })),
           },
-          'Retry now',
+          t('emails.retry'),
         )
       : null,
   );
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, `E-mail #${e.id}`, ' ', badge(e.status)),
+    h('h1', { tabindex: '-1' }, t('emails.title', { id: e.id }), ' ', statusBadge(e.status)),
     actions,
     facts([
-      ['Project', h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
-      ['Kind', e.kind + (e.chain_step ? ` (cart step ${e.chain_step})` : '')],
+      [t('common.project'), h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
       [
-        'Template',
+        t('emails.kind'),
+        e.chain_step ? t('emails.kindStep', { kind: kindLabel(e.kind), step: e.chain_step }) : kindLabel(e.kind),
+      ],
+      [
+        t('common.template'),
         h('a', { href: `/ui/projects/${enc(e.site_key)}/templates/${enc(e.template_key)}` }, e.template_key),
       ],
-      ['To', h('a', { href: `/ui/contacts/${e.contact_id}` }, e.to_name ? `${e.to_name} <${e.to}>` : e.to)],
-      ['Created', time(e.created_at)],
-      ['Due', time(e.due_at)],
-      ['Sent', time(e.sent_at)],
-      ['Attempts', String(e.attempts)],
-      ['Last error', e.last_error ? h('span', { class: 'error-text' }, e.last_error) : '—'],
+      [t('emails.to'), h('a', { href: `/ui/contacts/${e.contact_id}` }, e.to_name ? `${e.to_name} <${e.to}>` : e.to)],
+      [t('common.created'), time(e.created_at)],
+      [t('emails.due'), time(e.due_at)],
+      [t('emails.sent'), time(e.sent_at)],
+      [t('emails.attempts'), String(e.attempts)],
+      [t('emails.lastError'), e.last_error ? h('span', { class: 'error-text' }, e.last_error) : '—'],
       [
-        'Order',
+        t('events.order'),
         e.order_id
           ? h(
               'a',
@@ -193,17 +198,12 @@ export async function emailPage(ctx) {
             )
           : '—',
       ],
-      ['Event', e.event_id ? h('a', { href: `/ui/events/${e.event_id}` }, `#${e.event_id}`) : '—'],
-      ['Campaign', e.campaign_id ? `#${e.campaign_id}` : '—'],
-      ['Message-ID', e.message_id ? code(e.message_id) : '—'],
+      [t('emails.event'), e.event_id ? h('a', { href: `/ui/events/${e.event_id}` }, `#${e.event_id}`) : '—'],
+      [t('emails.campaign'), e.campaign_id ? `#${e.campaign_id}` : '—'],
+      [t('emails.messageId'), e.message_id ? code(e.message_id) : '—'],
     ]),
-    h('h2', {}, 'Content'),
+    h('h2', {}, t('emails.content')),
     renderedPart(preview),
-    h(
-      'details',
-      {},
-      h('summary', {}, 'Template context (the values the event supplied)'),
-      jsonBlock(e.context, 'Template context'),
-    ),
+    h('details', {}, h('summary', {}, t('emails.context')), jsonBlock(e.context, t('emails.contextLabel'))),
   );
 }

@@ -1,34 +1,20 @@
 // The event chronology (SPEC §5): filters, newest first, server-side paging; and one event's page with
 // its payload, error, effects and the e-mails it created. Payloads are shown as text, never as markup.
 import { api, enc, meta, projects, qs } from '../api.js';
-import { badge, code, facts, field, h, jsonBlock, select, table, time } from '../dom.js';
+import { code, facts, field, h, jsonBlock, select, statusBadge, table, time } from '../dom.js';
+import { hasKey, t, tNodes } from '../i18n.js';
 import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
 
-// What each error code of SPEC §1 means, for the person reading a rejected event (the log keeps the code).
-const WHY = {
-  invalid_json: 'the body was not a JSON object',
-  missing_api_key: 'no X-API-Key header',
-  invalid_api_key: 'unknown or malformed key',
-  api_key_disabled: 'the key is disabled',
-  permission_denied: 'the key lacks the permission for this endpoint',
-  event_type_not_allowed: "the event type is not in the key's allowed_api_events",
-  cart_type_not_allowed: "the cart type is not in the key's allowed_cart_types",
-  template_not_allowed: "the routed template is not in the key's allowed_template_keys",
-  payload_too_large: 'the body was over the size limit',
-  unsupported_media_type: 'the body was not sent as application/json',
-  validation_error: 'required fields were missing or had wrong values: compare the payload with the catalog',
-  unknown_event_type: 'the event type is neither in the catalog nor a further event type',
-  idempotency_key_reused: 'the idempotency key was used before with a different body',
-  rate_limited: 'the key sent more requests than its rate limit allows',
-  internal_error: 'the service failed; the request was not applied',
-};
+// What each error code of SPEC §1 means, for the person reading a rejected event (the log keeps the
+// code): the catalogue's `why.<code>`.
+const why = (code) => (hasKey(`why.${code}`) ? t(`why.${code}`) : t('events.whyUnknown'));
 
 const outcome = (e) =>
   h(
     'span',
     { class: 'outcome' },
-    badge(e.accepted ? 'accepted' : 'rejected'),
+    statusBadge(e.accepted ? 'accepted' : 'rejected'),
     ' ',
     code(String(e.http_status)),
     e.error_code ? [' ', code(e.error_code)] : null,
@@ -59,14 +45,14 @@ export async function eventsPage(ctx) {
     ctx,
     [
       field(
-        'Project',
-        select([['', 'All projects'], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
+        t('common.project'),
+        select([['', t('common.allProjects')], ...all.map((p) => [p.site_key, p.site_key])], params.site_key, {
           name: 'site_key',
         }),
       ),
-      field('Order id', h('input', { name: 'order_id', value: params.order_id ?? '', maxlength: '200' })),
+      field(t('events.orderId'), h('input', { name: 'order_id', value: params.order_id ?? '', maxlength: '200' })),
       field(
-        'Event type',
+        t('events.eventType'),
         h('input', {
           name: 'event_type',
           value: params.event_type ?? '',
@@ -76,24 +62,24 @@ export async function eventsPage(ctx) {
         }),
       ),
       field(
-        'Endpoint',
-        select([['', 'Any'], ...m.endpoints.map((e) => [e, e])], params.endpoint, { name: 'endpoint' }),
+        t('events.endpoint'),
+        select([['', t('common.any')], ...m.endpoints.map((e) => [e, e])], params.endpoint, { name: 'endpoint' }),
       ),
       field(
-        'Outcome',
+        t('events.outcome'),
         select(
           [
-            ['', 'Any'],
-            ['accepted', 'Accepted'],
-            ['rejected', 'Rejected'],
+            ['', t('common.any')],
+            ['accepted', t('events.accepted')],
+            ['rejected', t('events.rejected')],
           ],
           params.status,
           { name: 'status' },
         ),
       ),
-      // Text, not type=email: browsers refuse a non-ASCII local part (иван@пример.рф) in an email input.
       field(
-        'E-mail',
+        t('common.email'),
+        // Text, not type=email: browsers refuse a non-ASCII local part (иван@пример.рф) in an email input.
         h('input', {
           name: 'email',
           inputmode: 'email',
@@ -102,14 +88,20 @@ export async function eventsPage(ctx) {
           spellcheck: 'false',
         }),
       ),
-      field('From', h('input', { name: 'since', type: 'datetime-local', value: localInputValue(params.since) })),
-      field('Until', h('input', { name: 'until', type: 'datetime-local', value: localInputValue(params.until) })),
       field(
-        'Order',
+        t('events.since'),
+        h('input', { name: 'since', type: 'datetime-local', value: localInputValue(params.since) }),
+      ),
+      field(
+        t('events.until'),
+        h('input', { name: 'until', type: 'datetime-local', value: localInputValue(params.until) }),
+      ),
+      field(
+        t('events.sort'),
         select(
           [
-            ['desc', 'Newest first'],
-            ['asc', 'Oldest first'],
+            ['desc', t('events.newest')],
+            ['asc', t('events.oldest')],
           ],
           params.order ?? 'desc',
           { name: 'order' },
@@ -117,27 +109,27 @@ export async function eventsPage(ctx) {
       ),
       types,
     ],
-    { label: 'Filter events' },
+    { label: t('events.filter') },
   );
 
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, 'Events'),
+    h('h1', { tabindex: '-1' }, t('nav.events')),
     filters,
     table(
       [
-        { label: 'Received', cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
-        { label: 'Project', cell: (e) => e.site_key },
-        { label: 'Endpoint', cell: (e) => e.endpoint },
-        { label: 'Event type', cell: (e) => (e.event_type ? code(e.event_type) : '—') },
-        { label: 'E-mail', cell: (e) => e.email ?? '—' },
-        { label: 'Order', cell: (e) => e.order_id ?? '—' },
-        { label: 'Outcome', cell: outcome },
-        { label: 'Key', cell: (e) => (e.key_last4 ? code(`…${e.key_last4}`) : '—') },
+        { label: t('events.received'), cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
+        { label: t('common.project'), cell: (e) => e.site_key },
+        { label: t('events.endpoint'), cell: (e) => e.endpoint },
+        { label: t('events.eventType'), cell: (e) => (e.event_type ? code(e.event_type) : '—') },
+        { label: t('common.email'), cell: (e) => e.email ?? '—' },
+        { label: t('events.order'), cell: (e) => e.order_id ?? '—' },
+        { label: t('events.outcome'), cell: outcome },
+        { label: t('keys.key'), cell: (e) => (e.key_last4 ? code(`…${e.key_last4}`) : '—') },
       ],
       page.items,
-      { empty: 'No events match these filters.', rowClass: (e) => (e.accepted ? null : 'rejected') },
+      { empty: t('events.empty'), rowClass: (e) => (e.accepted ? null : 'rejected') },
     ),
     cursorPager(ctx, page.next_cursor, page.items.length),
   );
@@ -154,49 +146,51 @@ export async function eventPage(ctx) {
         'a',
         { href: `/ui/events${qs({ site_key: e.site_key, order_id: e.order_id, order: 'asc' })}` },
         e.order_id,
-        " (the order's story)",
+        ' ',
+        t('events.story'),
       )
     : '—';
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, `Event #${e.id}`, e.event_type ? [' · ', e.event_type] : null),
+    h('h1', { tabindex: '-1' }, t('events.title', { id: e.id }), e.event_type ? [' · ', e.event_type] : null),
     facts([
-      ['Received', time(e.received_at)],
-      ['Project', h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
-      ['Endpoint', code(e.endpoint)],
-      ['Event type', e.event_type ? code(e.event_type) : '—'],
+      [t('events.received'), time(e.received_at)],
+      [t('common.project'), h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
+      [t('events.endpoint'), code(e.endpoint)],
+      [t('events.eventType'), e.event_type ? code(e.event_type) : '—'],
       [
-        'E-mail',
+        t('common.email'),
         e.email ? h('a', { href: `/ui/contacts${qs({ email: e.email, site_key: e.site_key })}` }, e.email) : '—',
       ],
-      ['Order', story],
-      ['Idempotency key', e.idempotency_key ? code(e.idempotency_key) : '—'],
-      ['API key', e.key_last4 ? code(`…${e.key_last4}`) : 'none (admin or legacy call)'],
-      ['Outcome', outcome(e)],
+      [t('events.order'), story],
+      [t('events.idempotencyKey'), e.idempotency_key ? code(e.idempotency_key) : '—'],
+      [t('events.apiKey'), e.key_last4 ? code(`…${e.key_last4}`) : t('events.noKey')],
+      [t('events.outcome'), outcome(e)],
     ]),
     e.accepted
       ? null
       : h(
           'div',
           { class: 'notice bad' },
-          h('h2', {}, 'Why it was rejected'),
+          h('h2', {}, t('events.whyTitle')),
           h(
             'p',
             {},
-            code(e.error_code ?? 'unknown'),
-            ` with HTTP ${e.http_status}: `,
-            WHY[e.error_code] ?? 'see the code above',
-            '.',
+            ...tNodes('events.why', {
+              code: code(e.error_code ?? '—'),
+              status: e.http_status,
+              reason: why(e.error_code),
+            }),
           ),
         ),
-    h('h2', {}, 'Payload'),
-    jsonBlock(e.payload, 'Payload'),
-    h('h2', {}, 'Effects'),
+    h('h2', {}, t('events.payload')),
+    jsonBlock(e.payload, t('events.payload')),
+    h('h2', {}, t('events.effects')),
     Object.keys(e.effects ?? {}).length
-      ? jsonBlock(e.effects, 'Effects')
-      : h('p', { class: 'muted' }, 'None recorded.'),
-    h('h2', {}, 'E-mails this event created'),
-    table(emailColumns(), emails.items, { empty: 'None.' }),
+      ? jsonBlock(e.effects, t('events.effects'))
+      : h('p', { class: 'muted' }, t('events.noEffects')),
+    h('h2', {}, t('events.emails')),
+    table(emailColumns(), emails.items, { empty: t('events.noEmails') }),
   );
 }

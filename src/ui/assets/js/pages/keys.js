@@ -2,7 +2,6 @@
 // and lives only in this page's memory), edit rights with checkboxes, disable after a confirmation.
 import { api, describeError, enc, qs } from '../api.js';
 import {
-  badge,
   checkbox,
   clear,
   code,
@@ -13,9 +12,11 @@ import {
   h,
   pagedTable,
   select,
+  statusBadge,
   time,
   toast,
 } from '../dom.js';
+import { fmtTime, statusLabel, t } from '../i18n.js';
 
 function checkGroup(legend, values, checked, name, hint) {
   const boxes = values.map((v) => checkbox(v, checked.includes(v), { name, value: v }));
@@ -31,8 +32,8 @@ function checkGroup(legend, values, checked, name, hint) {
       ? h(
           'div',
           { class: 'check-tools' },
-          h('button', { type: 'button', class: 'small', onclick: () => setAll(true) }, 'All'),
-          h('button', { type: 'button', class: 'small', onclick: () => setAll(false) }, 'None'),
+          h('button', { type: 'button', class: 'small', onclick: () => setAll(true) }, t('keys.all')),
+          h('button', { type: 'button', class: 'small', onclick: () => setAll(false) }, t('keys.none')),
         )
       : null,
     hint ? h('small', { class: 'muted' }, hint) : null,
@@ -49,7 +50,7 @@ function rightsEditor(m, key, lists, templateNames) {
   ].sort();
   const name = h('input', { name: 'name', required: true, maxlength: '200', value: key?.name ?? '' });
   const listSel = select(
-    [['', '— none —'], ...lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`])],
+    [['', t('common.noneOption')], ...lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`])],
     r.list_id ?? '',
     { name: 'list_id' },
   );
@@ -74,31 +75,31 @@ function rightsEditor(m, key, lists, templateNames) {
   const node = h(
     'div',
     { class: 'rights' },
-    field('Name', name, 'A label: which site or backend uses the key.'),
-    checkGroup('Permissions', m.permissions, checked('permissions'), 'permissions'),
+    field(t('common.name'), name, t('keys.nameHint')),
+    checkGroup(t('keys.permissions'), m.permissions, checked('permissions'), 'permissions'),
     checkGroup(
-      'Event types from the catalog',
+      t('keys.catalogEvents'),
       m.catalog.map((e) => e.event_type),
       checked('allowed_api_events'),
       'allowed_api_events',
     ),
-    checkGroup('Further event types', m.extra_event_types, checked('allowed_api_events'), 'allowed_api_events'),
-    checkGroup('Cart types', m.cart_types, checked('allowed_cart_types'), 'allowed_cart_types'),
+    checkGroup(t('keys.extraEvents'), m.extra_event_types, checked('allowed_api_events'), 'allowed_api_events'),
+    checkGroup(t('keys.cartTypes'), m.cart_types, checked('allowed_cart_types'), 'allowed_cart_types'),
     checkGroup(
-      'Template keys',
+      t('keys.templateKeys'),
       templateKeys,
       checked('allowed_template_keys'),
       'allowed_template_keys',
-      'None checked: the key may use every template.',
+      t('keys.templateKeysHint'),
     ),
     h(
       'div',
       { class: 'row' },
-      field('Address book (list_contacts_write)', listSel, 'The only address book the key may write to.'),
-      field('Requests per second', perSecond, 'Blank: the default (50/s).'),
-      field('Burst', burst, 'Blank: the default (100).'),
+      field(t('keys.list'), listSel, t('keys.listHint')),
+      field(t('keys.perSecond'), perSecond, t('keys.perSecondHint')),
+      field(t('keys.burst'), burst, t('keys.burstHint')),
     ),
-    field('Note', note),
+    field(t('keys.note'), note),
   );
   const values = (n) => [...node.querySelectorAll(`input[name="${n}"]:checked`)].map((i) => i.value);
   const read = () => {
@@ -137,14 +138,11 @@ export async function keysTab(ctx, p, m) {
   }
 
   async function disable(k) {
-    const ok = await confirmDialog(
-      `Disable the key “${k.name}” (…${k.last4})? Requests with it are refused from the next one on, and it cannot be enabled again.`,
-      'Disable key',
-    );
+    const ok = await confirmDialog(t('keys.disableQuestion', { name: k.name, last4: k.last4 }), t('keys.disableYes'));
     if (!ok) return;
     try {
       await api('POST', `/api/admin/keys/${k.id}/disable`);
-      toast(`Key …${k.last4} disabled`);
+      toast(t('keys.disabled', { last4: k.last4 }));
       await refresh();
     } catch (e) {
       toast(describeError(e), 'bad');
@@ -155,12 +153,12 @@ export async function keysTab(ctx, p, m) {
     clear(tableBox).append(
       pagedTable(
         [
-          { label: 'Name', cell: (k) => k.name },
-          { label: 'Key', cell: (k) => code(`…${k.last4}`) },
-          { label: 'Status', cell: (k) => badge(k.status) },
-          { label: 'Permissions', cell: (k) => summary(k.rights.permissions) },
+          { label: t('common.name'), cell: (k) => k.name },
+          { label: t('keys.key'), cell: (k) => code(`…${k.last4}`) },
+          { label: t('common.status'), cell: (k) => statusBadge(k.status) },
+          { label: t('keys.permissions'), cell: (k) => summary(k.rights.permissions) },
           {
-            label: 'Event types',
+            label: t('keys.eventTypes'),
             cell: (k) =>
               h(
                 'span',
@@ -168,23 +166,29 @@ export async function keysTab(ctx, p, m) {
                 String(k.rights.allowed_api_events?.length ?? 0),
               ),
           },
-          { label: 'Carts', cell: (k) => summary(k.rights.allowed_cart_types) },
-          { label: 'Created', cell: (k) => time(k.created_at) },
+          { label: t('keys.carts'), cell: (k) => summary(k.rights.allowed_cart_types) },
+          { label: t('common.created'), cell: (k) => time(k.created_at) },
           {
-            label: 'Actions',
+            label: t('common.actions'),
             cell: (k) =>
               k.status === 'active'
                 ? h(
                     'div',
                     { class: 'actions' },
-                    h('button', { type: 'button', class: 'small', onclick: () => drawForm(k) }, 'Edit rights'),
-                    h('button', { type: 'button', class: 'small danger', onclick: () => disable(k) }, 'Disable'),
+                    h('button', { type: 'button', class: 'small', onclick: () => drawForm(k) }, t('keys.editRights')),
+                    h(
+                      'button',
+                      { type: 'button', class: 'small danger', onclick: () => disable(k) },
+                      t('keys.disable'),
+                    ),
                   )
-                : `disabled ${k.disabled_at ? k.disabled_at.slice(0, 10) : ''}`,
+                : k.disabled_at
+                  ? t('keys.disabledOn', { date: fmtTime(k.disabled_at) })
+                  : statusLabel('disabled'),
           },
         ],
         items,
-        { empty: 'No keys yet.', rowClass: (k) => (k.status === 'disabled' ? 'dim' : null) },
+        { empty: t('keys.empty'), rowClass: (k) => (k.status === 'disabled' ? 'dim' : null) },
       ),
     );
   }
@@ -196,12 +200,8 @@ export async function keysTab(ctx, p, m) {
       h(
         'div',
         { class: 'new-key', role: 'alert' },
-        h('h3', {}, `Key “${k.name}” created`),
-        h(
-          'p',
-          {},
-          "Copy it now and store it in the site's configuration. It is shown only this once: after you leave or reload this page only its last four characters remain.",
-        ),
+        h('h3', {}, t('keys.created', { name: k.name })),
+        h('p', {}, t('keys.createdHelp')),
         h('div', { class: 'key-line' }, value, copyButton(k.key, value)),
       ),
     );
@@ -210,7 +210,11 @@ export async function keysTab(ctx, p, m) {
   function drawForm(key) {
     const editor = rightsEditor(m, key, lists.items, templateNames);
     const status = h('div', { 'aria-live': 'polite' });
-    const heading = h('h3', { tabindex: '-1' }, key ? `Edit key “${key.name}” (…${key.last4})` : 'New key');
+    const heading = h(
+      'h3',
+      { tabindex: '-1' },
+      key ? t('keys.editTitle', { name: key.name, last4: key.last4 }) : t('keys.new'),
+    );
     const form = h(
       'form',
       {
@@ -222,7 +226,7 @@ export async function keysTab(ctx, p, m) {
           try {
             if (key) {
               await api('PATCH', `/api/admin/keys/${key.id}`, { name, rights, rate_limit });
-              toast('Rights saved');
+              toast(t('keys.saved'));
               drawForm(null);
             } else {
               const created = await api('POST', '/api/admin/keys', {
@@ -248,8 +252,8 @@ export async function keysTab(ctx, p, m) {
       h(
         'div',
         { class: 'actions' },
-        h('button', { type: 'submit', class: 'primary' }, key ? 'Save rights' : 'Create key'),
-        key ? h('button', { type: 'button', onclick: () => drawForm(null) }, 'Cancel') : null,
+        h('button', { type: 'submit', class: 'primary' }, key ? t('keys.saveRights') : t('keys.create')),
+        key ? h('button', { type: 'button', onclick: () => drawForm(null) }, t('common.cancel')) : null,
       ),
     );
     clear(formBox).append(form);

@@ -1,7 +1,8 @@
 // Address books: the project's list (a tab) with a create form, and one book's members, paged by the
 // server, with a form that adds a contact (created first when the address is new to the project).
 import { api, ApiError, describeError, enc, qs } from '../api.js';
-import { badge, errorBox, field, h, pagedTable, table, time, toast } from '../dom.js';
+import { errorBox, field, h, pagedTable, statusBadge, table, time, toast } from '../dom.js';
+import { fmtNumber, t } from '../i18n.js';
 import { cursorPager } from '../paging.js';
 
 export async function listsTab(ctx, p) {
@@ -14,15 +15,18 @@ export async function listsTab(ctx, p) {
     {},
     pagedTable(
       [
-        { label: 'Id', class: 'num', cell: (l) => String(l.list_id) },
-        { label: 'Name', cell: (l) => h('a', { href: `/ui/projects/${enc(site)}/lists/${l.list_id}` }, l.name) },
-        { label: 'Contacts', class: 'num', cell: (l) => String(l.members) },
-        { label: 'Created', cell: (l) => time(l.created_at) },
+        { label: t('common.id'), class: 'num', cell: (l) => String(l.list_id) },
+        {
+          label: t('common.name'),
+          cell: (l) => h('a', { href: `/ui/projects/${enc(site)}/lists/${l.list_id}` }, l.name),
+        },
+        { label: t('lists.contacts'), class: 'num', cell: (l) => fmtNumber(l.members) },
+        { label: t('common.created'), cell: (l) => time(l.created_at) },
       ],
       lists.items,
-      { empty: 'No address books yet.' },
+      { empty: t('lists.empty') },
     ),
-    h('h3', {}, 'New address book'),
+    h('h3', {}, t('lists.new')),
     h(
       'form',
       {
@@ -32,17 +36,15 @@ export async function listsTab(ctx, p) {
           status.replaceChildren();
           try {
             const r = await api('POST', '/api/lists', { site_key: site, name: name.value.trim() });
-            toast(
-              r.created ? `Address book #${r.list_id} created` : `An address book with that name exists: #${r.list_id}`,
-            );
+            toast(r.created ? t('lists.created', { id: r.list_id }) : t('lists.exists', { id: r.list_id }));
             ctx.navigate(`/ui/projects/${enc(site)}${qs({ tab: 'lists' })}`, { replace: true, keepFocus: true });
           } catch (e) {
             status.append(errorBox(describeError(e)));
           }
         },
       },
-      field('Name', name),
-      h('button', { type: 'submit', class: 'primary' }, 'Create'),
+      field(t('common.name'), name),
+      h('button', { type: 'submit', class: 'primary' }, t('common.create')),
     ),
     status,
   );
@@ -56,8 +58,7 @@ export async function listPage(ctx) {
     api('GET', `/api/lists/${listId}/contacts${qs({ limit: 50, cursor })}`),
   ]);
   const list = lists.items.find((l) => String(l.list_id) === listId);
-  if (!list)
-    throw new ApiError(404, { code: 'not_found', message: `Address book ${listId} is not in project ${site}` });
+  if (!list) throw new ApiError(404, { code: 'not_found', message: t('lists.notFound', { id: listId, site }) });
 
   const email = h('input', {
     inputmode: 'email',
@@ -82,40 +83,42 @@ export async function listPage(ctx) {
             ...(name.value.trim() ? { name: name.value.trim() } : {}),
           });
           const r = await api('POST', `/api/lists/${listId}/contacts`, { contact_id: c.contact_id });
-          toast(r.added ? `${email.value.trim()} added` : `${email.value.trim()} was already in this address book`);
+          const who = email.value.trim();
+          toast(r.added ? t('lists.added', { email: who }) : t('lists.already', { email: who }));
           ctx.navigate(`/ui/projects/${enc(site)}/lists/${listId}`, { replace: true, keepFocus: true });
         } catch (e) {
           status.append(errorBox(describeError(e)));
         }
       },
     },
-    field('E-mail', email),
-    field('Name', name),
-    h('button', { type: 'submit', class: 'primary' }, 'Add contact'),
+    field(t('common.email'), email),
+    field(t('common.name'), name),
+    h('button', { type: 'submit', class: 'primary' }, t('lists.add')),
   );
 
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, `Address book: ${list.name}`),
+    h('h1', { tabindex: '-1' }, t('lists.title', { name: list.name })),
     h(
       'p',
       { class: 'muted' },
       h('a', { href: `/ui/projects/${enc(site)}?tab=lists` }, site),
-      ` · #${list.list_id} · ${list.members} contacts`,
+      ` · #${list.list_id} · `,
+      t('lists.members', { count: list.members, n: fmtNumber(list.members) }),
     ),
     table(
       [
-        { label: 'E-mail', cell: (c) => h('a', { href: `/ui/contacts/${c.contact_id}` }, c.email) },
-        { label: 'Name', cell: (c) => c.name ?? '—' },
-        { label: 'Status', cell: (c) => badge(c.status) },
-        { label: 'Added', cell: (c) => time(c.added_at) },
+        { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.contact_id}` }, c.email) },
+        { label: t('common.name'), cell: (c) => c.name ?? '—' },
+        { label: t('common.status'), cell: (c) => statusBadge(c.status) },
+        { label: t('lists.addedAt'), cell: (c) => time(c.added_at) },
       ],
       page.items,
-      { empty: 'Nobody in this address book yet.' },
+      { empty: t('lists.nobody') },
     ),
     cursorPager(ctx, page.next_cursor, page.items.length),
-    h('h2', {}, 'Add a contact'),
+    h('h2', {}, t('lists.addTitle')),
     add,
     status,
   );

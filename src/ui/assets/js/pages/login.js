@@ -2,6 +2,7 @@
 // HttpOnly session cookie; the page never stores it.
 import { api, ApiError, describeError } from '../api.js';
 import { errorBox, field, h } from '../dom.js';
+import { t } from '../i18n.js';
 
 export async function loginPage(ctx) {
   const next = ctx.query.get('next');
@@ -15,7 +16,7 @@ export async function loginPage(ctx) {
     'data-autofocus': true,
   });
   const status = h('div', { 'aria-live': 'assertive' });
-  const button = h('button', { type: 'submit', class: 'primary' }, 'Log in');
+  const button = h('button', { type: 'submit', class: 'primary' }, t('login.submit'));
   const form = h(
     'form',
     {
@@ -29,7 +30,7 @@ export async function loginPage(ctx) {
           ctx.loggedIn(session);
           ctx.navigate(safeNext, { replace: true });
         } catch (e) {
-          const msg = e instanceof ApiError && e.status === 401 ? 'That is not the admin token.' : describeError(e);
+          const msg = e instanceof ApiError && e.status === 401 ? t('login.wrongToken') : describeError(e);
           status.append(errorBox(msg));
           token.select();
           token.focus();
@@ -38,15 +39,15 @@ export async function loginPage(ctx) {
         }
       },
     },
-    field('Admin token', token, 'The ADMIN_TOKEN this service was started with.'),
+    field(t('login.token'), token, t('login.tokenHint')),
     status,
     button,
   );
   return h(
     'section',
     { class: 'login-page' },
-    h('h1', { tabindex: '-1' }, 'Log in'),
-    h('p', { class: 'muted' }, 'Administration of the educational mail gateway.'),
+    h('h1', { tabindex: '-1' }, t('login.title')),
+    h('p', { class: 'muted' }, t('login.about')),
     form,
   );
 }

@@ -1,24 +1,32 @@
 // Projects: the list with a create form, and one project's page with its tabs (keys, routing,
 // templates, address books, course categories, paid-order books, cart chain).
 import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js';
-import { code, errorBox, field, h, pagedTable, time, toast } from '../dom.js';
+import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
+import { t, tNodes } from '../i18n.js';
 import { cartChainTab, categoriesTab, paidListsTab } from './config.js';
 import { keysTab } from './keys.js';
 import { listsTab } from './lists.js';
 import { routingTab } from './routing.js';
 import { templatesTab } from './templates.js';
 
+// [key, page]: the tab's label is t(`project.tab.${key}`).
 const TABS = [
-  ['keys', 'API keys', keysTab],
-  ['routing', 'Routing', routingTab],
-  ['templates', 'Templates', templatesTab],
-  ['lists', 'Address books', listsTab],
-  ['categories', 'Course categories', categoriesTab],
-  ['paid', 'Paid-order books', paidListsTab],
-  ['chain', 'Cart chain', cartChainTab],
+  ['keys', keysTab],
+  ['routing', routingTab],
+  ['templates', templatesTab],
+  ['lists', listsTab],
+  ['categories', categoriesTab],
+  ['paid', paidListsTab],
+  ['chain', cartChainTab],
 ];
 
-/** Name and sender form; used to create (site_key editable) and to edit (site_key fixed). */
+// What the time-zone field suggests; any IANA name the server knows is accepted.
+const ZONES = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+
+/**
+ * Name, sender, and the language and time zone of its templates; used to create (site_key editable)
+ * and to edit (site_key fixed, saved with PATCH).
+ */
 function projectForm(p, onSaved) {
   const siteKey = h('input', {
     name: 'site_key',
@@ -38,6 +46,27 @@ function projectForm(p, onSaved) {
     maxlength: '254',
     value: p?.from_email ?? '',
   });
+  const locale = select(
+    [
+      ['ru', t('project.locale.ru')],
+      ['en', t('project.locale.en')],
+    ],
+    p?.locale ?? 'ru',
+    { name: 'locale' },
+  );
+  const timezone = h('input', {
+    name: 'timezone',
+    required: true,
+    maxlength: '64',
+    list: 'time-zones',
+    value: p?.timezone ?? 'Europe/Moscow',
+    spellcheck: 'false',
+  });
+  const zones = h(
+    'datalist',
+    { id: 'time-zones' },
+    ZONES.map((z) => h('option', { value: z })),
+  );
   const status = h('div', { 'aria-live': 'polite' });
   const form = h(
     'form',
@@ -46,12 +75,16 @@ function projectForm(p, onSaved) {
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();
+        const body = {
+          name: name.value.trim(),
+          from_email: from.value.trim(),
+          timezone: timezone.value.trim(),
+          locale: locale.value,
+        };
         try {
-          const r = await api('POST', '/api/sites', {
-            site_key: siteKey.value.trim(),
-            name: name.value.trim(),
-            from_email: from.value.trim(),
-          });
+          const r = p
+            ? await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, body)
+            : await api('POST', '/api/sites', { site_key: siteKey.value.trim(), ...body });
           onSaved(r);
         } catch (e) {
           status.append(errorBox(describeError(e)));
@@ -61,16 +94,19 @@ function projectForm(p, onSaved) {
     h(
       'div',
       { class: 'row' },
-      field(
-        'Site key',
-        siteKey,
-        p ? 'Fixed: keys, events and e-mails refer to it.' : 'Letters, digits, . _ - ; cannot be changed later.',
-      ),
-      field('Name', name),
-      field('Sender address (From)', from),
+      field(t('project.siteKey'), siteKey, p ? t('project.siteKeyFixed') : t('project.siteKeyHint')),
+      field(t('common.name'), name, t('project.nameHint')),
+      field(t('project.sender'), from),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field(t('project.locale'), locale, t('project.localeHint')),
+      field(t('project.timezone'), timezone, t('project.timezoneHint')),
+      zones,
     ),
     status,
-    h('button', { type: 'submit', class: 'primary' }, p ? 'Save' : 'Create project'),
+    h('button', { type: 'submit', class: 'primary' }, p ? t('common.save') : t('project.create')),
   );
   return form;
 }
@@ -79,22 +115,24 @@ export async function projectsPage(ctx) {
   const all = await projects();
   const list = pagedTable(
     [
-      { label: 'Site key', cell: (p) => h('a', { href: `/ui/projects/${enc(p.site_key)}` }, p.site_key) },
-      { label: 'Name', cell: (p) => p.name },
-      { label: 'Sender', cell: (p) => p.from_email },
-      { label: 'Created', cell: (p) => time(p.created_at) },
+      { label: t('project.siteKey'), cell: (p) => h('a', { href: `/ui/projects/${enc(p.site_key)}` }, p.site_key) },
+      { label: t('common.name'), cell: (p) => p.name },
+      { label: t('project.senderShort'), cell: (p) => p.from_email },
+      { label: t('project.locale'), cell: (p) => p.locale },
+      { label: t('project.timezone'), cell: (p) => p.timezone },
+      { label: t('common.created'), cell: (p) => time(p.created_at) },
     ],
     all,
-    { empty: 'No projects yet: create the first one below.' },
+    { empty: t('projects.empty') },
   );
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, 'Projects'),
+    h('h1', { tabindex: '-1' }, t('projects.title')),
     list,
-    h('h2', {}, 'New project'),
+    h('h2', {}, t('projects.new')),
     projectForm(null, (r) => {
-      toast(r.created ? `Project ${r.site_key} created` : `Project ${r.site_key} updated`);
+      toast(r.created ? t('projects.created', { site: r.site_key }) : t('projects.updated', { site: r.site_key }));
       ctx.navigate(`/ui/projects/${enc(r.site_key)}`);
     }),
   );
@@ -105,31 +143,31 @@ export async function projectPage(ctx) {
   const tab = TABS.find(([key]) => key === ctx.query.get('tab')) ?? TABS[0];
   const [all, m] = await Promise.all([projects(), meta()]);
   const p = all.find((x) => x.site_key === site);
-  if (!p) throw new ApiError(404, { code: 'not_found', message: `Project ${site} not found` });
+  if (!p) throw new ApiError(404, { code: 'not_found', message: t('project.notFound', { site }) });
 
   const edit = h(
     'details',
     { class: 'edit-project' },
-    h('summary', {}, 'Edit name and sender'),
+    h('summary', {}, t('project.edit')),
     projectForm(p, () => {
-      toast('Project saved');
+      toast(t('project.saved'));
       ctx.navigate(`/ui/projects/${enc(site)}${qs({ tab: tab[0] })}`, { replace: true, keepFocus: true });
     }),
   );
   const tabs = h(
     'nav',
-    { class: 'tabs', 'aria-label': 'Project sections' },
+    { class: 'tabs', 'aria-label': t('project.sections') },
     h(
       'ul',
       {},
-      TABS.map(([key, label]) =>
+      TABS.map(([key]) =>
         h(
           'li',
           {},
           h(
             'a',
             { href: `/ui/projects/${enc(site)}?tab=${key}`, 'aria-current': key === tab[0] ? 'page' : null },
-            label,
+            t(`project.tab.${key}`),
           ),
         ),
       ),
@@ -137,7 +175,7 @@ export async function projectPage(ctx) {
   );
   let body;
   try {
-    body = await tab[2](ctx, p, m);
+    body = await tab[1](ctx, p, m);
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) throw e;
     body = errorBox(describeError(e));
@@ -152,18 +190,27 @@ export async function projectPage(ctx) {
         'div',
         {},
         h('h1', { tabindex: '-1' }, p.name),
-        h('p', { class: 'muted' }, code(p.site_key), ' · sends as ', p.from_email),
+        h(
+          'p',
+          { class: 'muted' },
+          ...tNodes('project.summary', {
+            site: code(p.site_key),
+            from: p.from_email,
+            locale: t(`project.locale.${p.locale}`),
+            timezone: p.timezone,
+          }),
+        ),
       ),
       h(
         'div',
         { class: 'inline-controls' },
-        h('a', { class: 'button', href: `/ui/events${qs({ site_key: site })}` }, 'Events'),
-        h('a', { class: 'button', href: `/ui/emails${qs({ site_key: site })}` }, 'E-mails'),
-        h('a', { class: 'button', href: `/ui/${qs({ site_key: site })}` }, 'Dashboard'),
+        h('a', { class: 'button', href: `/ui/events${qs({ site_key: site })}` }, t('nav.events')),
+        h('a', { class: 'button', href: `/ui/emails${qs({ site_key: site })}` }, t('nav.emails')),
+        h('a', { class: 'button', href: `/ui/${qs({ site_key: site })}` }, t('nav.dashboard')),
       ),
     ),
     edit,
     tabs,
-    h('div', { class: 'tab-body' }, h('h2', {}, tab[1]), body),
+    h('div', { class: 'tab-body' }, h('h2', {}, t(`project.tab.${tab[0]}`)), body),
   );
 }

@@ -4,6 +4,7 @@
 // event's fields; the HTML part shows in an iframe with sandbox="" (no scripts, no same-origin access).
 import { api, ApiError, describeError, enc, meta, qs } from '../api.js';
 import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
+import { t, tNodes } from '../i18n.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -20,25 +21,29 @@ export async function templatesTab(_ctx, p) {
   return h(
     'div',
     {},
-    h('p', {}, h('a', { class: 'button primary', href: `/ui/projects/${enc(site)}/templates/new` }, 'New template')),
+    h(
+      'p',
+      {},
+      h('a', { class: 'button primary', href: `/ui/projects/${enc(site)}/templates/new` }, t('templates.new')),
+    ),
     pagedTable(
       [
         {
-          label: 'Name (template key)',
-          cell: (t) => h('a', { href: `/ui/projects/${enc(site)}/templates/${enc(t.name)}` }, t.name),
+          label: t('templates.name'),
+          cell: (x) => h('a', { href: `/ui/projects/${enc(site)}/templates/${enc(x.name)}` }, x.name),
         },
-        { label: 'Subject', cell: (t) => t.subject },
+        { label: t('templates.subject'), cell: (x) => x.subject },
         {
-          label: 'Routed from',
-          cell: (t) => {
-            const u = usedBy(t.name);
-            return u.length ? u.map((k) => [code(k), ' ']) : h('span', { class: 'muted' }, 'not routed');
+          label: t('templates.routedFrom'),
+          cell: (x) => {
+            const u = usedBy(x.name);
+            return u.length ? u.map((k) => [code(k), ' ']) : h('span', { class: 'muted' }, t('templates.notRouted'));
           },
         },
-        { label: 'Updated', cell: (t) => time(t.updated_at) },
+        { label: t('common.updated'), cell: (x) => time(x.updated_at) },
       ],
       templates.items,
-      { empty: 'No templates yet.' },
+      { empty: t('templates.empty') },
     ),
   );
 }
@@ -56,7 +61,7 @@ export async function templateEditorPage(ctx, isNew) {
   ]);
   const existing = isNew ? null : templates.items.find((t) => t.name === ctx.params[1]);
   if (!isNew && !existing)
-    throw new ApiError(404, { code: 'not_found', message: `No template named ${ctx.params[1]} in ${site}` });
+    throw new ApiError(404, { code: 'not_found', message: t('templates.notFound', { name: ctx.params[1], site }) });
   const routedFrom = existing
     ? Object.entries(routing.routes)
         .filter(([, t]) => t === existing.name)
@@ -74,7 +79,7 @@ export async function templateEditorPage(ctx, isNew) {
     'data-autofocus': isNew || null,
   });
   const eventType = select(
-    [['', '— none (campaign) —'], ...m.routing_keys.map((k) => [k, k])],
+    [['', t('templates.noEvent')], ...m.routing_keys.map((k) => [k, k])],
     ctx.query.get('event_type') ?? routedFrom[0] ?? '',
     { name: 'event_type' },
   );
@@ -88,19 +93,19 @@ export async function templateEditorPage(ctx, isNew) {
   const html = h('textarea', { name: 'html', rows: '16', class: 'mono code-area', spellcheck: 'false' });
   const text = h('textarea', { name: 'text', rows: '8', class: 'mono code-area', spellcheck: 'false' });
   const sample = h('textarea', { name: 'sample', rows: '10', class: 'mono code-area', spellcheck: 'false' });
-  html.value = existing?.html ?? '<p>Hello, {{ name }}!</p>\n';
-  text.value = existing?.text ?? 'Hello, {{ name }}!\n';
+  html.value = existing?.html ?? `<p>${t('templates.starter')}</p>\n`;
+  text.value = existing?.text ?? `${t('templates.starter')}\n`;
   const errors = { subject: partError(), html: partError(), text: partError(), sample: partError() };
   let sampleEdited = false;
 
   const outSubject = h('p', { class: 'preview-subject' });
   const frame = h('iframe', {
     sandbox: '',
-    title: 'Preview of the HTML part',
+    title: t('templates.previewHtml'),
     class: 'preview-frame',
     referrerpolicy: 'no-referrer',
   });
-  const outText = h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': 'Preview of the text part' });
+  const outText = h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': t('templates.previewText') });
   const previewState = h('p', { class: 'muted', 'aria-live': 'polite' });
 
   // The preview names the problem (template_problem); saving answers a 422 whose invalid_fields
@@ -108,11 +113,16 @@ export async function templateEditorPage(ctx, isNew) {
   const showProblem = (e) => {
     if (!(e instanceof ApiError) || e.status !== 422) return false;
     const tp = e.detail.template_problem;
-    const found = tp ? { [tp.part]: `line ${tp.line}: ${tp.message}` } : (e.detail.invalid_fields ?? {});
+    const found = tp
+      ? { [tp.part]: t('templates.problemAt', { line: tp.line, message: tp.message }) }
+      : (e.detail.invalid_fields ?? {});
     let shown = false;
     for (const [part, text] of Object.entries(found)) {
       if (!errors[part] || part === 'sample') continue;
-      errors[part].textContent = String(text).replace(/^line/, 'Line');
+      // A saved template's 422 says "line N: …" (the API's words): shown in the UI's language.
+      errors[part].textContent = String(text).replace(/^line (\d+): /, (_, line) =>
+        t('templates.problemAt', { line, message: '' }),
+      );
       errors[part].hidden = false;
       shown = true;
     }
@@ -132,16 +142,17 @@ export async function templateEditorPage(ctx, isNew) {
     if (sampleEdited) {
       try {
         sampleValue = JSON.parse(sample.value || '{}');
-        if (typeof sampleValue !== 'object' || sampleValue === null || Array.isArray(sampleValue))
-          throw new Error('not an object');
       } catch {
+        sampleValue = null;
+      }
+      if (typeof sampleValue !== 'object' || sampleValue === null || Array.isArray(sampleValue)) {
         clearProblems();
-        errors.sample.textContent = 'The sample must be a JSON object: the preview uses the last valid one.';
+        errors.sample.textContent = t('templates.sampleInvalid');
         errors.sample.hidden = false;
         return;
       }
     }
-    previewState.textContent = 'Rendering…';
+    previewState.textContent = t('templates.rendering');
     try {
       const r = await api('POST', '/api/admin/templates/preview', {
         site_key: site,
@@ -157,7 +168,7 @@ export async function templateEditorPage(ctx, isNew) {
       frame.srcdoc = r.html;
       outText.textContent = r.text;
       if (!sampleEdited) sample.value = JSON.stringify(r.sample, null, 2);
-      previewState.textContent = 'Preview up to date.';
+      previewState.textContent = t('templates.upToDate');
     } catch (e) {
       if (mine !== seq) return;
       clearProblems();
@@ -165,7 +176,7 @@ export async function templateEditorPage(ctx, isNew) {
         errors.html.textContent = describeError(e);
         errors.html.hidden = false;
       }
-      previewState.textContent = 'The preview shows the last version that rendered.';
+      previewState.textContent = t('templates.stale');
     }
   }
   const schedule = () => {
@@ -199,38 +210,34 @@ export async function templateEditorPage(ctx, isNew) {
             html: html.value,
             text: text.value,
           });
-          toast(r.created ? `Template ${r.name} created` : `Template ${r.name} saved`);
+          toast(r.created ? t('templates.created', { name: r.name }) : t('templates.saved', { name: r.name }));
           if (isNew) ctx.navigate(`/ui/projects/${enc(site)}/templates/${enc(r.name)}`, { replace: true });
         } catch (e) {
           clearProblems();
           if (!showProblem(e)) status.append(errorBox(describeError(e)));
-          else status.append(errorBox('Not saved: the template does not parse (see above).'));
+          else status.append(errorBox(t('templates.notSaved')));
         }
       },
     },
     h(
       'div',
       { class: 'row' },
-      field(
-        'Name (template key)',
-        name,
-        isNew ? 'Routing and key rights refer to it; saving an existing name updates that template.' : null,
-      ),
-      field('Sample values for', eventType, 'The event whose fields fill the preview.'),
+      field(t('templates.name'), name, isNew ? t('templates.nameHint') : null),
+      field(t('templates.sampleFor'), eventType, t('templates.sampleForHint')),
     ),
-    field('Subject', subject, 'Placeholders like {{ name }} or {{ course_name }}.'),
+    field(t('templates.subject'), subject, t('templates.subjectHint')),
     errors.subject,
-    field('HTML part', html, 'Values are HTML-escaped; | raw opts out.'),
+    field(t('templates.html'), html, t('templates.htmlHint')),
     errors.html,
-    field('Text part', text),
+    field(t('templates.text'), text, t('templates.filtersHint')),
     errors.text,
-    h('details', {}, h('summary', {}, 'Sample values (JSON, editable)'), sample, errors.sample),
+    h('details', {}, h('summary', {}, t('templates.sample')), sample, errors.sample),
     status,
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'submit', class: 'primary' }, 'Save template'),
-      h('a', { class: 'button', href: `/ui/projects/${enc(site)}${qs({ tab: 'templates' })}` }, 'Back to templates'),
+      h('button', { type: 'submit', class: 'primary' }, t('templates.save')),
+      h('a', { class: 'button', href: `/ui/projects/${enc(site)}${qs({ tab: 'templates' })}` }, t('templates.back')),
     ),
   );
 
@@ -238,12 +245,15 @@ export async function templateEditorPage(ctx, isNew) {
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, isNew ? 'New template' : `Template ${existing.name}`),
+    h('h1', { tabindex: '-1' }, isNew ? t('templates.new') : t('templates.title', { name: existing.name })),
     h(
       'p',
       { class: 'muted' },
       h('a', { href: `/ui/projects/${enc(site)}?tab=templates` }, site),
-      routedFrom.length ? [' · routed from ', routedFrom.map((k) => [code(k), ' '])] : ' · not routed',
+      ' · ',
+      routedFrom.length
+        ? tNodes('templates.routedFromList', { keys: routedFrom.map((k) => [code(k), ' ']) })
+        : t('templates.notRouted'),
     ),
     h(
       'div',
@@ -251,14 +261,14 @@ export async function templateEditorPage(ctx, isNew) {
       form,
       h(
         'section',
-        { class: 'preview', 'aria-label': 'Preview' },
-        h('h2', {}, 'Preview'),
+        { class: 'preview', 'aria-label': t('templates.preview') },
+        h('h2', {}, t('templates.preview')),
         previewState,
-        h('h3', {}, 'Subject'),
+        h('h3', {}, t('templates.subject')),
         outSubject,
-        h('h3', {}, 'HTML'),
+        h('h3', {}, t('templates.htmlShort')),
         frame,
-        h('h3', {}, 'Text'),
+        h('h3', {}, t('templates.textShort')),
         outText,
       ),
     ),

@@ -1,0 +1,275 @@
+// The example project's templates, in Russian as the document's project writes to its customers: one
+// per routed event type and cart step (SPEC §15). Each is written once as paragraphs and links, and
+// both the HTML and the text part are made from that, so the two never say different things.
+
+interface Para {
+  /** Liquid text of the paragraph (a value is escaped in the HTML part by the engine). */
+  text: string;
+  /** Shown only when this member of the context is set. */
+  if?: string;
+}
+
+interface Link {
+  /** The context member holding the URL. */
+  url: string;
+  label: string;
+}
+
+interface Spec {
+  subject: string;
+  paras: Para[];
+  links?: Link[];
+  /** Cart reminders and campaigns carry an unsubscribe link; transactional e-mails do not. */
+  unsubscribe?: boolean;
+}
+
+const AMOUNT: Para = { if: 'amount', text: 'Сумма к оплате: {{ amount | money: currency }}.' };
+const PAY: Link = { url: 'pay_url', label: 'Оплатить заказ' };
+const ACCOUNT: Link = { url: 'account_url', label: 'Перейти в личный кабинет' };
+const DOCUMENT: Link = { url: 'document_url', label: 'Скачать документ' };
+
+// A cart step's template is named as its routing key, as the document's project names them.
+const courseCart = (step: string, subject: string, lead: string): [string, [string, Spec]] => [
+  `course_abandoned_cart_${step}`,
+  [
+    `course_abandoned_cart_${step}`,
+    {
+      subject,
+      paras: [
+        { text: lead },
+        AMOUNT,
+        { text: 'Если вы уже оплатили заказ, просто не обращайте внимания на это письмо.' },
+      ],
+      links: [PAY],
+      unsubscribe: true,
+    },
+  ],
+];
+
+const portalCart = (step: string, subject: string, lead: string): [string, [string, Spec]] => [
+  `portal_abandoned_cart_${step}`,
+  [
+    `portal_abandoned_cart_${step}`,
+    {
+      subject,
+      paras: [{ text: lead }, AMOUNT, { text: 'Если заказ уже оплачен, это письмо можно не читать.' }],
+      links: [PAY],
+      unsubscribe: true,
+    },
+  ],
+];
+
+/** Routing key -> [template name (the document's template keys), what it says]. */
+export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
+  ...Object.fromEntries([
+    courseCart(
+      '1h',
+      '{{ name }}, ваша заявка на курс «{{ course_name }}» ждёт оплаты',
+      'Вы оформили заявку на курс «{{ course_name }}» (заказ № {{ order_id }}), но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.',
+    ),
+    courseCart(
+      '1d',
+      '{{ name }}, завершите запись на курс «{{ course_name }}»',
+      'Напоминаем: место на курсе «{{ course_name }}» пока закреплено за вами. Чтобы начать обучение, оплатите заказ № {{ order_id }}.',
+    ),
+    courseCart(
+      '3d',
+      'Последнее напоминание о курсе «{{ course_name }}»',
+      'Это последнее напоминание о заказе № {{ order_id }} на курс «{{ course_name }}». Если обучение всё ещё актуально, оплатите его по ссылке ниже.',
+    ),
+    portalCart(
+      '1h',
+      '{{ name }}, ваш заказ ждёт оплаты',
+      'Вы оформили заказ № {{ order_id }}, но ещё не оплатили его.',
+    ),
+    portalCart('1d', '{{ name }}, завершите оформление заказа', 'Напоминаем о неоплаченном заказе № {{ order_id }}.'),
+    portalCart(
+      '3d',
+      'Последнее напоминание о вашем заказе',
+      'Это последнее напоминание о заказе № {{ order_id }}: после оплаты мы сразу подготовим ваши документы.',
+    ),
+  ]),
+
+  course_order_created: [
+    'course_application_created',
+    {
+      subject: '{{ name }}, заявка на курс «{{ course_name }}» сформирована',
+      paras: [
+        { text: 'Ваша заявка на курс «{{ course_name }}» сформирована, номер заказа — {{ order_id }}.' },
+        AMOUNT,
+        { text: 'Обучение начнётся сразу после оплаты: доступ к материалам появится в личном кабинете.' },
+      ],
+      links: [PAY],
+    },
+  ],
+  course_paid: [
+    'course_payment_success',
+    {
+      subject: '{{ name }}, оплата курса «{{ course_name }}» прошла успешно',
+      paras: [
+        { text: 'Спасибо! Мы получили оплату курса «{{ course_name }}» (заказ № {{ order_id }}).' },
+        { if: 'amount', text: 'Сумма: {{ amount | money: currency }}.' },
+        { if: 'paid_at', text: 'Дата оплаты: {{ paid_at | date: "%-d %B %Y" }}.' },
+        { text: 'Материалы курса уже доступны в личном кабинете.' },
+      ],
+      links: [ACCOUNT],
+    },
+  ],
+  course_test_passed: [
+    'course_test_passed',
+    {
+      subject: '{{ name }}, вы сдали итоговый тест по курсу «{{ course_name }}»',
+      paras: [
+        { text: 'Поздравляем! Итоговое тестирование по курсу «{{ course_name }}» пройдено успешно.' },
+        { text: 'Мы готовим ваш документ об обучении и сообщим, когда он будет готов.' },
+      ],
+      links: [ACCOUNT],
+    },
+  ],
+  course_test_failed: [
+    'course_test_failed',
+    {
+      subject: '{{ name }}, итоговый тест по курсу «{{ course_name }}» не сдан',
+      paras: [
+        { text: 'К сожалению, итоговое тестирование по курсу «{{ course_name }}» пройти не удалось.' },
+        { text: 'Повторите материалы и пройдите тест ещё раз в личном кабинете — попытки не ограничены.' },
+      ],
+      links: [ACCOUNT],
+    },
+  ],
+  course_document_ready: [
+    'course_completed_passed_document_ready',
+    {
+      subject: '{{ name }}, ваш документ по курсу «{{ course_name }}» готов',
+      paras: [
+        { text: 'Обучение по курсу «{{ course_name }}» завершено, итоговый тест сдан.' },
+        { text: 'Документ об обучении готов: его можно скачать по ссылке ниже или в личном кабинете.' },
+      ],
+      links: [DOCUMENT, ACCOUNT],
+    },
+  ],
+  course_finished_test_missing: [
+    'course_completed_test_not_passed',
+    {
+      subject: '{{ name }}, срок обучения по курсу «{{ course_name }}» завершён',
+      paras: [
+        { text: 'Срок обучения по курсу «{{ course_name }}» подошёл к концу, а итоговый тест ещё не пройден.' },
+        { text: 'Пройдите тест в личном кабинете, чтобы получить документ об обучении.' },
+      ],
+      links: [ACCOUNT],
+    },
+  ],
+  course_track_number: [
+    'course_track_number',
+    {
+      subject: '{{ name }}, документ по курсу «{{ course_name }}» отправлен',
+      paras: [
+        { text: 'Мы отправили ваш документ по курсу «{{ course_name }}» почтой.' },
+        { if: 'track_number', text: 'Трек-номер для отслеживания: {{ track_number }}.' },
+      ],
+      links: [{ url: 'tracking_url', label: 'Отследить отправление' }],
+    },
+  ],
+  form_lead_collective_notify: [
+    'form_lead_collective_notify',
+    {
+      subject: '{{ name }}, заявка на групповое обучение принята',
+      paras: [
+        { text: 'Мы получили вашу заявку на групповое обучение. Менеджер свяжется с вами в течение рабочего дня.' },
+        { if: 'organization', text: 'Организация: {{ organization }}.' },
+        { if: 'participants', text: 'Участников: {{ participants }}.' },
+        { if: 'phone', text: 'Телефон для связи: {{ phone }}.' },
+      ],
+    },
+  ],
+  contest_results: [
+    'portal_contest_results',
+    {
+      subject: '{{ name }}, подведены итоги конкурса «{{ event_title }}»',
+      paras: [
+        { text: 'Подведены итоги конкурса «{{ event_title }}».' },
+        { if: 'place', text: 'Ваша работа «{{ work_title }}» заняла {{ place }} место. Поздравляем!' },
+        { text: 'Диплом участника доступен в личном кабинете.' },
+      ],
+      links: [{ url: 'document_url', label: 'Скачать диплом' }, ACCOUNT],
+    },
+  ],
+  contest_work_accepted: [
+    'portal_contest_work_accepted',
+    {
+      subject: '{{ name }}, ваша работа принята на конкурс',
+      paras: [
+        { text: 'Работа «{{ work_title }}» принята на конкурс «{{ event_title }}».' },
+        { text: 'Итоги подведём после окончания приёма работ — мы пришлём письмо.' },
+      ],
+    },
+  ],
+  olympiad_results: [
+    'portal_olympiad_results',
+    {
+      subject: '{{ name }}, результаты олимпиады «{{ event_title }}»',
+      paras: [
+        { text: 'Результаты олимпиады «{{ event_title }}» готовы.' },
+        { if: 'score', text: 'Ваш результат: {{ score }} {{ score | plural: "балл", "балла", "баллов" }}.' },
+        { if: 'place', text: 'Место: {{ place }}.' },
+        { text: 'Диплом участника доступен в личном кабинете.' },
+      ],
+      links: [{ url: 'document_url', label: 'Скачать диплом' }, ACCOUNT],
+    },
+  ],
+  diploma_paid: [
+    'portal_payment_success',
+    {
+      subject: '{{ name }}, оплата заказа получена',
+      paras: [
+        { text: 'Спасибо! Оплата заказа № {{ order_id }} получена.' },
+        { if: 'amount', text: 'Сумма: {{ amount | money: currency }}.' },
+        { if: 'paid_at', text: 'Дата оплаты: {{ paid_at | date: "%-d %B %Y" }}.' },
+      ],
+      links: [ACCOUNT],
+    },
+  ],
+  publication_site_submitted: [
+    'portal_publication_status',
+    {
+      subject: '{{ name }}, мы получили материал «{{ publication_title }}»',
+      paras: [
+        { text: 'Ваш материал «{{ publication_title }}» получен и передан редакции.' },
+        {
+          text: 'После проверки мы опубликуем его на сайте и пришлём письмо со ссылкой и свидетельством о публикации.',
+        },
+      ],
+    },
+  ],
+};
+
+const GREETING = '{% if name != blank %}Здравствуйте, {{ name }}!{% else %}Здравствуйте!{% endif %}';
+const SIGNATURE = 'С уважением, команда «{{ project_name }}»';
+const UNSUBSCRIBE = 'Отписаться от напоминаний';
+
+const wrap = (cond: string | undefined, body: string) => (cond ? `{% if ${cond} %}${body}{% endif %}` : body);
+
+export function demoHtml(s: Spec): string {
+  const lines = [
+    `<p>${GREETING}</p>`,
+    ...s.paras.map((p) => wrap(p.if, `<p>${p.text}</p>`)),
+    ...(s.links ?? []).map((l) => wrap(l.url, `<p><a href="{{ ${l.url} }}">${l.label}</a></p>`)),
+    `<p>${SIGNATURE}</p>`,
+  ];
+  if (s.unsubscribe)
+    lines.push(
+      wrap('unsubscribe_url', `<p style="font-size:12px"><a href="{{ unsubscribe_url }}">${UNSUBSCRIBE}</a></p>`),
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+// Each piece carries its own line ends, so a paragraph left out by its condition leaves no blank line.
+export function demoText(s: Spec): string {
+  return [
+    `${GREETING}\n\n`,
+    ...s.paras.map((p) => wrap(p.if, `${p.text}\n\n`)),
+    ...(s.links ?? []).map((l) => wrap(l.url, `${l.label}: {{ ${l.url} }}\n\n`)),
+    `${SIGNATURE}\n`,
+    s.unsubscribe ? wrap('unsubscribe_url', `\n${UNSUBSCRIBE}: {{ unsubscribe_url }}\n`) : '',
+  ].join('');
+}
