@@ -174,6 +174,8 @@ export interface ScheduledEmailsTable {
   sent_at: number | null;
   message_id: string | null;
   rendered: string | null;
+  /** The purchase event that cancelled this cart e-mail (SPEC §13). */
+  cancelled_by_event_id: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -15,6 +15,7 @@ import { automationRoutes } from './routes/automation.js';
 import { adminDataRoutes } from './routes/adminData.js';
 import { adminUiRoutes } from './routes/adminUi.js';
 import { gatewayRoutes } from './routes/gateway.js';
+import { scopedReadRoutes } from './routes/scoped.js';
 import { healthRoutes } from './routes/health.js';
 import { docsRoutes, metricsRoutes } from './routes/operations.js';
 import { Metrics } from '../metrics.js';
@@ -118,6 +119,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     secret: deps.secret ?? (await installationSecret(deps)),
   });
   await app.register(gatewayRoutes, { deps });
+  await app.register(scopedReadRoutes, { deps });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminAuth(deps));
     await admin.register(adminConfigRoutes, { deps });

@@ -295,6 +295,9 @@ export const EmailDetail = Type.Object({
   to_name: NullableString,
   created_at: Type.String(),
   message_id: NullableString,
+  cancelled_by_event_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'the purchase event that cancelled it',
+  }),
   context: Type.Record(Type.String(), Json),
   subject: NullableString,
   html: NullableString,

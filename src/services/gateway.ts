@@ -1,7 +1,8 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
-import { CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { CART_STEPS, CART_TYPES, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
   requireCartAllowed,
   requireEventAllowed,
@@ -45,6 +46,7 @@ import { requireProject } from './admin.js';
 import type { Deps, GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
+const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
 
 /** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
 const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
@@ -138,8 +140,20 @@ export async function transactional(
           },
         ]
       : [],
-    result: ({ eventId, contact, emailIds }) => {
+    result: ({ eventId, contact, emailIds, now }) => {
       const emailId = emailIds[0] ?? null;
+      const plan: PlanEntry[] = template
+        ? [
+            {
+              scheduled_email_id: emailId,
+              template_key: template.name,
+              step: null,
+              due_at: new Date(now).toISOString(),
+              status: 'queued',
+              reason: contactReason('transactional', contact.status),
+            },
+          ]
+        : [skipped(null, null, 'no_template')];
       return {
         response: {
           ok: true,
@@ -151,6 +165,7 @@ export async function transactional(
           sent: 0,
           failed: 0,
           status: template ? 'queued' : 'no_template',
+          plan,
         },
         effects: {
           contact_id: contact.id,
@@ -176,7 +191,10 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   if (!row) return r;
   const s = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
   const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
-  return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0 };
+  const plan = r.plan?.map((p) =>
+    p.scheduled_email_id === row.id ? { ...p, status: status as PlanEntry['status'] } : p,
+  );
+  return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };
 }
 
 /** Cart endpoints: a known cart type outside the key's rights is 403; an unknown one is a 422 later. */
@@ -238,7 +256,24 @@ async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Pr
       orderId,
       context,
     })),
-    result: ({ eventId, contact, emailIds, order }) => {
+    result: ({ eventId, contact, emailIds, order, now }) => {
+      const plan: PlanEntry[] =
+        order === 'created'
+          ? chain.map((s, i) => ({
+              scheduled_email_id: emailIds[i],
+              template_key: s.template.name,
+              step: s.step,
+              due_at: new Date(now + s.delayMinutes * 60_000).toISOString(),
+              status: 'scheduled' as const,
+              reason: contactReason('cart', contact.status),
+            }))
+          : order === 'paid'
+            ? chain.map((s) => skipped(s.template.name, s.step, 'order_already_paid'))
+            : [];
+      // Default-chain steps without a routed template are skipped (SPEC §3); the answer says so.
+      if (order === 'created' && chain.every((s) => DEFAULT_STEPS.has(s.step)))
+        for (const s of CART_STEPS)
+          if (!chain.some((c) => c.step === s.step)) plan.push(skipped(null, s.step, 'no_template'));
       const response = {
         ok: true as const,
         site_key: project.site_key,
@@ -247,6 +282,7 @@ async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Pr
         cart_type: cartType,
         scheduled_email_ids: emailIds,
         duplicate: order === 'duplicate',
+        plan,
       };
       if (order === 'created') return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds } };
       const note = order === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
@@ -296,7 +332,15 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       now,
     );
     // Stopping the cart chain comes first and never depends on address-book configuration.
-    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now);
+    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now, eventId);
+    const plan: PlanEntry[] = stopped.map((e) => ({
+      scheduled_email_id: e.id,
+      template_key: e.template_key,
+      step: e.chain_step,
+      due_at: new Date(Number(e.due_at)).toISOString(),
+      status: 'cancelled',
+      reason: 'cancelled_by_purchase',
+    }));
     const books: number[] = [];
     const details: MemberWarning[] = [...memberWarnings];
     const paidList = (await getPaidLists(trx, project.id))[cartType];
@@ -339,12 +383,13 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       warnings,
       warning_details: details,
       duplicate: alreadyPaid,
+      plan,
     };
     return {
       response,
       effects: {
         contact_id: contact.id,
-        stopped_email_ids: stopped,
+        stopped_email_ids: stopped.map((e) => e.id),
         address_books: books,
         warnings,
         warning_details: details,
