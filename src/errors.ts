@@ -3,6 +3,10 @@
 
 export type ErrorCode =
   | 'invalid_json'
+  | 'bad_request'
+  | 'uri_too_long'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'api_key_disabled'

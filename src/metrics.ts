@@ -66,6 +66,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly eventLogFailures = new client.Counter({
+    name: 'egw_event_log_failures_total',
+    help: 'Refused gateway requests that could not be written to the chronology (they were still answered)',
+    registers: [this.registry],
+  });
+
   readonly acceptBatchFallbacks = new client.Counter<'reason'>({
     name: 'egw_accept_batch_fallbacks_total',
     help: 'Accept batches (PostgreSQL) rolled back and redone request by request, by reason',

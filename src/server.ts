@@ -10,6 +10,7 @@ import { createTransportFromConfig, type Transport } from './delivery/transports
 import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worker.js';
 import { buildApp, buildOpsApp, installationSecret, LOG_REDACT } from './http/app.js';
 import { purgeExpired } from './delivery/retention.js';
+import { expireAllLeases } from './repos/outbox.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
@@ -42,6 +43,12 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const metrics = new Metrics();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
+  if (role !== 'api' && db.dialect === 'sqlite') {
+    // An embedded database has one process at a time: leases still held belong to a process that died
+    // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
+    const released = await expireAllLeases(db.db);
+    if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
+  }
   if (role !== 'api') {
     transport = opts.transport ?? createTransportFromConfig(config, { maxConnections: config.smtpPoolSize });
     worker = createWorker({

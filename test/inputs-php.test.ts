@@ -122,7 +122,7 @@ for (const d of DIALECTS) {
         });
         assert.equal(r.status, 200, amount);
         assert.deepEqual(r.body.warnings, [], amount);
-        assert.equal((await order(`AM-${i}`)).amount, Number(amount.replace(',', '.')), amount);
+        assert.equal(Number((await order(`AM-${i}`)).amount_minor) / 100, Number(amount.replace(',', '.')), amount);
       }
       const tr = await post(T, {
         event_type: 'contest_results',

@@ -69,7 +69,7 @@ for (const d of DIALECTS) {
         .selectAll()
         .where('order_id', '=', '7001')
         .executeTakeFirstOrThrow();
-      assert.deepEqual([o.status, o.amount, o.currency], ['paid', 2500, 'RUB']);
+      assert.deepEqual([o.status, Number(o.amount_minor), o.currency], ['paid', 250000, 'RUB']);
     });
   });
 }

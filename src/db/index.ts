@@ -105,3 +105,19 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }
+
+/** Namespace of this service's advisory locks (first key of the two-key form). */
+const LOCK_NAMESPACE = 0x65677731; // "egw1"
+
+/**
+ * Serialises writers of one project's replace-all configuration (routing, categories, paid-order books,
+ * cart chains) until the end of the caller's transaction. PostgreSQL: a transaction-scoped advisory lock,
+ * so concurrent replacements run one after another and each sees the previous one's rows (delete-then-
+ * insert would otherwise collide on the primary key). SQLite has one writer at a time already.
+ */
+export async function lockProjectConfig(trx: Kysely<Database>, dialect: Dialect, projectId: number): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, (${projectId}::bigint % 2147483647)::int)`.execute(
+    trx,
+  );
+}

@@ -6,6 +6,7 @@ import * as m001 from './migrations/001_init.js';
 import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
 import * as m004 from './migrations/004_config_version.js';
+import * as m005 from './migrations/005_robustness.js';
 import * as m006inputs from './migrations/006_inputs.js';
 import * as m006locale from './migrations/006_project_locale.js';
 
@@ -19,6 +20,7 @@ const steps: Record<string, Step> = {
   '003_campaigns': m003,
   '002_sessions': m002,
   '004_config_version': m004,
+  '005_robustness': m005,
   '006_inputs': m006inputs,
   '006_project_locale': m006locale,
 };
@@ -46,14 +48,47 @@ function migrator({ db, dialect, schema }: Db): Migrator {
   });
 }
 
+/**
+ * Kysely's PostgreSQL introspection reads the tables of every schema of the database and looks each
+ * schema up by name; one dropped meanwhile by someone else (tests, another tenant) fails it with
+ * 3F000 "schema … does not exist". That says nothing about ours: the step is simply read again.
+ */
+async function retryingDroppedSchema<T>(database: Db, step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (e) {
+      const other = (e as { code?: string }).code === '3F000' && !String(e).includes(`"${database.schema}"`);
+      if (!other || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function run(database: Db, to?: string) {
+  return retryingDroppedSchema(database, async () => {
+    const m = migrator(database);
+    const { error, results } = await (to === undefined ? m.migrateToLatest() : m.migrateTo(to));
+    if (error) throw error;
+    return results ?? [];
+  });
+}
+
 export async function migrateToLatest(database: Db): Promise<string[]> {
-  const { error, results } = await migrator(database).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const results = await run(database).catch((e) => {
+    throw e instanceof Error ? e : new Error(String(e));
+  });
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Migrates up to and including `name` (tests of a migration's data rules). */
+export async function migrateTo(database: Db, name: string): Promise<void> {
+  await run(database, name).catch((e) => {
+    throw e instanceof Error ? e : new Error(String(e));
+  });
 }
 
 /** True when every migration in the code has run (readiness check). */
 export async function migrationsCurrent(database: Db): Promise<boolean> {
-  const all = await migrator(database).getMigrations();
+  const all = await retryingDroppedSchema(database, () => migrator(database).getMigrations());
   return all.every((m) => m.executedAt !== undefined);
 }

@@ -112,7 +112,8 @@ export interface OrdersTable {
   contact_id: number;
   status: 'unpaid' | 'paid';
   course_name: string | null;
-  amount: number | null;
+  /** Hundredths of the currency unit (domain/money.ts), exact. */
+  amount_minor: number | null;
   currency: string | null;
   paid_at: string | null;
   created_event_id: number | null;

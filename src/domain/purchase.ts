@@ -15,7 +15,8 @@ export const PURCHASE_FATAL = new Set(['email', 'order_id', 'cart_type', 'list_i
 
 export interface PurchaseInput {
   name: string | undefined;
-  amount: number | null;
+  /** Hundredths of the currency unit (domain/money.ts). */
+  amountMinor: number | null;
   currency: string | null;
   paidAt: string | null;
   category: string | null;
@@ -55,10 +56,10 @@ export function readPurchase(
   const fieldsOk = body.fields === undefined || (isObject(body.fields) && !('fields' in schemaProblems));
   const fields = fieldsOk && isObject(body.fields) ? body.fields : {};
 
-  let amount: number | null = null;
+  let amountMinor: number | null = null;
   if (body.amount !== undefined) {
     const a = parseAmount(body.amount);
-    if (a.ok) amount = a.value;
+    if (a.ok) amountMinor = a.minor;
     else warn('amount', a.problem);
   }
   let currency: string | null = null;
@@ -96,7 +97,7 @@ export function readPurchase(
     });
   }
   const name = typeof body.name === 'string' && !('name' in schemaProblems) ? body.name : undefined;
-  return { input: { name, amount, currency, paidAt, category }, warnings };
+  return { input: { name, amountMinor, currency, paidAt, category }, warnings };
 }
 
 /** Warnings as the response's `warnings` sentences (SPEC §3: strings; each names its member). */

@@ -5,6 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { bodyAjv, splitErrors } from '../schemas/ajv.js';
 import { withFieldLimits, type FieldLimits } from '../schemas/common.js';
 import { AppError, validationError } from '../errors.js';
+import { inputProblems } from './inputRules.js';
 
 export type Body = Record<string, unknown>;
 
@@ -123,6 +124,8 @@ export function bodyProblems(schema: TSchema, body: Body, check: Pick<BodyCheck,
     }
   }
   longStrings(body.fields, 'fields', limits.maxString, invalid);
+  // SPEC §10: no U+0000 or unpaired surrogate in any string or member name, every number finite.
+  Object.assign(invalid, inputProblems(body));
   // Order the list as the required list reads, then anything else.
   missing.sort((a, b) => rank(required, a) - rank(required, b));
   return { missing, invalid };

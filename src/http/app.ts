@@ -3,11 +3,11 @@
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { bodyAjv, paramAjv } from '../schemas/ajv.js';
+import { compileRequestValidator } from '../schemas/ajv.js';
 import { ErrorEnvelope, withFieldLimits } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './jsonBody.js';
 import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
@@ -57,10 +57,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could forge their address.
     trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
+    // Malformed HTTP and unreadable URLs get the envelope too (SPEC §1), not Fastify's own body.
+    clientErrorHandler,
+    frameworkErrors,
   });
-  app.setValidatorCompiler(
-    ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object) as never,
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema as object, httpPart) as never);
   // Schemas are written with the default limits of `fields`; validation and the OpenAPI document of
   // every route get the configured ones (this hook runs before swagger's, which is registered below).
   app.addHook('onRoute', (route) => {
@@ -71,9 +72,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   // Only JSON bodies are accepted (SPEC §1: anything else is 415).
   app.removeContentTypeParser('text/plain');
-  // JSON from bytes: UTF-8, or windows-1251/KOI8-R when declared (SPEC §10).
+  // JSON from bytes: UTF-8, or windows-1251/KOI8-R when declared, at most 32 levels deep (SPEC §10).
   registerJsonBody(app);
   app.addSchema(ErrorEnvelope);
+  // Services count and log through deps (e.g. the accept batch's fallbacks): the same registry /metrics
+  // serves and the app's logger, unless the process gave its own. The error handler counts too.
+  const metrics = (deps.metrics ??= new Metrics());
   registerErrorHandling(app);
 
   await app.register(swagger, {
@@ -105,9 +109,6 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
   await registerSessions(app, deps);
-  // Services count and log through deps (e.g. the accept batch's fallbacks): the same registry /metrics
-  // serves and the app's logger, unless the process gave its own.
-  const metrics = (deps.metrics ??= new Metrics());
   deps.log ??= app.log;
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
@@ -134,7 +135,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
 /** Health and metrics only: what a worker-only process serves on METRICS_PORT. */
 export async function buildOpsApp(deps: Deps, metrics: Metrics): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, clientErrorHandler, frameworkErrors });
   // The health routes' error responses refer to the envelope schema.
   app.addSchema(ErrorEnvelope);
   registerErrorHandling(app);

@@ -2,9 +2,13 @@
 // windows-1251 or KOI8-R, which are decoded when the Content-Type says so. Every other declared charset is
 // 415, and bytes that are not UTF-8 are 400 naming where they start: nothing is decoded with U+FFFD in
 // place of what the site meant, so a name can never be overwritten with "����".
+// Then the depth limit (SPEC §10: 32 levels), checked on the text before anything is built, so a
+// 10,000-deep body costs one linear scan and never reaches code that walks values (serialising, hashing,
+// rendering): 400 invalid_json naming the limit.
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import iconv from 'iconv-lite';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../domain/inputRules.js';
 import { AppError } from '../errors.js';
 
 /** Declared charset (lower case) -> iconv-lite's name; utf-8 is decoded by the platform. */
@@ -97,9 +101,18 @@ function decodeBody(buf: Buffer, contentType: string | undefined): string {
   );
 }
 
+function tooDeepError(): AppError {
+  return new AppError(
+    400,
+    'invalid_json',
+    `The request body is nested deeper than ${MAX_JSON_DEPTH} levels, the most this service accepts`,
+    { max_depth: MAX_JSON_DEPTH },
+  );
+}
+
 /**
- * Replaces Fastify's JSON parser with one that reads bytes and decodes them as above before parsing. The
- * parsing itself is Fastify's (secure-json-parse: prototype-poisoning bodies are refused as before).
+ * Replaces Fastify's JSON parser with one that reads bytes, decodes them as above and checks the depth
+ * before parsing. The parsing itself is Fastify's (secure-json-parse: prototype-poisoning bodies are refused as before).
  */
 export function registerJsonBody(app: FastifyInstance): void {
   const parseText = app.getDefaultJsonParser('error', 'error');
@@ -114,6 +127,7 @@ export function registerJsonBody(app: FastifyInstance): void {
       } catch (err) {
         return done(err as Error);
       }
+      if (jsonTooDeep(text)) return done(tooDeepError());
       parseText(req, text, done);
     },
   );

@@ -1,10 +1,10 @@
 // Campaigns: one outbox row per address-book member, written in one INSERT … SELECT so a large book
 // costs one statement, and statistics over those rows.
 import { sql, type RawBuilder } from 'kysely';
-import { NO_CURRENCY } from '../domain/money.js';
+import { fromMinor, NO_CURRENCY } from '../domain/money.js';
 import { receivingStatuses } from '../domain/suppression.js';
 import type { EmailKind } from '../domain/statuses.js';
-import type { Executor } from './types.js';
+import { sumMinor, type Executor } from './types.js';
 
 export async function insertCampaign(
   db: Executor,
@@ -150,20 +150,25 @@ export async function paidAmountByCurrency(
 ): Promise<Record<string, number>> {
   let q = db
     .selectFrom('orders')
-    .select(['currency', sql<number | null>`sum(amount)`.as('amount')])
+    .select(['currency', sumMinor(sql.ref('amount_minor')).as('minor')])
     .where('status', '=', 'paid')
-    .where('amount', 'is not', null)
+    .where('amount_minor', 'is not', null)
     .groupBy('currency');
   if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
   if (f.since !== undefined) q = q.where('updated_at', '>=', f.since);
   if (f.until !== undefined) q = q.where('updated_at', '<', f.until);
-  const out: Record<string, number> = {};
+  // Added in hundredths (exact), shown in units.
+  const minor: Record<string, number> = {};
   for (const r of await q.execute()) {
     // Codes stored before they were upper-cased on the way in ("rub") join their currency here.
     const code = r.currency?.trim().toUpperCase() || NO_CURRENCY;
-    out[code] = Math.round(((out[code] ?? 0) + Number(r.amount ?? 0)) * 100) / 100;
+    minor[code] = (minor[code] ?? 0) + Number(r.minor ?? 0);
   }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+  return Object.fromEntries(
+    Object.entries(minor)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([code, m]) => [code, fromMinor(m)]),
+  );
 }
 
 /** Service-wide figures for GET /api/stats/overview and the metrics endpoint. */

@@ -12,10 +12,16 @@ import { parseJson, type Executor } from './types.js';
  */
 export const normaliseEmail = canonicalAddress;
 
+const MERGE_ATTEMPTS = 100;
+
 /**
  * Insert or update a contact. A name or fields sent now overwrite what was known, absent ones keep it;
  * fields are merged so one event's values do not erase another's. Status is never changed here: an
  * event must not resubscribe someone who unsubscribed.
+ *
+ * Concurrent writers: the unique index decides who creates the row (the others then update it), and a
+ * merge of fields is written only over the fields it was computed from (compare-and-set, retried), so
+ * two requests adding different fields at the same moment both keep theirs.
  */
 export async function upsertContact(
   db: Executor,
@@ -24,48 +30,44 @@ export async function upsertContact(
   now: number,
 ): Promise<ContactRow> {
   const email = normaliseEmail(c.email);
-  const existing = await db
-    .selectFrom('contacts')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('email', '=', email)
-    .executeTakeFirst();
-  if (existing) {
-    const name = c.name ? c.name : existing.name;
-    const fields = c.fields ? { ...parseJson<Record<string, unknown>>(existing.fields, {}), ...c.fields } : undefined;
-    if (name !== existing.name || fields) {
-      await db
-        .updateTable('contacts')
-        .set({ name, ...(fields ? { fields: JSON.stringify(fields) } : {}), updated_at: now })
-        .where('id', '=', existing.id)
-        .execute();
-    }
-    return { ...existing, name, fields: fields ? JSON.stringify(fields) : existing.fields };
-  }
-  // Two requests may race to create the same contact: the unique index decides, the loser reads.
-  const created = await db
-    .insertInto('contacts')
-    .values({
-      project_id: projectId,
-      email,
-      name: c.name ?? null,
-      fields: JSON.stringify(c.fields ?? {}),
-      status: 'active',
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
-  return (
-    created ??
-    db
+  for (let attempt = 0; ; attempt++) {
+    const existing = await db
       .selectFrom('contacts')
       .selectAll()
       .where('project_id', '=', projectId)
       .where('email', '=', email)
-      .executeTakeFirstOrThrow()
-  );
+      .executeTakeFirst();
+    if (!existing) {
+      const created = await db
+        .insertInto('contacts')
+        .values({
+          project_id: projectId,
+          email,
+          name: c.name ?? null,
+          fields: JSON.stringify(c.fields ?? {}),
+          status: 'active',
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (created) return created;
+      if (attempt >= 5) throw new Error(`contact ${email} could neither be created nor found`);
+      continue; // created by a concurrent request a moment ago: update that row instead
+    }
+    const name = c.name ? c.name : existing.name;
+    const fields = c.fields
+      ? JSON.stringify({ ...parseJson<Record<string, unknown>>(existing.fields, {}), ...c.fields })
+      : existing.fields;
+    if (name === existing.name && !c.fields) return existing;
+    let q = db.updateTable('contacts').set({ name, fields, updated_at: now }).where('id', '=', existing.id);
+    // Each miss means another writer succeeded, so this ends; the bound only caps a pathological pile-up.
+    if (c.fields && attempt < MERGE_ATTEMPTS) q = q.where('fields', '=', existing.fields);
+    const res = await q.executeTakeFirst();
+    if (Number(res.numUpdatedRows) > 0 || attempt >= MERGE_ATTEMPTS)
+      return { ...existing, name, fields, updated_at: now };
+  }
 }
 
 /** Names one contact of a project, whatever the spelling of its address. */
@@ -216,7 +218,10 @@ export async function listLists(db: Executor, projectId: number): Promise<(ListR
     .then((rows) => rows.map((r) => ({ ...r, members: Number(r.members) })));
 }
 
-/** Address books are unique by name within a project; creating an existing one returns it. */
+/**
+ * Address books are unique by name within a project; creating an existing one returns it. The unique
+ * index decides between concurrent creators (insert … on conflict do nothing, then read).
+ */
 export async function createList(
   db: Executor,
   projectId: number,
@@ -224,19 +229,20 @@ export async function createList(
   now: number,
   id?: number,
 ): Promise<{ list: ListRow; created: boolean }> {
+  const list = await db
+    .insertInto('lists')
+    .values({ ...(id !== undefined ? { id } : {}), project_id: projectId, name, created_at: now })
+    .onConflict((oc) => oc.columns(['project_id', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (list) return { list, created: true };
   const existing = await db
     .selectFrom('lists')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('name', '=', name)
-    .executeTakeFirst();
-  if (existing) return { list: existing, created: false };
-  const list = await db
-    .insertInto('lists')
-    .values({ ...(id !== undefined ? { id } : {}), project_id: projectId, name, created_at: now })
-    .returningAll()
     .executeTakeFirstOrThrow();
-  return { list, created: true };
+  return { list: existing, created: false };
 }
 
 /** Adds once; returns true when the contact was not yet in the book. */

@@ -3,8 +3,8 @@
 // rows) and returns a few hundred groups at most; days without rows are filled in here.
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
-import { NO_CURRENCY } from '../domain/money.js';
-import type { Executor } from './types.js';
+import { fromMinor, NO_CURRENCY } from '../domain/money.js';
+import { sumMinor, type Executor } from './types.js';
 
 export interface DashboardFilter {
   projectId?: number;
@@ -165,7 +165,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       'o.cart_type',
       'o.currency',
       'o.status',
-      'o.amount',
+      'o.amount_minor',
       recovered.as('recovered'),
     ])
     .where('o.created_event_id', 'is not', null)
@@ -181,7 +181,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       'x.status',
       'x.recovered',
       sql<number>`count(*)`.as('orders'),
-      sql<number | null>`sum(x.amount)`.as('amount'),
+      sumMinor(sql.ref('x.amount_minor')).as('amount'),
     ])
     .groupBy(['x.day', 'x.cart_type', 'x.currency', 'x.status', 'x.recovered'])
     .execute();
@@ -216,13 +216,12 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     }
     byCart.set(r.cart_type, c);
   }
-  const round = (x: number) => Math.round(x * 100) / 100;
   return {
     ...totals,
     by_day: [...byDay.values()],
     by_cart_type: [...byCart.values()].sort((a, b) => a.cart_type.localeCompare(b.cart_type)),
     amounts: [...money.values()]
-      .map((m) => ({ currency: m.currency, paid: round(m.paid), recovered: round(m.recovered) }))
+      .map((m) => ({ currency: m.currency, paid: fromMinor(m.paid), recovered: fromMinor(m.recovered) }))
       .sort((a, b) => a.currency.localeCompare(b.currency)),
   };
 }

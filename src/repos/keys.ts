@@ -93,16 +93,15 @@ export async function updateKey(
   patch: { rights?: Rights; rate_limit?: RateLimit | null; name?: string; status?: 'active' | 'disabled' },
   now: number,
 ): Promise<void> {
-  await db
-    .updateTable('api_keys')
-    .set({
-      ...(patch.name !== undefined ? { name: patch.name } : {}),
-      ...(patch.rights !== undefined ? { rights: JSON.stringify(patch.rights) } : {}),
-      ...(patch.rate_limit !== undefined
-        ? { rate_per_second: patch.rate_limit?.per_second ?? null, rate_burst: patch.rate_limit?.burst ?? null }
-        : {}),
-      ...(patch.status === 'disabled' ? { status: 'disabled' as const, disabled_at: now } : {}),
-    })
-    .where('id', '=', id)
-    .execute();
+  const changes = {
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.rights !== undefined ? { rights: JSON.stringify(patch.rights) } : {}),
+    ...(patch.rate_limit !== undefined
+      ? { rate_per_second: patch.rate_limit?.per_second ?? null, rate_burst: patch.rate_limit?.burst ?? null }
+      : {}),
+    ...(patch.status === 'disabled' ? { status: 'disabled' as const, disabled_at: now } : {}),
+  };
+  // An empty change (PATCH with {}) is no statement at all: `UPDATE … SET` with nothing is invalid SQL.
+  if (Object.keys(changes).length === 0) return;
+  await db.updateTable('api_keys').set(changes).where('id', '=', id).execute();
 }

@@ -90,7 +90,12 @@ export async function insertUnpaidOrder(db: Executor, o: NewUnpaidOrder, now: nu
     .executeTakeFirst();
 }
 
-/** Marks an order paid, creating it when the purchase arrives before order-created. First payment wins. */
+/**
+ * Marks an order paid, creating it when the purchase arrives before order-created. The first payment wins,
+ * decided by one statement: the insert, or on conflict an update that applies only while the order is
+ * unpaid. Concurrent retries of one purchase (payment providers retry webhooks) wait on the row and then
+ * see it paid: exactly one of them writes its amount, every other is told `alreadyPaid`.
+ */
 export async function markOrderPaid(
   db: Executor,
   o: {
@@ -98,40 +103,36 @@ export async function markOrderPaid(
     order_id: string;
     cart_type: string;
     contact_id: number;
-    amount: number | null;
+    /** Hundredths of the currency unit (domain/money.ts). */
+    amount_minor: number | null;
     currency: string | null;
     paid_at: string | null;
     event_id: number;
   },
   now: number,
 ): Promise<{ alreadyPaid: boolean }> {
-  const existing = await findOrder(db, o.project_id, o.order_id);
-  if (existing?.status === 'paid') return { alreadyPaid: true };
   const paid = {
     status: 'paid' as const,
-    amount: o.amount,
+    amount_minor: o.amount_minor,
     currency: o.currency,
     paid_at: o.paid_at,
     paid_event_id: o.event_id,
     updated_at: now,
   };
-  if (existing) {
-    await db.updateTable('orders').set(paid).where('id', '=', existing.id).execute();
-  } else {
-    await db
-      .insertInto('orders')
-      .values({
-        project_id: o.project_id,
-        order_id: o.order_id,
-        cart_type: o.cart_type,
-        contact_id: o.contact_id,
-        course_name: null,
-        created_event_id: null,
-        created_at: now,
-        ...paid,
-      })
-      .onConflict((oc) => oc.columns(['project_id', 'order_id']).doUpdateSet(paid))
-      .execute();
-  }
-  return { alreadyPaid: false };
+  const won = await db
+    .insertInto('orders')
+    .values({
+      project_id: o.project_id,
+      order_id: o.order_id,
+      cart_type: o.cart_type,
+      contact_id: o.contact_id,
+      course_name: null,
+      created_event_id: null,
+      created_at: now,
+      ...paid,
+    })
+    .onConflict((oc) => oc.columns(['project_id', 'order_id']).doUpdateSet(paid).where('orders.status', '<>', 'paid'))
+    .returning('id')
+    .executeTakeFirst();
+  return { alreadyPaid: won === undefined };
 }

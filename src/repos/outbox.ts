@@ -99,6 +99,16 @@ export async function renewLease(
   return Number(res.numUpdatedRows);
 }
 
+/**
+ * Ends every lease at once (SQLite, at start): the database is embedded, so the process that held them
+ * is gone. The e-mails are then taken over on the next claim like any expired lease (the interrupted
+ * attempt counted), without waiting out the lease time. Returns how many there were.
+ */
+export async function expireAllLeases(db: Kysely<Database>): Promise<number> {
+  const res = await db.updateTable('scheduled_emails').set({ locked_until: 0 }).where(IS_SENDING).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 /** Hands claimed-but-unstarted e-mails back at shutdown so nobody waits for the lease to expire. */
 export async function releaseClaims(
   db: Kysely<Database>,

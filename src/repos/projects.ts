@@ -24,7 +24,11 @@ export interface ProjectInput {
   locale?: ProjectLocale;
 }
 
-/** Create or update by site_key; returns the row and whether it was new. */
+/**
+ * Create or update by site_key; returns the row and whether it was new. The unique site_key decides
+ * between concurrent creators (insert … on conflict do nothing): one creates, the others update or
+ * return the same project.
+ */
 export async function upsertProject(
   db: Executor,
   p: ProjectInput,
@@ -32,34 +36,29 @@ export async function upsertProject(
 ): Promise<{ project: Project; created: boolean }> {
   // The sender address is kept in the one form addresses are compared in (Unicode domain, SPEC §10).
   p = { ...p, from_email: canonicalAddress(p.from_email) };
-  const existing = await findProjectBySiteKey(db, p.site_key);
-  if (existing) {
-    const changes = {
-      name: p.name,
-      from_email: p.from_email,
-      timezone: p.timezone ?? existing.timezone,
-      locale: p.locale ?? existing.locale,
-    };
-    if ((Object.keys(changes) as (keyof typeof changes)[]).every((k) => existing[k] === changes[k]))
-      return { project: existing, created: false };
-    await db
-      .updateTable('projects')
-      .set({ ...changes, updated_at: now })
-      .where('id', '=', existing.id)
-      .execute();
-    return { project: { ...existing, ...changes, updated_at: now }, created: false };
-  }
-  const values = { site_key: p.site_key, name: p.name, from_email: p.from_email, created_at: now, updated_at: now };
-  const project = await db
+  const inserted = await db
     .insertInto('projects')
     .values({
-      ...values,
+      site_key: p.site_key,
+      name: p.name,
+      from_email: p.from_email,
+      created_at: now,
+      updated_at: now,
       ...(p.timezone === undefined ? {} : { timezone: p.timezone }),
       ...(p.locale === undefined ? {} : { locale: p.locale }),
     })
+    .onConflict((oc) => oc.column('site_key').doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
-  return { project, created: true };
+    .executeTakeFirst();
+  if (inserted) return { project: inserted, created: true };
+  const existing = (await findProjectBySiteKey(db, p.site_key))!;
+  const project = await updateProject(
+    db,
+    existing,
+    { name: p.name, from_email: p.from_email, timezone: p.timezone, locale: p.locale },
+    now,
+  );
+  return { project, created: false };
 }
 
 /** Changes some of a project's settings; returns the row as it is afterwards. */

@@ -23,23 +23,17 @@ export async function listTemplates(db: Executor, projectId: number): Promise<Te
   return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).orderBy('name').execute();
 }
 
-/** A template's name is its key, unique per project: saving the same name again updates it. */
+/**
+ * A template's name is its key, unique per project: saving the same name again updates it. The unique
+ * index decides between concurrent saves of a new name: one inserts, the others update.
+ */
 export async function upsertTemplate(
   db: Executor,
   projectId: number,
   t: { name: string; subject: string; html: string; text: string },
   now: number,
 ): Promise<{ id: number; created: boolean }> {
-  const existing = await findTemplateByName(db, projectId, t.name);
-  if (existing) {
-    await db
-      .updateTable('templates')
-      .set({ subject: t.subject, html: t.html, text: t.text, updated_at: now })
-      .where('id', '=', existing.id)
-      .execute();
-    return { id: existing.id, created: false };
-  }
-  const row = await db
+  const inserted = await db
     .insertInto('templates')
     .values({
       project_id: projectId,
@@ -50,9 +44,18 @@ export async function upsertTemplate(
       created_at: now,
       updated_at: now,
     })
+    .onConflict((oc) => oc.columns(['project_id', 'name']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (inserted) return { id: inserted.id, created: true };
+  const updated = await db
+    .updateTable('templates')
+    .set({ subject: t.subject, html: t.html, text: t.text, updated_at: now })
+    .where('project_id', '=', projectId)
+    .where('name', '=', t.name)
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { id: row.id, created: true };
+  return { id: updated.id, created: false };
 }
 
 export async function getRoutes(db: Executor, projectId: number): Promise<Record<string, string>> {

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { validationError } from '../errors.js';
 import type { Database } from '../db/schema.js';
 
 /** A connection or an open transaction: repositories work inside whatever the caller started. */
@@ -21,8 +22,27 @@ export function encodeCursor(id: number): string {
   return Buffer.from(`id:${id}`).toString('base64url');
 }
 
+/**
+ * The id a cursor stands for; null without one. A cursor this service did not give out (or one that
+ * decodes to an id no row can have) is refused, rather than silently starting again from the first page.
+ */
 export function decodeCursor(cursor: string | undefined): number | null {
   if (!cursor) return null;
-  const m = /^id:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString());
-  return m ? Number(m[1]) : null;
+  const m = /^id:([1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  const id = m ? Number(m[1]) : NaN;
+  if (!Number.isSafeInteger(id)) {
+    throw validationError('The cursor is not one this service gave out', {
+      invalid_fields: { 'querystring.cursor': 'is not a cursor from a previous page' },
+    });
+  }
+  return id;
+}
+
+/**
+ * Sum of an amount column (hundredths) that cannot overflow: `* 1.0` makes it numeric on PostgreSQL
+ * (exact, unbounded) and floating point on SQLite, whose integer sum() raises an error past 2^63
+ * (a float is exact to 2^53 hundredths, 90 trillion currency units). Null when there are no amounts.
+ */
+export function sumMinor(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>): RawBuilder<number | null> {
+  return sql<number | null>`sum(${column} * 1.0)`;
 }

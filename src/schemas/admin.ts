@@ -3,10 +3,20 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { LOCALES } from '../domain/locale.js';
 import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES } from '../domain/statuses.js';
-import { Cursor, Email, FieldsObject, Limit, literalUnion, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+import {
+  Cursor,
+  Email,
+  FieldsObject,
+  Id,
+  Limit,
+  literalUnion,
+  RateLimit,
+  Rights,
+  ShortString,
+  SiteKey,
+} from './common.js';
 
 const Ok = Type.Literal(true);
-const Id = Type.Integer({ minimum: 1 });
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Json = Type.Unknown();
 

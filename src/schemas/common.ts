@@ -12,6 +12,13 @@ export function literalUnion<const T extends readonly string[]>(
   ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
 }
 
+/**
+ * Row ids are positive integers within what both databases store and JavaScript counts exactly
+ * (2^53 - 1, below bigint's 2^63 - 1): a larger id cannot exist, and one beyond bigint made PostgreSQL fail.
+ */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID });
+
 export const ErrorEnvelope = Type.Object(
   {
     detail: Type.Object({
@@ -109,7 +116,11 @@ export const Rights = Type.Object(
     allowed_template_keys: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 })),
     allowed_cart_types: Type.Optional(Type.Array(CartTypeSchema, { maxItems: 10 })),
     list_id: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'the only address book a list_contacts_write key may write' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_ID,
+        description: 'the only address book a list_contacts_write key may write',
+      }),
     ),
     note: Type.Optional(Type.String({ maxLength: 2000 })),
   },

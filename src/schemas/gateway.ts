@@ -1,12 +1,18 @@
 // Request and response schemas of the external gateway (API document + SPEC §3). The same objects give
 // the TypeScript types, the validation and the OpenAPI document.
 import { Type, type Static } from 'typebox';
+import { MAX_AMOUNT } from '../domain/money.js';
 import { CartTypeSchema, Email, FieldsObject, literalUnion, ShortString } from './common.js';
 
 // What PHP sends is read as meant before validation (SPEC §10; domain/tolerances.ts): null is absent,
 // "fields": [] is {}, an integer order_id is its string, an amount may be "2500.00" or "2500,00".
 const ORDER_ID = 'an integer is taken as its decimal string';
 const AMOUNT = 'a number, or a decimal string such as "2500", "2500.00" or "2500,00"';
+const Amount = Type.Number({
+  minimum: 0,
+  maximum: MAX_AMOUNT,
+  description: `${AMOUNT}; finite, from 0 to ${MAX_AMOUNT} with at most 2 decimals`,
+});
 
 const common = {
   email: Email,
@@ -26,7 +32,7 @@ export const TransactionalBody = Type.Object(
   {
     event_type: Type.String({ minLength: 1, maxLength: 100 }),
     ...common,
-    amount: Type.Optional(Type.Number({ description: AMOUNT })),
+    amount: Type.Optional(Amount),
     currency: Type.Optional(ShortString(10)),
     cart_type: Type.Optional(ShortString(20)),
     course_name: Type.Optional(ShortString(1000)),
@@ -76,7 +82,7 @@ export const PurchaseBody = Type.Object(
     ...common,
     order_id: Type.String({ maxLength: 200, description: ORDER_ID }),
     course_id: Type.Optional(ShortString(200)),
-    amount: Type.Optional(Type.Number({ minimum: 0, description: AMOUNT })),
+    amount: Type.Optional(Amount),
     currency: Type.Optional(ShortString(10)),
   },
   {

@@ -6,6 +6,7 @@ import { canonicalTimeZone, type Locale } from '../domain/locale.js';
 import { checkTemplate } from '../delivery/render.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
+import { lockProjectConfig } from '../db/index.js';
 import { findList, listLists } from '../repos/contacts.js';
 import { findKeyById, insertKey, listKeys, updateKey, type ApiKey } from '../repos/keys.js';
 import {
@@ -184,6 +185,7 @@ export async function routing(deps: Deps, siteKey: string) {
 export async function setRouting(deps: Deps, siteKey: string, routes: Record<string, string>) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const invalid: Record<string, string> = {};
     const rows: { routing_key: string; template_id: number }[] = [];
     for (const [key, name] of Object.entries(routes)) {
@@ -225,6 +227,7 @@ export async function courseCategories(deps: Deps, siteKey: string) {
 export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const seen = new Set<string>();
     for (const c of categories) {
       if (seen.has(c.id))
@@ -255,6 +258,7 @@ export async function paidLists(deps: Deps, siteKey: string) {
 export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<string, number>) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
     const bad = Object.keys(lists).filter((c) => !isCartType(c));
     if (bad.length)
       throw validationError('Unknown cart types', {

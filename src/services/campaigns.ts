@@ -1,4 +1,5 @@
 // Legacy automation endpoints: sequences (and the cart chain they can replace), campaigns, statistics.
+import { lockProjectConfig } from '../db/index.js';
 import { CART_TYPES } from '../domain/catalog.js';
 import { notFound, validationError } from '../errors.js';
 import {
@@ -35,19 +36,24 @@ export async function createSequence(deps: Deps, input: { site_key: string; name
 
 /** Chooses, per cart type, a sequence that replaces the default 1 h/1 d/3 d chain (null: default). */
 export async function setCartChains(deps: Deps, siteKey: string, chains: Record<string, number | null>) {
-  const project = await requireProject(deps.db.db, siteKey);
-  const sequences = new Map((await listSequences(deps.db.db, project.id)).map((s) => [s.id, s]));
-  const invalid: Record<string, string> = {};
-  const kept: Record<string, number> = {};
-  for (const [cart, seq] of Object.entries(chains)) {
-    if (!(CART_TYPES as readonly string[]).includes(cart)) invalid[`chains.${cart}`] = 'unknown cart type';
-    else if (seq !== null && !sequences.has(seq)) invalid[`chains.${cart}`] = `no sequence ${seq} in this project`;
-    else if (seq !== null) kept[cart] = seq;
-  }
-  if (Object.keys(invalid).length)
-    throw validationError('The cart chains were not changed', { invalid_fields: invalid });
-  await replaceCartChains(deps.db.db, project.id, kept);
-  return { ok: true as const, site_key: project.site_key, chains: kept };
+  // One transaction, serialised per project: concurrent replacements must not interleave their
+  // delete and insert.
+  return deps.db.db.transaction().execute(async (trx) => {
+    const project = await requireProject(trx, siteKey);
+    await lockProjectConfig(trx, deps.db.dialect, project.id);
+    const sequences = new Map((await listSequences(trx, project.id)).map((s) => [s.id, s]));
+    const invalid: Record<string, string> = {};
+    const kept: Record<string, number> = {};
+    for (const [cart, seq] of Object.entries(chains)) {
+      if (!(CART_TYPES as readonly string[]).includes(cart)) invalid[`chains.${cart}`] = 'unknown cart type';
+      else if (seq !== null && !sequences.has(seq)) invalid[`chains.${cart}`] = `no sequence ${seq} in this project`;
+      else if (seq !== null) kept[cart] = seq;
+    }
+    if (Object.keys(invalid).length)
+      throw validationError('The cart chains were not changed', { invalid_fields: invalid });
+    await replaceCartChains(trx, project.id, kept);
+    return { ok: true as const, site_key: project.site_key, chains: kept };
+  });
 }
 
 export async function createCampaign(

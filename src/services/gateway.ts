@@ -9,6 +9,7 @@ import {
   requirePermission,
   requireTemplateAllowed,
 } from '../domain/rights.js';
+import { parseAmount } from '../domain/money.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import {
@@ -110,7 +111,14 @@ export async function transactional(
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
-  assertBody(TransactionalBody, body, { required, eventType: et, what: `event type ${et}`, limits: limitsOf(call) });
+  const check = { required, eventType: et, what: `event type ${et}`, limits: limitsOf(call) };
+  const problems = bodyProblems(TransactionalBody, body, check);
+  // The amount a template prints follows the same bounds as a purchase's.
+  if (body.amount !== undefined) {
+    const a = parseAmount(body.amount);
+    if (!a.ok) problems.invalid.amount = a.problem;
+  }
+  assertNoProblems<TransactionalBody>(body, problems, check);
 
   const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
@@ -280,7 +288,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         order_id: orderId,
         cart_type: cartType,
         contact_id: contact.id,
-        amount: input.amount,
+        amount_minor: input.amountMinor,
         currency: input.currency,
         paid_at: input.paidAt ?? new Date(now).toISOString(),
         event_id: eventId,

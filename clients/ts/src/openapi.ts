@@ -284,7 +284,7 @@ export interface paths {
            *     }
            */
           'application/json': {
-            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00" */
+            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00"; finite, from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type: 'course' | 'diploma' | 'portal';
             course_id?: string;
@@ -602,7 +602,7 @@ export interface paths {
            *     }
            */
           'application/json': {
-            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00" */
+            /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00"; finite, from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type?: string;
             course_id?: string;

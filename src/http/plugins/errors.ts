@@ -1,7 +1,10 @@
 // One error envelope for every answer that is not a success (SPEC §1), including Fastify's own errors
-// (body parsing, size, media type, schema validation) and unknown paths. No stack or SQL leaks.
+// (body parsing, size, media type, schema validation), unknown paths, URLs the router cannot read, and
+// HTTP the server cannot parse at all. No stack or SQL leaks.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { splitErrors } from '../../schemas/ajv.js';
+import { onlyTextErrors, splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
@@ -16,12 +19,16 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       return new AppError(400, 'invalid_json', 'The request body is empty; send a JSON object');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError(400, 'invalid_json', 'The Content-Length header does not match the body');
+    case 'FST_ERR_BAD_URL':
+      return new AppError(400, 'bad_request', 'The path is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError(414, 'uri_too_long', 'A path segment is longer than this service accepts');
   }
   if (fe.validation) {
     const { missing, invalid } = splitErrors(fe.validation as never);
     const where = fe.validationContext ?? 'body';
     const prefix = where === 'body' ? '' : `${where}.`;
-    return validationError(
+    const e = validationError(
       `Invalid ${where}: ${[...missing.map((m) => `missing ${prefix}${m}`), ...Object.keys(invalid).map((k) => `invalid ${prefix}${k}`)].join(', ')}`,
       {
         missing_fields: missing.map((m) => prefix + m),
@@ -30,6 +37,10 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
         ),
       },
     );
+    // SPEC §10: a path or query carrying U+0000 or an unpaired surrogate is a bad request, not a bad field.
+    if (where !== 'body' && onlyTextErrors(fe.validation as never))
+      return new AppError(400, e.code, e.message, e.extra);
+    return e;
   }
   if (fe.statusCode === 400 && (err instanceof SyntaxError || /JSON/i.test(fe.message))) {
     return new AppError(400, 'invalid_json', 'The request body is not valid JSON');
@@ -53,6 +64,46 @@ export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
 /** The answer to a failed request. A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order). */
 export function answerFor(req: FastifyRequest, err: FastifyError | AppError | Error): AppError {
   return req.gatewayRefusal?.error ?? toAppError(err);
+}
+
+/** What the HTTP parser could not read (before Fastify sees a request): status, code and sentence. */
+function clientErrorOf(err: NodeJS.ErrnoException): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(431, 'headers_too_large', 'The request headers are larger than this service accepts');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(408, 'request_timeout', 'The request was not received in time');
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return new AppError(400, 'bad_request', 'Send either Content-Length or Transfer-Encoding, not both');
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return new AppError(400, 'bad_request', 'The chunked body has an invalid chunk size');
+    default:
+      return new AppError(400, 'bad_request', 'The request is not valid HTTP/1.1');
+  }
+}
+
+/**
+ * Fastify's clientErrorHandler: answers malformed HTTP with the envelope on the raw socket (there is no
+ * request object yet), then closes the connection, which cannot be trusted to be in step any more.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = clientErrorOf(err);
+  this.log.debug({ code: err.code }, 'malformed HTTP refused');
+  if (socket.writable) {
+    const body = JSON.stringify(e.toBody());
+    socket.write(
+      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Fastify's frameworkErrors: a path the router cannot decode (400) or a too-long parameter (414). */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  // No route, so no hooks run: the request id is set here.
+  void sendError(reply.header('x-request-id', req.id), toAppError(err));
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

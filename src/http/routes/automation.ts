@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { CART_TYPES } from '../../domain/catalog.js';
 import { errors, Email, FieldsObject, ShortString, SiteKey } from '../../schemas/common.js';
-import { IdParams, Ok, SiteKeyParams } from '../../schemas/admin.js';
+import { Id, IdParams, Ok, SiteKeyParams } from '../../schemas/admin.js';
 import { OrderCreatedResponse } from '../../schemas/gateway.js';
 import * as automation from '../../services/campaigns.js';
 import type { Deps } from '../../services/context.js';
@@ -25,7 +25,7 @@ const UnpaidOrderBody = Type.Object(
   { additionalProperties: false },
 );
 const Step = Type.Object(
-  { template_id: Type.Integer({ minimum: 1 }), delay_minutes: Type.Integer({ minimum: 0, maximum: 525_600 }) },
+  { template_id: Id, delay_minutes: Type.Integer({ minimum: 0, maximum: 525_600 }) },
   { additionalProperties: false },
 );
 const SequenceBody = Type.Object(
@@ -39,19 +39,17 @@ const SequenceBody = Type.Object(
 const CampaignBody = Type.Object(
   {
     site_key: SiteKey,
-    template_id: Type.Integer({ minimum: 1 }),
-    list_id: Type.Integer({ minimum: 1 }),
+    template_id: Id,
+    list_id: Id,
     send_at: Type.Optional(Type.String({ format: 'date-time' })),
   },
   { additionalProperties: false },
 );
 const CartChainsBody = Type.Object(
   {
-    chains: Type.Record(
-      Type.String({ description: CART_TYPES.join(', ') }),
-      Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
-      { maxProperties: 10 },
-    ),
+    chains: Type.Record(Type.String({ description: CART_TYPES.join(', ') }), Type.Union([Id, Type.Null()]), {
+      maxProperties: 10,
+    }),
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ import { insertEvent, setEventEffects } from '../../repos/events.js';
 import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../../repos/idempotency.js';
 import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
+import { storedPayload } from '../../domain/inputRules.js';
 import type { GatewayCall } from '../context.js';
 
 export interface Described {
@@ -113,7 +114,7 @@ export async function acceptEvent<T extends object>(
       http_status: rec.response_status,
       accepted: 1,
       error_code: null,
-      payload: JSON.stringify(body),
+      payload: storedPayload(body),
       effects: JSON.stringify({ replay_of: rec.event_id }),
       created_at: now,
     });
@@ -135,7 +136,7 @@ export async function acceptEvent<T extends object>(
         http_status: 200,
         accepted: 1,
         error_code: null,
-        payload: JSON.stringify(body),
+        payload: storedPayload(body),
         effects: '{}',
         created_at: now,
       });
@@ -182,7 +183,6 @@ export async function logRequest(
   effects: Record<string, unknown> = {},
 ): Promise<void> {
   const { deps, project, key, endpoint } = call;
-  const payload = body === undefined ? null : JSON.stringify(body);
   await insertEvent(deps.db.db, {
     project_id: project.id,
     key_id: key?.id ?? null,
@@ -192,7 +192,7 @@ export async function logRequest(
     http_status: status,
     accepted: code === null ? 1 : 0,
     error_code: code,
-    payload: payload && payload.length > 70_000 ? null : payload,
+    payload: storedPayload(body),
     effects: JSON.stringify(effects),
     created_at: deps.clock.now(),
   });

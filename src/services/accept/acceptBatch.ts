@@ -19,6 +19,7 @@ import { batcher, fulfilled } from '../../batcher.js';
 import type { Db } from '../../db/index.js';
 import type { Database, NewEmail, NewEvent } from '../../db/schema.js';
 import type { Body } from '../../domain/validation.js';
+import { storedPayload } from '../../domain/inputRules.js';
 import type { AcceptBatchFallbackReason } from '../../metrics.js';
 import { contactKey, normaliseEmail, upsertContactsMany, type ContactWanted } from '../../repos/contacts.js';
 import { insertEmailsMany } from '../../repos/emails.js';
@@ -195,7 +196,7 @@ async function writeBatch(trx: Transaction<Database>, batch: BatchedRequest[]): 
       http_status: 200,
       accepted: 1,
       error_code: null,
-      payload: JSON.stringify(r.body),
+      payload: storedPayload(r.body),
       effects: JSON.stringify(answer.effects),
       created_at: r.now,
     });
