@@ -1,7 +1,7 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
-import { CART_STEPS, CART_TYPES, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { CART_STEPS, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
 import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
   requireCartAllowed,
