@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import dotenv from 'dotenv';
 import { retryPolicyFromEnv, type RetryPolicy } from './delivery/smtpErrors.js';
+import type { FieldLimits, RateLimit } from './schemas/common.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -32,22 +33,17 @@ export interface Config {
   role: Role;
   logLevel: string;
   /** Default per-key limit when a key has none of its own (SPEC §7). */
-  rateLimit: { per_second: number; burst: number };
+  rateLimit: RateLimit;
+  /** Limits of a request's `fields` (SPEC §7), applied to the schemas by the app and the gateway's checks. */
+  fieldLimits: FieldLimits;
 }
 
 export class ConfigError extends Error {}
 
-// Read before any other module evaluates, so limits that shape schemas at import time see .env too.
-if (existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
-
-/** Limits that shape request schemas (SPEC §7); loadConfig validates the same variables strictly. */
-export const FIELD_LIMITS = {
-  maxMembers: lenientInt(process.env.FIELDS_MAX_MEMBERS, 100),
-  maxString: lenientInt(process.env.FIELDS_MAX_STRING, 10_000),
-};
-
-function lenientInt(raw: string | undefined, def: number): number {
-  return raw && /^\d+$/.test(raw.trim()) && Number(raw) > 0 ? Number(raw) : def;
+/** The process environment, with a .env file of the working directory read into it first (the CLI's default). */
+function processEnv(): NodeJS.ProcessEnv {
+  if (existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
+  return process.env;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
@@ -78,9 +74,12 @@ export function defaultSqliteUrl(): string {
   return `sqlite:${resolve('data', 'gateway.db')}`;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  int(env, 'FIELDS_MAX_MEMBERS', 100, 1, 10_000);
-  int(env, 'FIELDS_MAX_STRING', 10_000, 1, 10_000_000);
+/** Reads and checks the whole configuration once; nothing else reads the environment. */
+export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
+  const fieldLimits = {
+    maxMembers: int(env, 'FIELDS_MAX_MEMBERS', 100, 1, 10_000),
+    maxString: int(env, 'FIELDS_MAX_STRING', 10_000, 1, 10_000_000),
+  };
   const port = int(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
 
@@ -133,5 +132,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       per_second: int(env, 'RATE_LIMIT_PER_SECOND', 50, 1, 1_000_000),
       burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
     },
+    fieldLimits,
   };
 }

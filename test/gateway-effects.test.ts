@@ -106,6 +106,16 @@ for (const d of DIALECTS) {
           sent: 0,
           failed: 0,
           status: 'no_template',
+          plan: [
+            {
+              scheduled_email_id: null,
+              template_key: null,
+              step: null,
+              due_at: null,
+              status: 'skipped',
+              reason: 'no_template',
+            },
+          ],
         },
       );
       const ev = (await adminCall(t.app, 'GET', `/api/admin/external-events/${r.body.event_id}`)).body.event;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { LoginLimiter, SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../src/http/plugins/session.js';
+import { LoginLimiter } from '../src/http/plugins/session.js';
+import { SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../src/services/sessions.js';
 import { ADMIN_TOKEN, createTestApp, DIALECTS, type TestApp } from './support/harness.js';
 
 interface Res {

@@ -1,6 +1,10 @@
 // Table types for Kysely. Times are integer milliseconds since the epoch in both dialects (comparable,
 // indexable, no time-zone surprises); JSON documents are stored as text and parsed in the repositories.
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ContactStatus, EmailKind, EmailStatus, KeyStatus } from '../domain/statuses.js';
+
+// Re-exported for the repositories that name them beside the row types; defined in domain/statuses.ts.
+export type { ContactStatus, EmailKind, EmailStatus };
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -23,15 +27,13 @@ export interface ApiKeysTable {
   name: string;
   key_hash: string;
   last4: string;
-  status: 'active' | 'disabled';
+  status: KeyStatus;
   rights: string;
   rate_per_second: number | null;
   rate_burst: number | null;
   created_at: number;
   disabled_at: number | null;
 }
-
-export type ContactStatus = 'active' | 'unsubscribed' | 'invalid' | 'admin_blocked';
 
 export interface ContactsTable {
   id: Generated<number>;
@@ -149,9 +151,6 @@ export interface IdempotencyTable {
   created_at: number;
 }
 
-export type EmailStatus = 'scheduled' | 'queued' | 'sending' | 'sent' | 'failed' | 'cancelled' | 'suppressed';
-export type EmailKind = 'transactional' | 'cart' | 'campaign';
-
 export interface ScheduledEmailsTable {
   id: Generated<number>;
   project_id: number;
@@ -175,6 +174,8 @@ export interface ScheduledEmailsTable {
   sent_at: number | null;
   message_id: string | null;
   rendered: string | null;
+  /** The purchase event that cancelled this cart e-mail (SPEC §13). */
+  cancelled_by_event_id: number | null;
   created_at: number;
   updated_at: number;
 }

@@ -112,12 +112,15 @@ function envInt(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   return n;
 }
 
-/** Defaults: 8 attempts, 30 s base, 1 h cap. Env: SEND_MAX_ATTEMPTS, SEND_BACKOFF_BASE_MS, SEND_BACKOFF_CAP_MS. */
-export function retryPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): RetryPolicy {
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 8, baseMs: 30_000, capMs: 3_600_000 };
+
+/** Env: SEND_MAX_ATTEMPTS, SEND_BACKOFF_BASE_MS, SEND_BACKOFF_CAP_MS (read by config.ts, once). */
+export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
+  const d = DEFAULT_RETRY_POLICY;
   return {
-    maxAttempts: envInt(env, 'SEND_MAX_ATTEMPTS', 8, 1, 100),
-    baseMs: envInt(env, 'SEND_BACKOFF_BASE_MS', 30_000, 1, 86_400_000),
-    capMs: envInt(env, 'SEND_BACKOFF_CAP_MS', 3_600_000, 1, 7 * 86_400_000),
+    maxAttempts: envInt(env, 'SEND_MAX_ATTEMPTS', d.maxAttempts, 1, 100),
+    baseMs: envInt(env, 'SEND_BACKOFF_BASE_MS', d.baseMs, 1, 86_400_000),
+    capMs: envInt(env, 'SEND_BACKOFF_CAP_MS', d.capMs, 1, 7 * 86_400_000),
   };
 }
 

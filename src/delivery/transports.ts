@@ -31,7 +31,7 @@ export interface Transport {
 }
 
 export interface SmtpTransportOptions {
-  /** Simultaneous SMTP connections in the pool (default 5, env SMTP_POOL_SIZE). */
+  /** Simultaneous SMTP connections in the pool (default 5; `serve` passes SMTP_POOL_SIZE from the config). */
   maxConnections?: number;
   /** Messages per connection before it is recycled (default 100). */
   maxMessages?: number;
@@ -49,7 +49,7 @@ function cleanHeaders(headers: Record<string, string>): Record<string, string> {
 
 export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}): Transport {
   const timeout = opts.timeoutMs ?? 30_000;
-  const maxConnections = opts.maxConnections ?? (Number(process.env.SMTP_POOL_SIZE) || 5);
+  const maxConnections = opts.maxConnections ?? 5;
   const mailer = nodemailer.createTransport({
     url,
     pool: true,

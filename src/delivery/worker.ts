@@ -22,9 +22,11 @@ import {
 import { findProjectById } from '../repos/projects.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
+import { suppressionReason } from '../domain/suppression.js';
 import { systemClock, type Clock } from './clock.js';
+import { composeEmail } from './compose.js';
 import { buildContext, renderMessage } from './render.js';
-import { backoffDelay, classifySmtpError, retryPolicyFromEnv, type RetryPolicy } from './smtpErrors.js';
+import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { unsubscribeUrl } from './unsubscribe.js';
 
@@ -47,6 +49,7 @@ export interface WorkerOptions {
   concurrency?: number;
   /** Longest sleep when nothing is due (due e-mails leave within about this long). */
   pollMs?: number;
+  /** The configured policy (config.retry); defaults to DEFAULT_RETRY_POLICY. */
   retry?: Partial<RetryPolicy>;
   random?: () => number;
   logger?: WorkerLogger;
@@ -133,7 +136,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   // E-mails made due by another process (an API-only process, a campaign) are found by this poll: 200 ms
   // keeps them well inside the one-second promise; an idle poll is two reads of small partial indexes.
   const pollMs = Math.max(10, opts.pollMs ?? 200);
-  const retry: RetryPolicy = { ...retryPolicyFromEnv(), ...opts.retry };
+  const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   const random = opts.random ?? Math.random;
   const log = opts.logger ?? noopLogger;
 
@@ -188,15 +191,6 @@ export function createWorker(opts: WorkerOptions): Worker {
     outcomeEvents.emit(`email:${emailId}`, outcome);
   }
 
-  function suppressionReason(row: EmailRow, contact: ContactRow): string | null {
-    if (contact.status === 'invalid') return 'suppressed: the address is invalid';
-    if (contact.status === 'admin_blocked') return 'suppressed: the contact is blocked by an administrator';
-    // An unsubscribed person still gets e-mails about their own order, course or document.
-    if (contact.status === 'unsubscribed' && row.kind !== 'transactional')
-      return 'suppressed: the contact unsubscribed';
-    return null;
-  }
-
   /** One e-mail from claim to recorded outcome; returns what was recorded (undefined: lease lost). */
   async function deliver(row: EmailRow, cache: BatchCache, release: () => void): Promise<Outcome | undefined> {
     const record = async (outcome: Outcome, write: Promise<boolean>) => {
@@ -225,7 +219,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         write(finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false })),
       );
     }
-    const reason = suppressionReason(row, contact);
+    const reason = suppressionReason(contact.status, row.kind);
     if (reason) return record('suppressed', write(finishes.suppressed(row.id, { now: clock.now(), reason })));
 
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
@@ -244,32 +238,17 @@ export function createWorker(opts: WorkerOptions): Worker {
       return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
 
-    const headers: Record<string, string> = {};
-    if (row.kind === 'cart' || row.kind === 'campaign') {
-      headers['List-Unsubscribe'] = `<${unsubscribe}>`;
-      headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
-    }
     const messageId = makeMessageId(row.id, project, opts.secret);
-    const msg: OutgoingMessage = {
-      from: { name: project.name, address: project.from_email },
-      to: { name: row.to_name ?? contact.name, address: row.to_email },
-      subject: parts.subject,
-      html: parts.html,
-      text: parts.text,
-      headers,
+    const { from, to, headers, shown } = composeEmail({
+      project,
+      email: row,
+      contact,
+      parts,
+      unsubscribeUrl: unsubscribe,
       messageId,
-    };
-    const shown: RenderedMessage = {
-      ...parts,
-      headers: {
-        From: `"${project.name.replace(/["\\\r\n]/g, '')}" <${project.from_email}>`,
-        To: msg.to.name ? `"${msg.to.name.replace(/["\\\r\n]/g, '')}" <${row.to_email}>` : row.to_email,
-        Subject: parts.subject,
-        'Message-ID': messageId,
-        ...headers,
-      },
-    };
-    const rendered = JSON.stringify(shown);
+    });
+    const msg: OutgoingMessage = { from, to, ...parts, headers, messageId };
+    const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
 
     try {
       const res = await transport.send(msg);

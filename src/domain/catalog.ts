@@ -132,6 +132,10 @@ export const EXTRA_EVENT_TYPES: readonly string[] = [
 export const CART_TYPES = ['course', 'diploma', 'portal'] as const;
 export type CartType = (typeof CART_TYPES)[number];
 
+export function isCartType(t: string): t is CartType {
+  return (CART_TYPES as readonly string[]).includes(t);
+}
+
 export const PERMISSIONS = ['transactional_send', 'cart_events_write', 'list_contacts_write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

@@ -2,7 +2,7 @@
 // restricts only when non-empty.
 import { AppError } from '../errors.js';
 import type { Rights } from '../schemas/common.js';
-import type { Permission } from './catalog.js';
+import type { CartType, Permission } from './catalog.js';
 
 export function requirePermission(rights: Rights, permission: Permission): void {
   if (!(rights.permissions ?? []).includes(permission)) {
@@ -18,8 +18,8 @@ export function requireEventAllowed(rights: Rights, eventType: string): void {
   }
 }
 
-export function requireCartAllowed(rights: Rights, cartType: string): void {
-  if (!(rights.allowed_cart_types ?? []).includes(cartType as never)) {
+export function requireCartAllowed(rights: Rights, cartType: CartType): void {
+  if (!(rights.allowed_cart_types ?? []).includes(cartType)) {
     throw new AppError(403, 'cart_type_not_allowed', `This API key may not send events for cart type ${cartType}`, {
       cart_type: cartType,
     });

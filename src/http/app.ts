@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { compileRequestValidator } from '../schemas/ajv.js';
-import { ErrorEnvelope } from '../schemas/common.js';
+import { ErrorEnvelope, withFieldLimits } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
 import { adminAuth } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
@@ -15,6 +15,7 @@ import { automationRoutes } from './routes/automation.js';
 import { adminDataRoutes } from './routes/adminData.js';
 import { adminUiRoutes } from './routes/adminUi.js';
 import { gatewayRoutes } from './routes/gateway.js';
+import { scopedReadRoutes } from './routes/scoped.js';
 import { healthRoutes } from './routes/health.js';
 import { docsRoutes, metricsRoutes } from './routes/operations.js';
 import { Metrics } from '../metrics.js';
@@ -62,6 +63,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     frameworkErrors,
   });
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema as object, httpPart) as never);
+  // Schemas are written with the default limits of `fields`; validation and the OpenAPI document of
+  // every route get the configured ones (this hook runs before swagger's, which is registered below).
+  app.addHook('onRoute', (route) => {
+    if (route.schema) route.schema = withFieldLimits(route.schema, deps.config.fieldLimits);
+  });
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
@@ -73,7 +79,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   // Services count and log through deps (e.g. the accept batch's fallbacks): the same registry /metrics
   // serves and the app's logger, unless the process gave its own. The error handler counts too.
   const metrics = (deps.metrics ??= new Metrics());
-  registerErrorHandling(app, metrics);
+  registerErrorHandling(app);
 
   await app.register(swagger, {
     openapi: {
@@ -113,6 +119,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     secret: deps.secret ?? (await installationSecret(deps)),
   });
   await app.register(gatewayRoutes, { deps });
+  await app.register(scopedReadRoutes, { deps });
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminAuth(deps));
     await admin.register(adminConfigRoutes, { deps });
@@ -133,7 +140,7 @@ export async function buildOpsApp(deps: Deps, metrics: Metrics): Promise<Fastify
   const app = Fastify({ logger: false, clientErrorHandler, frameworkErrors });
   // The health routes' error responses refer to the envelope schema.
   app.addSchema(ErrorEnvelope);
-  registerErrorHandling(app, metrics);
+  registerErrorHandling(app);
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
   return app;

@@ -1,7 +1,9 @@
 // Campaigns: one outbox row per address-book member, written in one INSERT … SELECT so a large book
 // costs one statement, and statistics over those rows.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
+import { receivingStatuses } from '../domain/suppression.js';
+import type { EmailKind } from '../domain/statuses.js';
 import { sumMinor, type Executor } from './types.js';
 
 export async function insertCampaign(
@@ -18,15 +20,26 @@ export async function insertCampaign(
 }
 
 /**
+ * `contacts.status` may receive an e-mail of this kind: the rule of domain/suppression.ts as SQL
+ * (test/domain-rules.test.ts compares the two for every status and kind on both databases).
+ */
+export function mayReceiveSql(kind: EmailKind): RawBuilder<boolean> {
+  const allowed = receivingStatuses(kind);
+  if (allowed.length === 0) return sql<boolean>`1 = 0`;
+  return sql<boolean>`contacts.status in (${sql.join(allowed.map((s) => sql.lit(s)))})`;
+}
+
+/**
  * Queues the template for every member of the book. Members who may not receive campaigns
- * (unsubscribed, invalid, blocked: SPEC §4) get a `suppressed` row so the decision is visible;
- * the worker checks again at send time.
+ * (SPEC §4, domain/suppression.ts) get a `suppressed` row so the decision is visible; the worker
+ * checks again at send time.
  */
 export async function fanOutCampaign(
   db: Executor,
   c: { campaignId: number; projectId: number; templateId: number; templateKey: string; listId: number; sendAt: number },
   now: number,
 ): Promise<number> {
+  const mayReceive = mayReceiveSql('campaign');
   const res = await db
     .insertInto('scheduled_emails')
     .columns([
@@ -67,12 +80,12 @@ export async function fanOutCampaign(
           sql.lit(c.campaignId).as('campaign_id'),
           sql.lit(null).as('chain_step'),
           sql.lit('{}').as('context'),
-          sql<string>`case when contacts.status = 'active' then 'scheduled' else 'suppressed' end`.as('status'),
+          sql<string>`case when ${mayReceive} then 'scheduled' else 'suppressed' end`.as('status'),
           sql.lit(c.sendAt).as('due_at'),
           sql.lit(0).as('attempts'),
-          sql<
-            string | null
-          >`case when contacts.status = 'active' then null else 'contact is ' || contacts.status end`.as('last_error'),
+          sql<string | null>`case when ${mayReceive} then null else 'contact is ' || contacts.status end`.as(
+            'last_error',
+          ),
           sql.lit(now).as('created_at'),
           sql.lit(now).as('updated_at'),
         ]),

@@ -77,6 +77,8 @@ export interface ContactRef {
   id: number;
   email: string;
   name: string | null;
+  /** active, unsubscribed, invalid or admin_blocked: what the plan reports (SPEC §13). */
+  status: string;
 }
 
 export interface ContactWanted {
@@ -100,20 +102,20 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
     (a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
   );
   const out = new Map<string, ContactRef>();
-  const keep = (c: { id: number; project_id: number; email: string }, name: string | null) =>
-    out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name });
-  const created = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
+  const keep = (c: { id: number; project_id: number; email: string; status: string }, name: string | null) =>
+    out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name, status: c.status });
+  const created = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
     insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
     select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
     from ${unnest(rows, WANTED, true)}
     order by u.ord
     on conflict (project_id, email) do nothing
-    returning id, project_id, email, name`.execute(db);
+    returning id, project_id, email, name, status`.execute(db);
   for (const c of created.rows) keep(c, c.name);
   const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
   if (!known.length) return out;
-  const found = await sql<{ id: number; project_id: number; email: string; name: string | null }>`
-    select c.id, c.project_id, c.email, c.name from contacts c
+  const found = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
+    select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
     db,
   );

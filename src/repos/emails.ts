@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
+import { emailReason } from '../domain/emailReason.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor } from './types.js';
 
@@ -46,23 +47,23 @@ export async function findEmail(db: Executor, id: number): Promise<EmailRow | un
   return db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Cancels the pending cart-chain e-mails of one order; returns their ids. */
+/** Cancels the pending cart-chain e-mails of one order, naming the purchase event that did it. */
 export async function cancelPendingCartEmails(
   db: Executor,
   projectId: number,
   orderId: string,
   now: number,
-): Promise<number[]> {
-  const rows = await db
+  eventId: number | null,
+) {
+  return db
     .updateTable('scheduled_emails')
-    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid' })
+    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid', cancelled_by_event_id: eventId })
     .where('project_id', '=', projectId)
     .where('order_id', '=', orderId)
     .where('kind', '=', 'cart')
     .where('status', 'in', PENDING)
-    .returning('id')
+    .returning(['id', 'template_key', 'chain_step', 'due_at'])
     .execute();
-  return rows.map((r) => r.id);
 }
 
 export interface EmailFilter {
@@ -172,6 +173,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     attempts: r.attempts,
     last_error: r.last_error,
     message_id: r.message_id,
+    cancelled_by_event_id: r.cancelled_by_event_id ?? null,
     context: parseJson<Record<string, unknown>>(r.context, {}),
     subject: rendered?.subject ?? null,
     html: rendered?.html ?? null,
@@ -188,4 +190,65 @@ export async function findEmailWithSite(db: Executor, id: number) {
     .select('projects.site_key')
     .where('scheduled_emails.id', '=', id)
     .executeTakeFirst();
+}
+
+/**
+ * Scoped reads (SPEC §13): always filtered by the calling key's project, so another project's id reads as
+ * absent. The event type comes from the event that caused the e-mail.
+ */
+function scopedEmails(db: Executor, projectId: number) {
+  return db
+    .selectFrom('scheduled_emails')
+    .leftJoin('events', 'events.id', 'scheduled_emails.event_id')
+    .select([
+      'scheduled_emails.id',
+      'scheduled_emails.status',
+      'events.event_type',
+      'scheduled_emails.order_id',
+      'scheduled_emails.template_key',
+      'scheduled_emails.to_email',
+      'scheduled_emails.due_at',
+      'scheduled_emails.sent_at',
+      'scheduled_emails.attempts',
+      'scheduled_emails.last_error',
+    ])
+    .where('scheduled_emails.project_id', '=', projectId);
+}
+
+type ScopedRow = Awaited<ReturnType<ReturnType<typeof scopedEmails>['execute']>>[number];
+function toScopedEmail(r: ScopedRow, now: number) {
+  return {
+    id: r.id,
+    status: visibleStatus(r.status, Number(r.due_at), now),
+    event_type: r.event_type ?? null,
+    order_id: r.order_id,
+    template_key: r.template_key,
+    to: r.to_email,
+    due_at: iso(r.due_at)!,
+    sent_at: iso(r.sent_at),
+    attempts: r.attempts,
+    outcome: r.last_error,
+    reason: emailReason(r.status, r.last_error),
+  };
+}
+
+export async function findScopedEmail(db: Executor, projectId: number, id: number, now: number) {
+  const row = await scopedEmails(db, projectId).where('scheduled_emails.id', '=', id).executeTakeFirst();
+  return row && toScopedEmail(row, now);
+}
+
+export async function listScopedEmails(
+  db: Executor,
+  f: { projectId: number; orderId?: string; idempotencyKey?: string; limit: number; cursor: number | null },
+  now: number,
+) {
+  let q = scopedEmails(db, f.projectId)
+    .orderBy('scheduled_emails.id', 'desc')
+    .limit(f.limit + 1);
+  if (f.orderId !== undefined) q = q.where('scheduled_emails.order_id', '=', f.orderId);
+  if (f.idempotencyKey !== undefined) q = q.where('events.idempotency_key', '=', f.idempotencyKey);
+  if (f.cursor !== null) q = q.where('scheduled_emails.id', '<', f.cursor);
+  const rows = await q.execute();
+  const items = rows.slice(0, f.limit).map((r) => toScopedEmail(r, now));
+  return { items, nextId: rows.length > f.limit ? items[items.length - 1].id : null };
 }

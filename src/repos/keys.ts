@@ -1,4 +1,5 @@
 import type { ApiKeyRow } from '../db/schema.js';
+import type { KeyStatus } from '../domain/statuses.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import { parseJson, type Executor } from './types.js';
 
@@ -7,7 +8,7 @@ export interface ApiKey {
   project_id: number;
   site_key: string;
   name: string;
-  status: 'active' | 'disabled';
+  status: KeyStatus;
   last4: string;
   key_hash: string;
   rights: Rights;

@@ -1,6 +1,6 @@
 // Schemas of the admin endpoints the web UI needs beyond the admin API of SPEC §6: catalog metadata,
 // dashboard figures, template preview, e-mail actions and contact search.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'typebox';
 import { EmailListItem, EventView, Ok } from './admin.js';
 import { Cursor, Limit, ShortString, SiteKey } from './common.js';
 
@@ -23,12 +23,19 @@ export const UiMeta = Type.Object({
   email_statuses: Type.Array(Type.String()),
 });
 
+export const DASHBOARD_DAYS = 14;
 export const DashboardQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
   days: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 90, default: 14, description: 'the window: this many UTC days up to today' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: 90,
+      default: DASHBOARD_DAYS,
+      description: 'the window: this many UTC days up to today',
+    }),
   ),
 });
+export type DashboardQuery = Static<typeof DashboardQuery>;
 
 const EmailOutcomes = { sent: Count, failed: Count, suppressed: Count, cancelled: Count, pending: Count };
 export const DashboardResponse = Type.Object({
@@ -116,6 +123,7 @@ export const ContactsQuery = Type.Object({
   limit: Limit,
   cursor: Cursor,
 });
+export type ContactsQuery = Static<typeof ContactsQuery>;
 
 const ContactCore = {
   id: Type.Integer(),

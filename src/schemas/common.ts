@@ -1,8 +1,16 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { FIELD_LIMITS } from '../config.js';
+import { Type, type Static, type TLiteral, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
 import { CART_TYPES, PERMISSIONS } from '../domain/catalog.js';
 
-export const MAX_STRING = FIELD_LIMITS.maxString;
+/** anyOf of string constants, typed as the union of the values (a plain map would type it as never). */
+export function literalUnion<const T extends readonly string[]>(
+  values: T,
+  options?: TSchemaOptions,
+): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  ) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+}
 
 /**
  * Row ids are positive integers within what both databases store and JavaScript counts exactly
@@ -10,7 +18,6 @@ export const MAX_STRING = FIELD_LIMITS.maxString;
  */
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID });
-export const MAX_FIELDS = FIELD_LIMITS.maxMembers;
 
 export const ErrorEnvelope = Type.Object(
   {
@@ -56,16 +63,55 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
 /** An e-mail address; a Unicode domain and a non-ASCII local part are accepted (SPEC §10, RFC 6531). */
 export const Email = Type.String({ format: 'idn-email', maxLength: 254 });
 export const ShortString = (max = 200) => Type.String({ maxLength: max });
-export const FieldsObject = Type.Record(Type.String(), Type.Unknown(), {
-  maxProperties: MAX_FIELDS,
-  description: `Named values used by templates; at most ${MAX_FIELDS} members, strings at most ${MAX_STRING} characters`,
+
+/** The configurable limits of `fields` (SPEC §7: FIELDS_MAX_MEMBERS, FIELDS_MAX_STRING). */
+export interface FieldLimits {
+  maxMembers: number;
+  maxString: number;
+}
+export const DEFAULT_FIELD_LIMITS: FieldLimits = { maxMembers: 100, maxString: 10_000 };
+
+// Marks the `fields` schema so withFieldLimits can find it wherever it is embedded (a symbol: neither
+// Ajv nor the OpenAPI document sees it, and TypeBox keeps it when it wraps the schema in Optional).
+const FIELDS = Symbol('fields');
+
+const fieldsOptions = (l: FieldLimits) => ({
+  maxProperties: l.maxMembers,
+  description: `Named values used by templates; at most ${l.maxMembers} members, strings at most ${l.maxString} characters`,
 });
-export const CartTypeSchema = Type.Union(CART_TYPES.map((c) => Type.Literal(c)));
+
+/** Written with the default limits; every app and the gateway's checks apply the configured ones. */
+export const FieldsObject = Object.assign(
+  Type.Record(Type.String(), Type.Unknown(), fieldsOptions(DEFAULT_FIELD_LIMITS)),
+  { [FIELDS]: true },
+);
+
+/**
+ * The schema with the configured limits on every `fields` member. Parts without one are returned as
+ * they are, so a schema without `fields` comes back unchanged (same object).
+ */
+export function withFieldLimits<T>(schema: T, limits: FieldLimits): T {
+  if (Array.isArray(schema)) {
+    const items = schema.map((s: unknown) => withFieldLimits(s, limits));
+    return (items.some((s, i) => s !== schema[i]) ? items : schema) as T;
+  }
+  if (!schema || typeof schema !== 'object') return schema;
+  if ((schema as Record<symbol, unknown>)[FIELDS]) return { ...schema, ...fieldsOptions(limits) };
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    out[k] = withFieldLimits(v, limits);
+    if (out[k] !== v) changed = true;
+  }
+  return changed ? (out as T) : schema;
+}
+
+export const CartTypeSchema = literalUnion(CART_TYPES);
 export const IsoTime = Type.String({ format: 'date-time' });
 
 export const Rights = Type.Object(
   {
-    permissions: Type.Optional(Type.Array(Type.Union(PERMISSIONS.map((p) => Type.Literal(p))), { maxItems: 10 })),
+    permissions: Type.Optional(Type.Array(literalUnion(PERMISSIONS), { maxItems: 10 })),
     allowed_api_events: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 200 })),
     allowed_template_keys: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 200 })),
     allowed_cart_types: Type.Optional(Type.Array(CartTypeSchema, { maxItems: 10 })),
@@ -82,6 +128,7 @@ export const Rights = Type.Object(
 );
 export type Rights = Static<typeof Rights>;
 
+/** A per-key request limit (SPEC §7); also the type of the configured default and the limiter's input. */
 export const RateLimit = Type.Object(
   {
     per_second: Type.Integer({ minimum: 1, maximum: 100000 }),
@@ -93,4 +140,6 @@ export type RateLimit = Static<typeof RateLimit>;
 
 export const SiteKey = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' });
 export const Cursor = Type.Optional(Type.String({ maxLength: 100 }));
-export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 }));
+/** Ajv fills the default in; the types do not know it, so readers write `limit ?? PAGE_SIZE`. */
+export const PAGE_SIZE = 50;
+export const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: PAGE_SIZE }));

@@ -1,8 +1,10 @@
 // Request and response schemas of the external gateway (API document + SPEC §3). The same objects give
 // the TypeScript types, the validation and the OpenAPI document.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static } from 'typebox';
 import { MAX_AMOUNT } from '../domain/money.js';
-import { CartTypeSchema, Email, FieldsObject, ShortString } from './common.js';
+import { PLAN_STATUSES } from '../domain/plan.js';
+import { CartTypeSchema, Email, FieldsObject, literalUnion, ShortString } from './common.js';
+import { EmailReasonSchema } from './scoped.js';
 
 // What PHP sends is read as meant before validation (SPEC §10; domain/tolerances.ts): null is absent,
 // "fields": [] is {}, an integer order_id is its string, an amount may be "2500.00" or "2500,00".
@@ -112,9 +114,25 @@ export const ScopedListContactBody = Type.Object(
 );
 export type ScopedListContactBody = Static<typeof ScopedListContactBody>;
 
-export const TransactionalStatus = Type.Union(
-  ['sent', 'queued', 'scheduled', 'failed', 'suppressed', 'no_template'].map((s) => Type.Literal(s)),
+export const TransactionalStatus = literalUnion(['sent', 'queued', 'scheduled', 'failed', 'suppressed', 'no_template']);
+
+const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** SPEC §13: additive to version 1; one entry per e-mail scheduled, cancelled or not scheduled. */
+export const Plan = Type.Array(
+  Type.Object({
+    scheduled_email_id: Nullable(Type.Integer()),
+    template_key: Nullable(Type.String()),
+    step: Nullable(
+      Type.String({ description: 'the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail' }),
+    ),
+    due_at: Nullable(Type.String({ description: 'when it is due; null for one not scheduled' })),
+    status: literalUnion(PLAN_STATUSES),
+    reason: Nullable(EmailReasonSchema),
+  }),
+  { description: 'each e-mail the request scheduled, cancelled or did not schedule, with why it will not go' },
 );
+export type Plan = Static<typeof Plan>;
 
 export const TransactionalResponse = Type.Object({
   ok: Type.Literal(true),
@@ -126,6 +144,7 @@ export const TransactionalResponse = Type.Object({
   sent: Type.Integer(),
   failed: Type.Integer(),
   status: TransactionalStatus,
+  plan: Plan,
 });
 export type TransactionalResponse = Static<typeof TransactionalResponse>;
 
@@ -137,6 +156,7 @@ export const OrderCreatedResponse = Type.Object({
   cart_type: Type.String(),
   scheduled_email_ids: Type.Array(Type.Integer()),
   duplicate: Type.Boolean(),
+  plan: Plan,
 });
 export type OrderCreatedResponse = Static<typeof OrderCreatedResponse>;
 
@@ -158,6 +178,7 @@ export const PurchaseResponse = Type.Object({
     { description: 'the same warnings as {member, problem} (SPEC §10)' },
   ),
   duplicate: Type.Boolean(),
+  plan: Plan,
 });
 export type PurchaseResponse = Static<typeof PurchaseResponse>;
 

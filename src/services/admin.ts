@@ -1,17 +1,34 @@
-// Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader.
-import { isRoutingKey } from '../domain/catalog.js';
+// Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader:
+// projects, API keys, templates and the per-project configuration.
+import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { canonicalTimeZone, type Locale } from '../domain/locale.js';
+import { checkTemplate } from '../delivery/render.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
-import { findList } from '../repos/contacts.js';
-import { findKeyById, insertKey, updateKey, type ApiKey } from '../repos/keys.js';
-import { replaceCourseCategories, replacePaidLists, type CourseCategory } from '../repos/projectConfig.js';
-import { findProjectBySiteKey, updateProject, upsertProject, type ProjectInput } from '../repos/projects.js';
-import { findTemplateByName, replaceRoutes } from '../repos/templates.js';
+import { findList, listLists } from '../repos/contacts.js';
+import { findKeyById, insertKey, listKeys, updateKey, type ApiKey } from '../repos/keys.js';
+import {
+  getCartChains,
+  getCourseCategories,
+  getPaidLists,
+  listSequences,
+  replaceCourseCategories,
+  replacePaidLists,
+  type CourseCategory,
+} from '../repos/projectConfig.js';
+import {
+  findProjectBySiteKey,
+  listProjects,
+  updateProject,
+  upsertProject,
+  type ProjectInput,
+} from '../repos/projects.js';
+import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
 import { iso } from '../repos/types.js';
+import type { SiteBody, TemplateBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 
@@ -21,7 +38,71 @@ export async function requireProject(db: Executor, siteKey: string): Promise<Pro
   return p;
 }
 
-export function keyView(k: ApiKey) {
+/** A filter's project: none without a site key, 404 for an unknown one. */
+export async function projectIdOf(db: Executor, siteKey: string | undefined): Promise<number | undefined> {
+  return siteKey ? (await requireProject(db, siteKey)).id : undefined;
+}
+
+export async function projects(deps: Deps) {
+  return { ok: true as const, items: (await listProjects(deps.db.db)).map(projectView) };
+}
+
+/** Legacy POST /api/sites: creates the project of a site key or updates what the body names. */
+export async function saveSite(deps: Deps, input: SiteBody) {
+  const { project, created } = await saveProject(deps, input);
+  return {
+    ok: true as const,
+    site_key: project.site_key,
+    project_id: project.id,
+    created,
+    timezone: project.timezone,
+    locale: project.locale,
+  };
+}
+
+/** Creates a template or updates the one with this name; source that does not parse is refused. */
+export async function saveTemplate(deps: Deps, input: TemplateBody) {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const problem = checkTemplate(input);
+  if (problem) {
+    throw validationError(`The template does not parse: ${problem.part}, line ${problem.line}: ${problem.message}`, {
+      invalid_fields: { [problem.part]: `line ${problem.line}: ${problem.message}` },
+    });
+  }
+  const { id, created } = await upsertTemplate(deps.db.db, project.id, input, deps.clock.now());
+  return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
+}
+
+export async function templates(deps: Deps, siteKey: string) {
+  const p = await requireProject(deps.db.db, siteKey);
+  const items = (await listTemplates(deps.db.db, p.id)).map((t) => ({
+    ...t,
+    site_key: p.site_key,
+    created_at: iso(t.created_at)!,
+    updated_at: iso(t.updated_at)!,
+  }));
+  return { ok: true as const, items };
+}
+
+export async function lists(deps: Deps, siteKey: string) {
+  const p = await requireProject(deps.db.db, siteKey);
+  const items = (await listLists(deps.db.db, p.id)).map((l) => ({
+    list_id: l.id,
+    name: l.name,
+    members: l.members,
+    created_at: iso(l.created_at)!,
+  }));
+  return { ok: true as const, items };
+}
+
+export async function sequences(deps: Deps, siteKey: string) {
+  const db = deps.db.db;
+  const p = await requireProject(db, siteKey);
+  const items = (await listSequences(db, p.id)).map((s) => ({ sequence_id: s.id, name: s.name, steps: s.steps }));
+  return { ok: true as const, items, cart_chains: await getCartChains(db, p.id) };
+}
+
+function keyView(k: ApiKey) {
   return {
     id: k.id,
     site_key: k.site_key,
@@ -49,6 +130,12 @@ async function checkListRight(db: Executor, project: Project, rights: Rights): P
       });
     }
   }
+}
+
+/** Keys of one project (by site key) or of all; never the key itself. */
+export async function apiKeys(deps: Deps, siteKey?: string) {
+  const db = deps.db.db;
+  return { ok: true as const, items: (await listKeys(db, await projectIdOf(db, siteKey))).map(keyView) };
 }
 
 /** Creates a key; the full key is in this result only, never stored or shown again. */
@@ -89,8 +176,13 @@ export async function changeApiKey(
   return keyView((await findKeyById(db, id))!);
 }
 
+export async function routing(deps: Deps, siteKey: string) {
+  const p = await requireProject(deps.db.db, siteKey);
+  return { ok: true as const, site_key: p.site_key, routes: await getRoutes(deps.db.db, p.id) };
+}
+
 /** Replaces a project's routing; one unknown key or template refuses the whole change. */
-export async function setRouting(deps: Deps, siteKey: string, routes: Record<string, string>): Promise<void> {
+export async function setRouting(deps: Deps, siteKey: string, routes: Record<string, string>) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
@@ -109,6 +201,7 @@ export async function setRouting(deps: Deps, siteKey: string, routes: Record<str
     if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
     await replaceRoutes(trx, project.id, rows);
   });
+  return routing(deps, siteKey);
 }
 
 async function requireProjectLists(
@@ -126,7 +219,12 @@ async function requireProjectLists(
     throw validationError('Unknown address books: nothing was changed', { invalid_fields: invalid });
 }
 
-export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]): Promise<void> {
+export async function courseCategories(deps: Deps, siteKey: string) {
+  const p = await requireProject(deps.db.db, siteKey);
+  return { ok: true as const, site_key: p.site_key, categories: await getCourseCategories(deps.db.db, p.id) };
+}
+
+export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
@@ -149,13 +247,19 @@ export async function setCourseCategories(deps: Deps, siteKey: string, categorie
       categories.map((c) => ({ ...c, title: c.title ?? '' })),
     );
   });
+  return courseCategories(deps, siteKey);
 }
 
-export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<string, number>): Promise<void> {
+export async function paidLists(deps: Deps, siteKey: string) {
+  const p = await requireProject(deps.db.db, siteKey);
+  return { ok: true as const, site_key: p.site_key, lists: await getPaidLists(deps.db.db, p.id) };
+}
+
+export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<string, number>) {
   await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
-    const bad = Object.keys(lists).filter((c) => !['course', 'diploma', 'portal'].includes(c));
+    const bad = Object.keys(lists).filter((c) => !isCartType(c));
     if (bad.length)
       throw validationError('Unknown cart types', {
         invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
@@ -167,6 +271,7 @@ export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<st
     );
     await replacePaidLists(trx, project.id, lists);
   });
+  return paidLists(deps, siteKey);
 }
 
 /** The canonical time zone name, or a 422 naming the member. */
@@ -195,6 +300,14 @@ export async function patchProject(
   const timezone = checkTimeZone(changes.timezone);
   const db = deps.db.db;
   return updateProject(db, await requireProject(db, siteKey), { ...changes, timezone }, deps.clock.now());
+}
+
+export async function changeProject(
+  deps: Deps,
+  siteKey: string,
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+) {
+  return { ok: true as const, project: projectView(await patchProject(deps, siteKey, changes)) };
 }
 
 export function projectView(p: Project) {

@@ -2,7 +2,13 @@
 import { lockProjectConfig } from '../db/index.js';
 import { CART_TYPES } from '../domain/catalog.js';
 import { notFound, validationError } from '../errors.js';
-import { campaignCounts, fanOutCampaign, findCampaign, insertCampaign } from '../repos/campaigns.js';
+import {
+  campaignCounts,
+  fanOutCampaign,
+  findCampaign,
+  insertCampaign,
+  overview as figures,
+} from '../repos/campaigns.js';
 import { findList } from '../repos/contacts.js';
 import { insertSequence, listSequences, replaceCartChains, type SequenceStep } from '../repos/projectConfig.js';
 import { findTemplate } from '../repos/templates.js';
@@ -56,7 +62,7 @@ export async function createCampaign(
 ) {
   const now = deps.clock.now();
   const sendAt = input.send_at ? Date.parse(input.send_at) : now;
-  return deps.db.db.transaction().execute(async (trx) => {
+  const created = await deps.db.db.transaction().execute(async (trx) => {
     const project = await requireProject(trx, input.site_key);
     const invalid: Record<string, string> = {};
     const template = await findTemplate(trx, input.template_id);
@@ -89,6 +95,8 @@ export async function createCampaign(
       send_at: iso(Math.max(sendAt, now))!,
     };
   });
+  deps.delivery?.wake();
+  return created;
 }
 
 export async function campaignStats(deps: Deps, id: number) {
@@ -104,4 +112,9 @@ export async function campaignStats(deps: Deps, id: number) {
     send_at: iso(c.send_at)!,
     ...counts,
   };
+}
+
+/** Service-wide figures (legacy GET /api/stats/overview). */
+export async function overview(deps: Deps) {
+  return { ok: true as const, ...(await figures(deps.db.db, deps.clock.now())) };
 }

@@ -11,18 +11,12 @@ import { CompiledQuery } from 'kysely';
 import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
 import type { Project, TemplateRow } from '../db/schema.js';
-import { CART_STEPS, cartStepKey } from '../domain/catalog.js';
+import { cartChain, defaultChainKeys, type ChainStep } from '../domain/cartChain.js';
 import { findKeyByHash, type ApiKey } from '../repos/keys.js';
 import { cartChainSequence } from '../repos/projectConfig.js';
 import { findProjectById } from '../repos/projects.js';
 import { findTemplate, routedTemplate } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
-
-export interface ChainStep {
-  template: TemplateRow;
-  delayMinutes: number;
-  step: string;
-}
 
 /** Bounds every map: a flood of distinct lookups cannot grow the cache for ever. */
 const MAX_ENTRIES = 10_000;
@@ -44,7 +38,7 @@ function remember<K, V>(m: Map<K, Promise<V>>, k: K, load: () => Promise<V>): Pr
 export class ConfigSnapshot {
   private readonly keys = new Map<string, Promise<{ key: ApiKey; project: Project } | null>>();
   private readonly routes = new Map<string, Promise<TemplateRow | null>>();
-  private readonly chains = new Map<string, Promise<ChainStep[]>>();
+  private readonly chains = new Map<string, Promise<ChainStep<TemplateRow>[]>>();
 
   constructor(
     readonly version: number,
@@ -69,24 +63,22 @@ export class ConfigSnapshot {
     );
   }
 
-  /** The project's chain for a cart type: its configured sequence, else the routed 1h/1d/3d templates. */
-  cartChain(projectId: number, cartType: string): Promise<ChainStep[]> {
+  /** The project's chain for a cart type (domain/cartChain.ts decides; this loads what it reads). */
+  cartChain(projectId: number, cartType: string): Promise<ChainStep<TemplateRow>[]> {
     return remember(this.chains, `${projectId}\n${cartType}`, async () => {
       const seq = await cartChainSequence(this.db, projectId, cartType);
-      const steps: ChainStep[] = [];
+      const routed = new Map<string, TemplateRow>();
       if (seq) {
-        for (const [i, s] of seq.steps.entries()) {
-          const template = await findTemplate(this.db, s.template_id);
-          if (template && template.project_id === projectId)
-            steps.push({ template, delayMinutes: s.delay_minutes, step: `step${i + 1}` });
-        }
-        return steps;
+        const configured = [];
+        for (const s of seq.steps)
+          configured.push({ template: await findTemplate(this.db, s.template_id), delay_minutes: s.delay_minutes });
+        return cartChain(projectId, cartType, configured, routed);
       }
-      for (const s of CART_STEPS) {
-        const template = await routedTemplate(this.db, projectId, cartStepKey(cartType, s.step));
-        if (template) steps.push({ template, delayMinutes: s.delayMinutes, step: s.step });
+      for (const key of defaultChainKeys(cartType)) {
+        const template = await routedTemplate(this.db, projectId, key);
+        if (template) routed.set(key, template);
       }
-      return steps;
+      return cartChain(projectId, cartType, null, routed);
     });
   }
 }

@@ -1,7 +1,8 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
-import { CART_TYPES, CATALOG, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { CART_STEPS, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
   requireCartAllowed,
   requireEventAllowed,
@@ -12,7 +13,15 @@ import {
 import { parseAmount } from '../domain/money.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
-import { collectProblems, isAbsent, requireObject, throwIfProblems, type Body } from '../domain/validation.js';
+import {
+  assertBody,
+  assertNoProblems,
+  bodyProblems,
+  isAbsent,
+  isObject,
+  requireObject,
+  type Body,
+} from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
@@ -33,12 +42,15 @@ import { acceptEvent, type Accepted } from './accept/accept.js';
 import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
-import type { GatewayCall } from './context.js';
+import { requireProject } from './admin.js';
+import type { Deps, GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
+const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
 
 /** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
 const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
+const limitsOf = (call: GatewayCall) => call.deps.config.fieldLimits;
 
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
   const routes = await getRoutes(call.deps.db.db, call.project.id);
@@ -59,7 +71,7 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
 
 /** What templates see: top-level request members, then every member of fields (SPEC §8). */
 export function templateContext(body: Body): Record<string, unknown> {
-  const fields = body.fields && typeof body.fields === 'object' ? (body.fields as Body) : {};
+  const fields = isObject(body.fields) ? body.fields : {};
   const top = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key'));
   return { ...fields, ...top, fields };
 }
@@ -101,19 +113,20 @@ export async function transactional(
   }
   requireEventAllowed(rights, et);
   const required = requiredFieldsFor(et);
-  const problems = collectProblems(TransactionalBody, body, required);
+  const check = { required, eventType: et, what: `event type ${et}`, limits: limitsOf(call) };
+  const problems = bodyProblems(TransactionalBody, body, check);
   // The amount a template prints follows the same bounds as a purchase's.
   if (body.amount !== undefined) {
     const a = parseAmount(body.amount);
     if (!a.ok) problems.invalid.amount = a.problem;
   }
-  throwIfProblems(problems, et, required, `event type ${et}`);
+  assertNoProblems<TransactionalBody>(body, problems, check);
 
   const template = await (await configOf(call)).routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
 
   const plan: AcceptPlan<TransactionalResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     emails: template
       ? [
           {
@@ -122,13 +135,25 @@ export async function transactional(
             chainStep: null,
             status: 'queued',
             delayMs: 0,
-            orderId: (body.order_id as string | undefined) ?? null,
+            orderId: body.order_id ?? null,
             context: JSON.stringify(templateContext(body)),
           },
         ]
       : [],
-    result: ({ eventId, contact, emailIds }) => {
+    result: ({ eventId, contact, emailIds, now }) => {
       const emailId = emailIds[0] ?? null;
+      const plan: PlanEntry[] = template
+        ? [
+            {
+              scheduled_email_id: emailId,
+              template_key: template.name,
+              step: null,
+              due_at: new Date(now).toISOString(),
+              status: 'queued',
+              reason: contactReason('transactional', contact.status),
+            },
+          ]
+        : [skipped(null, null, 'no_template')];
       return {
         response: {
           ok: true,
@@ -140,6 +165,7 @@ export async function transactional(
           sent: 0,
           failed: 0,
           status: template ? 'queued' : 'no_template',
+          plan,
         },
         effects: {
           contact_id: contact.id,
@@ -165,15 +191,17 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   if (!row) return r;
   const s = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
   const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
-  return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0 };
+  const plan = r.plan?.map((p) =>
+    p.scheduled_email_id === row.id ? { ...p, status: status as PlanEntry['status'] } : p,
+  );
+  return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };
 }
 
 /** Cart endpoints: a known cart type outside the key's rights is 403; an unknown one is a 422 later. */
 function checkCart(call: GatewayCall, body: Body): void {
   requirePermission(rightsOf(call), 'cart_events_write');
   const cart = body.cart_type;
-  if (typeof cart === 'string' && (CART_TYPES as readonly string[]).includes(cart))
-    requireCartAllowed(rightsOf(call), cart);
+  if (typeof cart === 'string' && isCartType(cart)) requireCartAllowed(rightsOf(call), cart);
 }
 
 /** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
@@ -185,24 +213,39 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
-  throwIfProblems(collectProblems(OrderCreatedBody, body, CART_REQUIRED), et, CART_REQUIRED, 'order-created');
+  assertBody(OrderCreatedBody, body, {
+    required: CART_REQUIRED,
+    eventType: et,
+    what: 'order-created',
+    limits: limitsOf(call),
+  });
   return createOrder(call, body);
 }
 
-/** The effects of order-created on a validated body (also the legacy unpaid-order endpoint). */
-export async function createOrder(call: GatewayCall, body: Body): Promise<Accepted<OrderCreatedResponse>> {
+/** The legacy unpaid-order endpoint: order-created for a course, with the project named in the body. */
+export async function unpaidOrder(
+  deps: Deps,
+  input: Omit<OrderCreatedBody, 'cart_type'> & { site_key: string },
+): Promise<OrderCreatedResponse> {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const { site_key: _site, ...rest } = input;
+  const r = await createOrder({ deps, project, key: null, endpoint: 'unpaid-order' }, { ...rest, cart_type: 'course' });
+  return r.body;
+}
+
+/** The effects of order-created on a validated body. */
+async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
-  const fields = (body.fields as Body | undefined) ?? {};
-  const courseName =
-    (body.course_name as string | undefined) ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
+  const fields = body.fields ?? {};
+  const courseName = body.course_name ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
   const chain = await (await configOf(call)).cartChain(project.id, cartType);
 
   const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
   const plan: AcceptPlan<OrderCreatedResponse> = {
-    contact: { email: body.email as string, name: body.name as string | undefined },
+    contact: { email: body.email, name: body.name },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
     emails: chain.map((s) => ({
       template: s.template,
@@ -213,7 +256,24 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
       orderId,
       context,
     })),
-    result: ({ eventId, contact, emailIds, order }) => {
+    result: ({ eventId, contact, emailIds, order, now }) => {
+      const plan: PlanEntry[] =
+        order === 'created'
+          ? chain.map((s, i) => ({
+              scheduled_email_id: emailIds[i],
+              template_key: s.template.name,
+              step: s.step,
+              due_at: new Date(now + s.delayMinutes * 60_000).toISOString(),
+              status: 'scheduled' as const,
+              reason: contactReason('cart', contact.status),
+            }))
+          : order === 'paid'
+            ? chain.map((s) => skipped(s.template.name, s.step, 'order_already_paid'))
+            : [];
+      // Default-chain steps without a routed template are skipped (SPEC §3); the answer says so.
+      if (order === 'created' && chain.every((s) => DEFAULT_STEPS.has(s.step)))
+        for (const s of CART_STEPS)
+          if (!chain.some((c) => c.step === s.step)) plan.push(skipped(null, s.step, 'no_template'));
       const response = {
         ok: true as const,
         site_key: project.site_key,
@@ -222,6 +282,7 @@ export async function createOrder(call: GatewayCall, body: Body): Promise<Accept
         cart_type: cartType,
         scheduled_email_ids: emailIds,
         duplicate: order === 'duplicate',
+        plan,
       };
       if (order === 'created') return { response, effects: { contact_id: contact.id, scheduled_email_ids: emailIds } };
       const note = order === 'paid' ? 'order already paid: no cart e-mails' : 'order already known: nothing scheduled';
@@ -236,22 +297,26 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
-  const problems = collectProblems(PurchaseBody, body, CART_REQUIRED);
+  const problems = bodyProblems(PurchaseBody, body, { required: CART_REQUIRED, limits: limitsOf(call) });
   if ('list_id' in body)
     problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
   // Only the members that identify the order refuse a purchase (SPEC §10); the rest become warnings.
   const fatal = Object.fromEntries(Object.entries(problems.invalid).filter(([k]) => PURCHASE_FATAL.has(k)));
-  throwIfProblems({ missing: problems.missing, invalid: fatal }, et, CART_REQUIRED, 'purchase');
+  assertNoProblems<Pick<PurchaseBody, 'email' | 'order_id' | 'cart_type'>>(
+    body,
+    { missing: problems.missing, invalid: fatal },
+    { required: CART_REQUIRED, eventType: et, what: 'purchase' },
+  );
   const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
   // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
   if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
   const { project } = call;
-  const cartType = body.cart_type as string;
-  const orderId = body.order_id as string;
+  const cartType = body.cart_type;
+  const orderId = body.order_id;
   const category = input.category;
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email as string, name: input.name }, now);
+    const contact = await upsertContact(trx, project.id, { email: body.email, name: input.name }, now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {
@@ -267,7 +332,15 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       now,
     );
     // Stopping the cart chain comes first and never depends on address-book configuration.
-    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now);
+    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now, eventId);
+    const plan: PlanEntry[] = stopped.map((e) => ({
+      scheduled_email_id: e.id,
+      template_key: e.template_key,
+      step: e.chain_step,
+      due_at: new Date(Number(e.due_at)).toISOString(),
+      status: 'cancelled',
+      reason: 'cancelled_by_purchase',
+    }));
     const books: number[] = [];
     const details: MemberWarning[] = [...memberWarnings];
     const paidList = (await getPaidLists(trx, project.id))[cartType];
@@ -310,12 +383,13 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       warnings,
       warning_details: details,
       duplicate: alreadyPaid,
+      plan,
     };
     return {
       response,
       effects: {
         contact_id: contact.id,
-        stopped_email_ids: stopped,
+        stopped_email_ids: stopped.map((e) => e.id),
         address_books: books,
         warnings,
         warning_details: details,
@@ -332,18 +406,18 @@ export async function scopedListContact(call: GatewayCall, listId: number, raw: 
   requireListAllowed(rightsOf(call), listId);
   const list = await findList(call.deps.db.db, listId);
   if (!list || list.project_id !== call.project.id) throw notFound(`Address book ${listId}`);
-  throwIfProblems(
-    collectProblems(ScopedListContactBody, body, ['email']),
-    'list_contact_upsert',
-    ['email'],
-    'the address-book contact',
-  );
+  assertBody(ScopedListContactBody, body, {
+    required: ['email'],
+    eventType: 'list_contact_upsert',
+    what: 'the address-book contact',
+    limits: limitsOf(call),
+  });
   const { project } = call;
   return acceptEvent(call, body, async (trx, eventId, now) => {
     const contact = await upsertContact(
       trx,
       project.id,
-      { email: body.email as string, name: body.name as string | undefined, fields: body.fields as Body | undefined },
+      { email: body.email, name: body.name, fields: body.fields },
       now,
     );
     const added = await addToList(trx, listId, contact.id, now);

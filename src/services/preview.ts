@@ -2,12 +2,16 @@
 // values for the event's fields) and the view of an e-mail that has not been sent yet. Both go through
 // the same renderer and context builder as the worker, so what the preview shows is what will be sent.
 import { CART_STEPS, CART_TYPES, cartStepKey, catalogEvent } from '../domain/catalog.js';
+import { composeEmail } from '../delivery/compose.js';
 import { buildContext, checkTemplate, renderMessage, type TemplateSource } from '../delivery/render.js';
 import type { EmailRow, Project } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { findContact } from '../repos/contacts.js';
 import { findTemplate } from '../repos/templates.js';
-import { parseJson } from '../repos/types.js';
+import { parseJson, type Executor } from '../repos/types.js';
+import type { PreviewBody } from '../schemas/adminUi.js';
+import { requireProject } from './admin.js';
+import type { Deps } from './context.js';
 
 /** Plausible values for every field the catalog names, and the optional ones the document shows. */
 const SAMPLE_FIELDS: Record<string, unknown> = {
@@ -68,48 +72,36 @@ function render(tpl: TemplateSource, context: Record<string, unknown>, project: 
 
 type RenderProject = Pick<Project, 'name' | 'site_key' | 'locale' | 'timezone'>;
 
-export function previewTemplate(
-  project: RenderProject,
-  publicUrl: string,
-  tpl: TemplateSource,
-  opts: { eventType?: string; sample?: Record<string, unknown> },
-) {
+const previewUnsubscribeUrl = (publicUrl: string) => `${publicUrl}/u/preview-only-not-a-real-link`;
+
+/** Unsaved template source of a project, rendered with the sample (or sample values for the event type). */
+export async function previewTemplate(deps: Deps, input: PreviewBody) {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const tpl = { subject: input.subject, html: input.html, text: input.text };
   const problem = checkTemplate(tpl);
   if (problem) throw templateProblemError(problem);
-  const sample = opts.sample ?? sampleRequest(opts.eventType);
+  const sample = input.sample ?? sampleRequest(input.event_type);
   // Cart and campaign e-mails carry an unsubscribe link; a template without an event type is a campaign's.
-  const withUnsubscribe = !opts.eventType || isCartStep(opts.eventType);
+  const withUnsubscribe = !input.event_type || isCartStep(input.event_type);
   const context = buildContext({
     request: sample,
     project,
-    ...(withUnsubscribe ? { unsubscribeUrl: `${publicUrl}/u/preview-only-not-a-real-link` } : {}),
+    ...(withUnsubscribe ? { unsubscribeUrl: previewUnsubscribeUrl(deps.config.publicUrl) } : {}),
   });
-  return { ...render(tpl, context, project), sample };
+  return { ok: true as const, ...render(tpl, context, project), sample };
 }
 
 /** What an e-mail that has not been rendered yet would look like with its template as it is now. */
-export async function previewStoredEmail(
-  db: Parameters<typeof findTemplate>[0],
-  row: EmailRow,
-  project: Project,
-  publicUrl: string,
-) {
+export async function previewStoredEmail(db: Executor, row: EmailRow, project: Project, publicUrl: string) {
   const [template, contact] = await Promise.all([findTemplate(db, row.template_id), findContact(db, row.contact_id)]);
   if (!template) throw new AppError(404, 'not_found', `Template ${row.template_id} of this e-mail no longer exists`);
   const context = buildContext({
     request: parseJson<Record<string, unknown>>(row.context, {}),
     contact: contact ?? null,
     project,
-    ...(row.kind === 'transactional' ? {} : { unsubscribeUrl: `${publicUrl}/u/preview-only-not-a-real-link` }),
+    ...(row.kind === 'transactional' ? {} : { unsubscribeUrl: previewUnsubscribeUrl(publicUrl) }),
   });
   const parts = render(template, context, project);
-  const to = row.to_name ?? contact?.name;
-  return {
-    ...parts,
-    headers: {
-      From: `"${project.name.replace(/["\\\r\n]/g, '')}" <${project.from_email}>`,
-      To: to ? `"${to.replace(/["\\\r\n]/g, '')}" <${row.to_email}>` : row.to_email,
-      Subject: parts.subject,
-    },
-  };
+  // No Message-ID or List-Unsubscribe yet: both are made when the e-mail is sent.
+  return { ...parts, headers: composeEmail({ project, email: row, contact: contact ?? null, parts }).shown };
 }

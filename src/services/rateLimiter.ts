@@ -1,14 +1,8 @@
 // Per-key rate limits (SPEC §7): a token bucket of `burst` tokens refilled at `per_second`. Counted in
 // Redis when REDIS_URL is set (one bucket shared by every API process), in memory otherwise.
 import { Redis } from 'ioredis';
+import type { RateLimit } from '../schemas/common.js';
 import type { Clock } from './context.js';
-
-export interface RateLimit {
-  per_second: number;
-  burst: number;
-}
-
-export const DEFAULT_RATE_LIMIT: RateLimit = { per_second: 50, burst: 100 };
 
 export interface Decision {
   allowed: boolean;

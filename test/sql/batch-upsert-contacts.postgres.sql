@@ -4,10 +4,10 @@ insert into contacts (project_id, email, name, fields, status, created_at, updat
     from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) with ordinality as u("project_id", "email", "name", "now", "ord")
     order by u.ord
     on conflict (project_id, email) do nothing
-    returning id, project_id, email, name;
+    returning id, project_id, email, name, status;
 
 -- 2 parameters
-select c.id, c.project_id, c.email, c.name from contacts c
+select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join unnest($1::bigint[], $2::text[]) as u("project_id", "email") on c.project_id = u.project_id and c.email = u.email;
 
 -- 3 parameters

@@ -6,6 +6,370 @@
  */
 
 export interface paths {
+  '/api/scoped/emails': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The project's e-mails of one order or one idempotency key, newest first */
+    get: {
+      parameters: {
+        query?: {
+          cursor?: string;
+          idempotency_key?: string;
+          limit?: number;
+          order_id?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                attempts: number;
+                due_at: string;
+                event_type: string | null;
+                id: number;
+                order_id: string | null;
+                /** @description the last delivery note: the receiving server’s reply or why it stopped */
+                outcome: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                sent_at: string | null;
+                /** @description scheduled, queued, sending, sent, failed, cancelled or suppressed */
+                status: string;
+                template_key: string;
+                to: string;
+              }[];
+              next_cursor: string | null;
+              /** @enum {boolean} */
+              ok: true;
+            };
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/scoped/emails/{scheduled_email_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One of the project's e-mails: status, attempts and why it will not go (never its body) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          scheduled_email_id: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              email: {
+                attempts: number;
+                due_at: string;
+                event_type: string | null;
+                id: number;
+                order_id: string | null;
+                /** @description the last delivery note: the receiving server’s reply or why it stopped */
+                outcome: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                sent_at: string | null;
+                /** @description scheduled, queued, sending, sent, failed, cancelled or suppressed */
+                status: string;
+                template_key: string;
+                to: string;
+              };
+              /** @enum {boolean} */
+              ok: true;
+            };
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/scoped/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The project's chronology (accepted and rejected requests), newest first unless order=asc */
+    get: {
+      parameters: {
+        query?: {
+          cursor?: string;
+          limit?: number;
+          order?: 'asc' | 'desc';
+          order_id?: string;
+          since?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                accepted: boolean;
+                effects: {
+                  [key: string]: unknown;
+                };
+                email: string | null;
+                endpoint: string;
+                error_code: string | null;
+                event_type: string | null;
+                http_status: number;
+                id: number;
+                idempotency_key: string | null;
+                key_last4: string | null;
+                order_id: string | null;
+                /** @description the body as the site sent it */
+                payload: unknown;
+                received_at: string;
+              }[];
+              next_cursor: string | null;
+              /** @enum {boolean} */
+              ok: true;
+            };
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/scoped/events/catalog': {
     parameters: {
       query?: never;
@@ -155,6 +519,28 @@ export interface paths {
               /** @enum {boolean} */
               ok: true;
               order_id: string;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               scheduled_email_ids: number[];
               site_key: string;
             };
@@ -319,6 +705,28 @@ export interface paths {
               /** @enum {boolean} */
               ok: true;
               order_id: string;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               site_key: string;
               /** @description pending cart e-mails of this order that were cancelled */
               stopped: number;
@@ -639,6 +1047,28 @@ export interface paths {
               failed: number;
               /** @enum {boolean} */
               ok: true;
+              /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
+              plan: {
+                /** @description when it is due; null for one not scheduled */
+                due_at: string | null;
+                reason:
+                  | (
+                      | 'no_template'
+                      | 'contact_unsubscribed'
+                      | 'contact_invalid'
+                      | 'contact_admin_blocked'
+                      | 'order_already_paid'
+                      | 'quota'
+                      | 'cancelled_by_purchase'
+                      | 'cancelled_by_admin'
+                    )
+                  | (never | null);
+                scheduled_email_id: number | null;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
+                step: string | null;
+                template_key: string | null;
+              }[];
               scheduled_email_id: number | null;
               sent: number;
               site_key: string;

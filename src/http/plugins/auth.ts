@@ -14,7 +14,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set only for a key that may proceed: a handler that runs without it fails closed. */
     gateway?: GatewayCall;
-    gatewayLogged?: boolean;
     /** A known key's refusal, held until the body is read. */
     gatewayRefusal?: { call: GatewayCall; error: AppError };
   }

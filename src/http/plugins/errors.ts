@@ -6,8 +6,6 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { onlyTextErrors, splitErrors } from '../../schemas/ajv.js';
 import { AppError, validationError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
-import { logRequest } from '../../services/accept/accept.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;
@@ -63,6 +61,11 @@ export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
   return reply.code(e.status).type('application/json; charset=utf-8').send(e.toBody());
 }
 
+/** The answer to a failed request. A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order). */
+export function answerFor(req: FastifyRequest, err: FastifyError | AppError | Error): AppError {
+  return req.gatewayRefusal?.error ?? toAppError(err);
+}
+
 /** What the HTTP parser could not read (before Fastify sees a request): status, code and sentence. */
 function clientErrorOf(err: NodeJS.ErrnoException): AppError {
   switch (err.code) {
@@ -103,24 +106,11 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
   void sendError(reply.header('x-request-id', req.id), toAppError(err));
 }
 
-export function registerErrorHandling(app: FastifyInstance, metrics?: Metrics): void {
+export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-    // A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order).
-    const held = req.gatewayRefusal;
-    const e = held?.error ?? toAppError(err);
+    const e = answerFor(req, err);
     if (e.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: e.code, status: e.status }, 'request refused');
-    const call = req.gateway ?? held?.call;
-    if (call && !req.gatewayLogged) {
-      req.gatewayLogged = true;
-      try {
-        await logRequest(call, req.body, e.status, e.code);
-      } catch (logErr) {
-        // The refusal is still answered as it should be; the lost chronology row is visible to operators.
-        metrics?.eventLogFailures.inc();
-        req.log.error({ err: logErr, code: e.code }, 'could not log a refused gateway request in the chronology');
-      }
-    }
     return sendError(reply, e);
   });
   app.setNotFoundHandler(async (req, reply) =>

@@ -1,9 +1,9 @@
 // Admin UI sessions (SPEC §6): the browser logs in once with the admin token and then carries an
 // HttpOnly session cookie instead of the token.
 //
-// - Sessions live in the database (`sessions`, keyed by the SHA-256 of the cookie token), so logout and
-//   expiry are real and every process of an installation agrees. Lifetime 12 h (a working day), ended
-//   sooner after 2 h without a request.
+// - Sessions live in the database (services/sessions.ts: keyed by the SHA-256 of the cookie token), so
+//   logout and expiry are real and every process of an installation agrees. Lifetime 12 h (a working
+//   day), ended sooner after 2 h without a request.
 // - A root onRequest hook turns a valid cookie into `req.adminSession = true`, which the admin routes'
 //   own hook (plugins/auth.ts) accepts in place of the bearer token. A request that carries an
 //   Authorization header is left to that header alone: API clients never depend on cookies.
@@ -11,25 +11,21 @@
 //   X-CSRF-Token (and, when the browser names an Origin, it must be ours). SameSite=Strict already
 //   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
 // - Login attempts are rate limited per client address, plus a global cap on failures, in memory.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { AppError } from '../../errors.js';
-import {
-  deleteExpiredSessions,
-  deleteSession,
-  findSession,
-  insertSession,
-  touchSession,
-  type SessionRow,
-} from '../../repos/sessions.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
-
-export const SESSION_LIFETIME_MS = 12 * 60 * 60 * 1000;
-export const SESSION_IDLE_MS = 2 * 60 * 60 * 1000;
-/** last_seen is written at most this often: one UPDATE per minute per session, not per request. */
-const TOUCH_EVERY_MS = 60 * 1000;
+import {
+  endSession,
+  liveSession,
+  SESSION_IDLE_MS,
+  SESSION_LIFETIME_MS,
+  startSession,
+  type SessionRow,
+} from '../../services/sessions.js';
 
 export const LOGIN_WINDOW_MS = 60 * 1000;
 export const LOGIN_ATTEMPTS_PER_IP = 10;
@@ -39,7 +35,6 @@ export const LOGIN_FAILURES_GLOBAL = 100;
 export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_PATH = '/api/admin/session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -108,8 +103,8 @@ export interface SessionOptions {
   limiter?: LoginLimiter;
 }
 
-export async function registerSessions(app: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
-  const db = deps.db.db;
+export async function registerSessions(root: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const limiter = opts.limiter ?? new LoginLimiter();
   const publicUrl = new URL(deps.config.publicUrl);
   const secure = publicUrl.protocol === 'https:';
@@ -126,24 +121,11 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
     return origin === publicUrl.origin || origin === `${req.protocol}://${req.host}`;
   };
 
-  async function validSession(req: FastifyRequest): Promise<SessionRow | null> {
-    const token = readCookie(req.headers.cookie, cookieName);
-    if (!token || !TOKEN_SHAPE.test(token)) return null;
-    const row = await findSession(db, sha256(token).toString('hex'));
-    const now = deps.clock.now();
-    if (!row || row.expires_at <= now || row.last_seen + SESSION_IDLE_MS <= now) return null;
-    if (now - row.last_seen >= TOUCH_EVERY_MS) {
-      await touchSession(db, row.id, now);
-      row.last_seen = now;
-    }
-    return row;
-  }
-
   app.addHook('onRequest', async (req: FastifyRequest) => {
     if (!usesSession(req.url) || req.headers.authorization !== undefined) return;
     // Logging in is not authenticated by the cookie: a stale or foreign one must not get in its way.
     if (req.method === 'POST' && req.url.split('?')[0] === SESSION_PATH) return;
-    const row = await validSession(req);
+    const row = await liveSession(deps, readCookie(req.headers.cookie, cookieName));
     if (!row) return;
     if (!SAFE_METHODS.has(req.method)) {
       const given = req.headers[CSRF_HEADER];
@@ -199,25 +181,14 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
       if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
       if (!expectedToken)
         throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
-      const { token } = req.body as { token: string };
+      const { token } = req.body;
       if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
         limiter.failed(now);
         req.log.warn({ ip: req.ip }, 'admin UI login refused');
         throw new AppError(401, 'unauthorized', 'The admin token is not valid');
       }
       // A fresh token at every login (no session fixation); the previous session of this browser ends.
-      const previous = readCookie(req.headers.cookie, cookieName);
-      if (previous && TOKEN_SHAPE.test(previous)) await deleteSession(db, sha256(previous).toString('hex'));
-      await deleteExpiredSessions(db, now, now - SESSION_IDLE_MS);
-      const secret = randomBytes(32).toString('base64url');
-      const row: SessionRow = {
-        id: sha256(secret).toString('hex'),
-        csrf_token: randomBytes(32).toString('base64url'),
-        created_at: now,
-        expires_at: now + SESSION_LIFETIME_MS,
-        last_seen: now,
-      };
-      await insertSession(db, row);
+      const { token: secret, row } = await startSession(deps, readCookie(req.headers.cookie, cookieName));
       req.log.info({ ip: req.ip }, 'admin UI login');
       noStore(reply).header('set-cookie', cookie(secret, SESSION_LIFETIME_MS / 1000));
       return info(row);
@@ -250,7 +221,7 @@ export async function registerSessions(app: FastifyInstance, deps: Deps, opts: S
       },
     },
     async (req, reply) => {
-      if (req.adminSessionRow) await deleteSession(db, req.adminSessionRow.id);
+      if (req.adminSessionRow) await endSession(deps, req.adminSessionRow);
       noStore(reply).header('set-cookie', cookie('', 0));
       return { ok: true as const };
     },

@@ -1,6 +1,6 @@
 // Admin API: projects, keys and per-project configuration (SPEC §2, §6).
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { errors } from '../../schemas/common.js';
 import {
   CategoriesBody,
@@ -20,27 +20,15 @@ import {
   SiteKeyParams,
   TemplateView,
   UpdateKeyBody,
-  type CreateKeyBody as CreateKeyInput,
-  type ProjectPatchBody as ProjectPatchInput,
-  type UpdateKeyBody as UpdateKeyInput,
 } from '../../schemas/admin.js';
-import { listLists } from '../../repos/contacts.js';
-import { listKeys } from '../../repos/keys.js';
-import { getCartChains, getCourseCategories, getPaidLists, listSequences } from '../../repos/projectConfig.js';
-import { listProjects } from '../../repos/projects.js';
-import { getRoutes, listTemplates } from '../../repos/templates.js';
-import { iso } from '../../repos/types.js';
 import * as admin from '../../services/admin.js';
 import type { Deps } from '../../services/context.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
 const errs = errors(401, 404, 422, 500);
-type SiteParams = { site_key: string };
 
-export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const db = deps.db.db;
-
+export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/projects',
     {
@@ -51,7 +39,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...errs },
       },
     },
-    async () => ({ ok: true as const, items: (await listProjects(db)).map(admin.projectView) }),
+    async () => admin.projects(deps),
   );
 
   app.patch(
@@ -66,11 +54,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
       },
     },
-    async (req) => {
-      const { site_key } = req.params as SiteParams;
-      const project = await admin.patchProject(deps, site_key, req.body as ProjectPatchInput);
-      return { ok: true as const, project: admin.projectView(project) };
-    },
+    async (req) => admin.changeProject(deps, req.params.site_key, req.body),
   );
 
   app.post(
@@ -86,7 +70,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
     },
     async (req, reply) => {
       reply.code(201);
-      return admin.createApiKey(deps, req.body as CreateKeyInput);
+      return admin.createApiKey(deps, req.body);
     },
   );
 
@@ -101,11 +85,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(KeyView) }), ...errs },
       },
     },
-    async (req) => {
-      const { site_key } = req.query as { site_key?: string };
-      const projectId = site_key ? (await admin.requireProject(db, site_key)).id : undefined;
-      return { ok: true as const, items: (await listKeys(db, projectId)).map(admin.keyView) };
-    },
+    async (req) => admin.apiKeys(deps, req.query.site_key),
   );
 
   app.patch(
@@ -120,7 +100,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: KeyView, ...errs },
       },
     },
-    async (req) => admin.changeApiKey(deps, (req.params as { id: number }).id, req.body as UpdateKeyInput),
+    async (req) => admin.changeApiKey(deps, req.params.id, req.body),
   );
 
   app.post(
@@ -135,7 +115,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
       },
     },
     async (req) => {
-      const k = await admin.changeApiKey(deps, (req.params as { id: number }).id, { status: 'disabled' });
+      const k = await admin.changeApiKey(deps, req.params.id, { status: 'disabled' });
       return { id: k.id, status: 'disabled' as const };
     },
   );
@@ -145,10 +125,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
     {
       schema: { tags, security, params: SiteKeyParams, response: { 200: RoutingResponse, ...errs } },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      return { ok: true as const, site_key: p.site_key, routes: await getRoutes(db, p.id) };
-    },
+    async (req) => admin.routing(deps, req.params.site_key),
   );
 
   app.put(
@@ -163,12 +140,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: RoutingResponse, ...errs },
       },
     },
-    async (req) => {
-      const { site_key } = req.params as SiteParams;
-      await admin.setRouting(deps, site_key, (req.body as { routes: Record<string, string> }).routes);
-      const p = await admin.requireProject(db, site_key);
-      return { ok: true as const, site_key, routes: await getRoutes(db, p.id) };
-    },
+    async (req) => admin.setRouting(deps, req.params.site_key, req.body.routes),
   );
 
   app.get(
@@ -176,10 +148,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
     {
       schema: { tags, security, params: SiteKeyParams, response: { 200: CategoriesResponse, ...errs } },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      return { ok: true as const, site_key: p.site_key, categories: await getCourseCategories(db, p.id) };
-    },
+    async (req) => admin.courseCategories(deps, req.params.site_key),
   );
 
   app.put(
@@ -194,16 +163,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: CategoriesResponse, ...errs },
       },
     },
-    async (req) => {
-      const { site_key } = req.params as SiteParams;
-      await admin.setCourseCategories(
-        deps,
-        site_key,
-        (req.body as { categories: { id: string; list_id: number; slug: string; title: string }[] }).categories,
-      );
-      const p = await admin.requireProject(db, site_key);
-      return { ok: true as const, site_key, categories: await getCourseCategories(db, p.id) };
-    },
+    async (req) => admin.setCourseCategories(deps, req.params.site_key, req.body.categories),
   );
 
   app.get(
@@ -211,10 +171,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
     {
       schema: { tags, security, params: SiteKeyParams, response: { 200: PaidListsResponse, ...errs } },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      return { ok: true as const, site_key: p.site_key, lists: await getPaidLists(db, p.id) };
-    },
+    async (req) => admin.paidLists(deps, req.params.site_key),
   );
 
   app.put(
@@ -229,12 +186,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: PaidListsResponse, ...errs },
       },
     },
-    async (req) => {
-      const { site_key } = req.params as SiteParams;
-      await admin.setPaidLists(deps, site_key, (req.body as { lists: Record<string, number> }).lists);
-      const p = await admin.requireProject(db, site_key);
-      return { ok: true as const, site_key, lists: await getPaidLists(db, p.id) };
-    },
+    async (req) => admin.setPaidLists(deps, req.params.site_key, req.body.lists),
   );
 
   app.get(
@@ -247,16 +199,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(TemplateView) }), ...errs },
       },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      const items = (await listTemplates(db, p.id)).map((t) => ({
-        ...t,
-        site_key: p.site_key,
-        created_at: iso(t.created_at)!,
-        updated_at: iso(t.updated_at)!,
-      }));
-      return { ok: true as const, items };
-    },
+    async (req) => admin.templates(deps, req.params.site_key),
   );
 
   app.get(
@@ -269,18 +212,7 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(ListView) }), ...errs },
       },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      return {
-        ok: true as const,
-        items: (await listLists(db, p.id)).map((l) => ({
-          list_id: l.id,
-          name: l.name,
-          members: l.members,
-          created_at: iso(l.created_at)!,
-        })),
-      };
-    },
+    async (req) => admin.lists(deps, req.params.site_key),
   );
 
   app.get(
@@ -306,10 +238,6 @@ export async function adminConfigRoutes(app: FastifyInstance, { deps }: { deps: 
         },
       },
     },
-    async (req) => {
-      const p = await admin.requireProject(db, (req.params as SiteParams).site_key);
-      const items = (await listSequences(db, p.id)).map((s) => ({ sequence_id: s.id, name: s.name, steps: s.steps }));
-      return { ok: true as const, items, cart_chains: await getCartChains(db, p.id) };
-    },
+    async (req) => admin.sequences(deps, req.params.site_key),
   );
-}
+};

@@ -1,8 +1,6 @@
 // Admin API: the event chronology and statistics (SPEC §5), e-mails and contacts (SPEC §6).
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { canonicalAddress } from '../../domain/email.js';
-import { notFound } from '../../errors.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { errors } from '../../schemas/common.js';
 import {
   ContactStatusBody,
@@ -17,23 +15,16 @@ import {
   StatsQuery,
   StatsResponse,
 } from '../../schemas/admin.js';
-import { findContact, setContactStatus } from '../../repos/contacts.js';
-import { emailDetail, findEmailWithSite, listEmails } from '../../repos/emails.js';
-import { eventStats, findEvent, listEvents } from '../../repos/events.js';
-import { decodeCursor, encodeCursor } from '../../repos/types.js';
-import { requireProject } from '../../services/admin.js';
+import * as chronology from '../../services/chronology.js';
+import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
-import type { ContactStatus } from '../../db/schema.js';
+import * as outbox from '../../services/emails.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
 const errs = errors(401, 404, 422, 500);
-const time = (s?: string) => (s ? Date.parse(s) : undefined);
 
-export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const db = deps.db.db;
-  const projectId = async (siteKey?: string) => (siteKey ? (await requireProject(db, siteKey)).id : undefined);
-
+export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/external-events',
     {
@@ -45,23 +36,7 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: Page(EventView), ...errs },
       },
     },
-    async (req) => {
-      const q = req.query as Record<string, any>;
-      const { items, nextId } = await listEvents(db, {
-        projectId: await projectId(q.site_key),
-        orderId: q.order_id,
-        eventType: q.event_type,
-        endpoint: q.endpoint,
-        email: q.email ? canonicalAddress(q.email) : undefined,
-        status: q.status,
-        since: time(q.since),
-        until: time(q.until),
-        order: q.order ?? 'desc',
-        limit: q.limit,
-        cursor: decodeCursor(q.cursor),
-      });
-      return { ok: true as const, items, next_cursor: nextId === null ? null : encodeCursor(nextId) };
-    },
+    async (req) => chronology.events(deps, req.query),
   );
 
   app.get(
@@ -75,16 +50,7 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: StatsResponse, ...errs },
       },
     },
-    async (req) => {
-      const q = req.query as { site_key?: string; endpoint?: string; since?: string; until?: string };
-      const stats = await eventStats(db, deps.db.dialect, {
-        projectId: await projectId(q.site_key),
-        endpoint: q.endpoint,
-        since: time(q.since),
-        until: time(q.until),
-      });
-      return { ok: true as const, site_key: q.site_key ?? null, ...stats };
-    },
+    async (req) => chronology.statistics(deps, req.query),
   );
 
   app.get(
@@ -97,11 +63,7 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: Type.Object({ ok: Ok, event: EventView }), ...errs },
       },
     },
-    async (req) => {
-      const ev = await findEvent(db, (req.params as { id: number }).id);
-      if (!ev) throw notFound('Event');
-      return { ok: true as const, event: ev };
-    },
+    async (req) => chronology.event(deps, req.params.id),
   );
 
   app.get(
@@ -115,25 +77,7 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: Page(EmailListItem), ...errs },
       },
     },
-    async (req) => {
-      const q = req.query as Record<string, any>;
-      const { items, nextId } = await listEmails(
-        db,
-        {
-          projectId: await projectId(q.site_key),
-          orderId: q.order_id,
-          status: q.status,
-          to: q.to,
-          eventId: q.event_id,
-          contactId: q.contact_id,
-          campaignId: q.campaign_id,
-          limit: q.limit,
-          cursor: decodeCursor(q.cursor),
-        },
-        deps.clock.now(),
-      );
-      return { ok: true as const, items, next_cursor: nextId === null ? null : encodeCursor(nextId) };
-    },
+    async (req) => outbox.emails(deps, req.query),
   );
 
   app.get(
@@ -147,11 +91,7 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: EmailDetail, ...errs },
       },
     },
-    async (req) => {
-      const row = await findEmailWithSite(db, (req.params as { id: number }).id);
-      if (!row) throw notFound('E-mail');
-      return emailDetail(row, deps.clock.now());
-    },
+    async (req) => outbox.email(deps, req.params.id),
   );
 
   app.post(
@@ -166,12 +106,6 @@ export async function adminDataRoutes(app: FastifyInstance, { deps }: { deps: De
         response: { 200: Type.Object({ ok: Ok, contact_id: Type.Integer(), status: Type.String() }), ...errs },
       },
     },
-    async (req) => {
-      const { id } = req.params as { id: number };
-      const { status } = req.body as { status: ContactStatus };
-      if (!(await findContact(db, id))) throw notFound(`Contact ${id}`);
-      await setContactStatus(db, id, status, deps.clock.now());
-      return { ok: true as const, contact_id: id, status };
-    },
+    async (req) => contacts.changeStatus(deps, req.params.id, req.body.status),
   );
-}
+};

@@ -1,7 +1,7 @@
 // Admin endpoints the web UI needs beyond SPEC §6's admin API (admin token or UI session): catalog
 // metadata for the forms, dashboard figures, template preview, e-mail cancel/retry/preview, contacts.
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import {
   EVENT_ENDPOINTS,
   CART_STEPS,
@@ -12,7 +12,7 @@ import {
   PERMISSIONS,
   allRoutingKeys,
 } from '../../domain/catalog.js';
-import { notFound } from '../../errors.js';
+import { CONTACT_STATUSES, EMAIL_STATUSES } from '../../domain/statuses.js';
 import { IdParams } from '../../schemas/admin.js';
 import {
   ContactDetail,
@@ -25,31 +25,19 @@ import {
   PreviewBody,
   PreviewResponse,
   UiMeta,
-  type PreviewBody as PreviewInput,
 } from '../../schemas/adminUi.js';
 import { errors } from '../../schemas/common.js';
-import { contactLists, findContact, searchContacts } from '../../repos/contacts.js';
-import { paidAmountByCurrency } from '../../repos/campaigns.js';
-import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../../repos/dashboard.js';
-import { cancelEmail, retryEmail } from '../../repos/emailActions.js';
-import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../../repos/emails.js';
-import { listEvents } from '../../repos/events.js';
-import { findProjectById } from '../../repos/projects.js';
-import { decodeCursor, encodeCursor, iso, parseJson } from '../../repos/types.js';
-import { conflict, requireProject } from '../../services/admin.js';
+import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
-import { previewStoredEmail, previewTemplate } from '../../services/preview.js';
+import { dashboard } from '../../services/dashboard.js';
+import * as outbox from '../../services/emails.js';
+import { previewTemplate } from '../../services/preview.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
 const errs = errors(401, 403, 404, 409, 422, 500);
-const DAY_MS = 86_400_000;
-/** How many of a contact's events and e-mails its page shows; the full lists are a filter away. */
-const CONTACT_HISTORY = 50;
 
-export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const db = deps.db.db;
-
+export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/ui/meta',
     {
@@ -70,8 +58,8 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
       known_template_keys: [...KNOWN_TEMPLATE_KEYS],
       routing_keys: allRoutingKeys(),
       endpoints: [...EVENT_ENDPOINTS],
-      contact_statuses: ['active', 'unsubscribed', 'invalid', 'admin_blocked'],
-      email_statuses: ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'],
+      contact_statuses: [...CONTACT_STATUSES],
+      email_statuses: [...EMAIL_STATUSES],
     }),
   );
 
@@ -86,31 +74,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: DashboardResponse, ...errs },
       },
     },
-    async (req) => {
-      const q = req.query as { site_key?: string; days: number };
-      const projectId = q.site_key ? (await requireProject(db, q.site_key)).id : undefined;
-      const now = deps.clock.now();
-      const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
-      const f = { projectId, since: until - q.days * DAY_MS, until, now };
-      const [events, emails, outbox, carts, paid] = await Promise.all([
-        eventFigures(db, deps.db.dialect, f),
-        emailFigures(db, deps.db.dialect, f),
-        outboxDepth(db, f),
-        cartFigures(db, deps.db.dialect, f),
-        paidAmountByCurrency(db, f),
-      ]);
-      return {
-        ok: true as const,
-        site_key: q.site_key ?? null,
-        since: iso(f.since)!,
-        until: iso(f.until)!,
-        ...events,
-        ...emails,
-        outbox,
-        carts,
-        paid_amount_by_currency: paid,
-      };
-    },
+    async (req) => dashboard(deps, req.query),
   );
 
   app.post(
@@ -124,17 +88,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: PreviewResponse, ...errs },
       },
     },
-    async (req) => {
-      const b = req.body as PreviewInput;
-      const project = await requireProject(db, b.site_key);
-      const r = previewTemplate(
-        project,
-        deps.config.publicUrl,
-        { subject: b.subject, html: b.html, text: b.text },
-        { eventType: b.event_type, sample: b.sample },
-      );
-      return { ok: true as const, ...r };
-    },
+    async (req) => previewTemplate(deps, req.body),
   );
 
   app.get(
@@ -148,21 +102,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: EmailPreviewResponse, ...errs },
       },
     },
-    async (req) => {
-      const { id } = req.params as { id: number };
-      const row = await findEmail(db, id);
-      if (!row) throw notFound(`E-mail ${id}`);
-      const stored = parseJson<RenderedMessage | null>(row.rendered, null);
-      if (stored) return { ok: true as const, id, stored: true, ...stored };
-      const project = await findProjectById(db, row.project_id);
-      if (!project) throw notFound(`Project of e-mail ${id}`);
-      return {
-        ok: true as const,
-        id,
-        stored: false,
-        ...(await previewStoredEmail(db, row, project, deps.config.publicUrl)),
-      };
-    },
+    async (req) => outbox.emailPreview(deps, req.params.id),
   );
 
   app.post(
@@ -176,12 +116,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: EmailActionResponse, ...errs },
       },
     },
-    async (req) => {
-      const { id } = req.params as { id: number };
-      if (!(await cancelEmail(db, id, deps.clock.now())))
-        throw await actionRefused(id, 'cancelled', 'only a scheduled or queued e-mail can be cancelled');
-      return { ok: true as const, id, status: 'cancelled' };
-    },
+    async (req) => outbox.cancel(deps, req.params.id),
   );
 
   app.post(
@@ -195,20 +130,8 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: EmailActionResponse, ...errs },
       },
     },
-    async (req) => {
-      const { id } = req.params as { id: number };
-      if (!(await retryEmail(db, id, deps.clock.now())))
-        throw await actionRefused(id, 'retried', 'only a failed e-mail can be retried');
-      deps.delivery?.wake();
-      return { ok: true as const, id, status: 'queued' };
-    },
+    async (req) => outbox.retry(deps, req.params.id),
   );
-
-  async function actionRefused(id: number, verb: string, rule: string) {
-    const row = await findEmailWithSite(db, id);
-    if (!row) return notFound(`E-mail ${id}`);
-    return conflict(`E-mail ${id} is ${emailDetail(row, deps.clock.now()).status} and cannot be ${verb}: ${rule}`);
-  }
 
   app.get(
     '/api/admin/contacts',
@@ -228,30 +151,7 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         },
       },
     },
-    async (req) => {
-      const q = req.query as { email?: string; site_key?: string; limit: number; cursor?: string };
-      const projectId = q.site_key ? (await requireProject(db, q.site_key)).id : undefined;
-      const rows = await searchContacts(db, {
-        projectId,
-        email: q.email?.trim() || undefined,
-        limit: q.limit,
-        afterId: decodeCursor(q.cursor),
-      });
-      const items = rows.slice(0, q.limit).map((r) => ({
-        id: r.id,
-        site_key: r.site_key,
-        email: r.email,
-        name: r.name,
-        status: r.status,
-        created_at: iso(r.created_at)!,
-        updated_at: iso(r.updated_at)!,
-      }));
-      return {
-        ok: true as const,
-        items,
-        next_cursor: rows.length > q.limit ? encodeCursor(items[items.length - 1].id) : null,
-      };
-    },
+    async (req) => contacts.search(deps, req.query),
   );
 
   app.get(
@@ -265,40 +165,6 @@ export async function adminUiRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: ContactDetail, ...errs },
       },
     },
-    async (req) => {
-      const { id } = req.params as { id: number };
-      const c = await findContact(db, id);
-      if (!c) throw notFound(`Contact ${id}`);
-      const project = (await findProjectById(db, c.project_id))!;
-      const [lists, events, emails] = await Promise.all([
-        contactLists(db, id),
-        listEvents(db, {
-          projectId: c.project_id,
-          email: c.email,
-          order: 'desc',
-          limit: CONTACT_HISTORY,
-          cursor: null,
-        }),
-        listEmails(db, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
-      ]);
-      return {
-        ok: true as const,
-        contact: {
-          id: c.id,
-          site_key: project.site_key,
-          email: c.email,
-          name: c.name,
-          status: c.status,
-          fields: parseJson<Record<string, unknown>>(c.fields, {}),
-          created_at: iso(c.created_at)!,
-          updated_at: iso(c.updated_at)!,
-        },
-        lists: lists.map((l) => ({ list_id: l.list_id, name: l.name, added_at: iso(l.added_at)! })),
-        events: events.items,
-        events_more: events.nextId !== null,
-        emails: emails.items,
-        emails_more: emails.nextId !== null,
-      };
-    },
+    async (req) => contacts.contact(deps, req.params.id),
   );
-}
+};

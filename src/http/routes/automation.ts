@@ -1,15 +1,13 @@
 // Legacy automation endpoints of the API document: unpaid-order, sequences, campaigns, statistics.
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { CART_TYPES } from '../../domain/catalog.js';
 import { errors, Email, FieldsObject, ShortString, SiteKey } from '../../schemas/common.js';
 import { Id, IdParams, Ok, SiteKeyParams } from '../../schemas/admin.js';
 import { OrderCreatedResponse } from '../../schemas/gateway.js';
-import { overview } from '../../repos/campaigns.js';
-import { requireProject } from '../../services/admin.js';
 import * as automation from '../../services/campaigns.js';
 import type { Deps } from '../../services/context.js';
-import { createOrder } from '../../services/gateway.js';
+import { unpaidOrder } from '../../services/gateway.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
@@ -67,7 +65,7 @@ const Counts = {
 };
 const IntMap = Type.Record(Type.String(), Type.Integer());
 
-export async function automationRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     '/api/events/unpaid-order',
     {
@@ -79,16 +77,7 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         response: { 200: OrderCreatedResponse, ...errs },
       },
     },
-    async (req) => {
-      const body = req.body as { site_key: string } & Record<string, unknown>;
-      const project = await requireProject(deps.db.db, body.site_key);
-      const { site_key: _site, ...rest } = body;
-      const r = await createOrder(
-        { deps, project, key: null, endpoint: 'unpaid-order' },
-        { ...rest, cart_type: 'course' },
-      );
-      return r.body;
-    },
+    async (req) => unpaidOrder(deps, req.body),
   );
 
   app.post(
@@ -102,7 +91,7 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }), ...errs },
       },
     },
-    async (req) => automation.createSequence(deps, req.body as never),
+    async (req) => automation.createSequence(deps, req.body),
   );
 
   app.put(
@@ -117,12 +106,7 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs },
       },
     },
-    async (req) =>
-      automation.setCartChains(
-        deps,
-        (req.params as { site_key: string }).site_key,
-        (req.body as { chains: Record<string, number | null> }).chains,
-      ),
+    async (req) => automation.setCartChains(deps, req.params.site_key, req.body.chains),
   );
 
   app.post(
@@ -145,11 +129,7 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         },
       },
     },
-    async (req) => {
-      const r = await automation.createCampaign(deps, req.body as never);
-      deps.delivery?.wake();
-      return r;
-    },
+    async (req) => automation.createCampaign(deps, req.body),
   );
 
   app.get(
@@ -174,7 +154,7 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         },
       },
     },
-    async (req) => automation.campaignStats(deps, (req.params as { id: number }).id),
+    async (req) => automation.campaignStats(deps, req.params.id),
   );
 
   app.get(
@@ -212,6 +192,6 @@ export async function automationRoutes(app: FastifyInstance, { deps }: { deps: D
         },
       },
     },
-    async () => ({ ok: true as const, ...(await overview(deps.db.db, deps.clock.now())) }),
+    async () => automation.overview(deps),
   );
-}
+};

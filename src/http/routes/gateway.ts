@@ -1,8 +1,11 @@
 // External gateway routes: thin adapters from HTTP to services/gateway.ts. Bodies are validated by the
 // service with the same schemas, because SPEC §1 orders key -> permission -> event type -> rights ->
-// fields, which a blanket schema check before the handler would break.
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+// fields, which a blanket schema check before the handler would break. The schema here documents the
+// body and types req.body, but nothing has checked it yet: it goes to the service as `unknown`, whose
+// assertion (domain/validation.ts assertBody) gives it its type.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import { Type } from 'typebox';
 import { compileRequestValidator } from '../../schemas/ajv.js';
 import { errors, Id } from '../../schemas/common.js';
 import {
@@ -20,6 +23,7 @@ import { logRequest, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
 import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
+import { answerFor } from '../plugins/errors.js';
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
@@ -28,15 +32,34 @@ const security = [{ apiKey: [] }];
 const tags = ['gateway'];
 const postErrors = errors(400, 401, 403, 404, 413, 415, 422, 429, 500);
 
-function answer<T>(reply: FastifyReply, r: Accepted<T>, req: FastifyRequest): T {
-  req.gatewayLogged = true;
+function answer<T>(reply: FastifyReply, r: Accepted<T>): T {
   if (r.replayed) reply.header('Idempotent-Replayed', 'true');
   reply.code(r.status);
+  // A response stored for an idempotent replay before the plan existed (SPEC §13) answers with an empty one.
+  if (r.status === 200 && typeof r.body === 'object' && r.body && !('plan' in r.body))
+    return { ...r.body, plan: [] } as T;
   return r.body;
 }
 
-export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', refuseHeldRequest);
+  // Every refused request of a known key goes into the chronology (SPEC §5), whatever refused it: the
+  // service, the key's state (disabled, over its rate: held until the body is read), or Fastify (body
+  // size, JSON, parameters). onError runs before the error handler answers, so the row is there when
+  // the client sees the refusal; it records the same answer the handler sends (answerFor).
+  app.addHook('onError', async (req, _reply, err: FastifyError) => {
+    const call = req.gateway ?? req.gatewayRefusal?.call;
+    if (!call) return;
+    const e = answerFor(req, err);
+    try {
+      await logRequest(call, req.body, e.status, e.code);
+    } catch (logErr) {
+      // The refusal is still answered as it should be; the lost chronology row is visible to operators.
+      deps.metrics?.eventLogFailures.inc();
+      req.log.error({ err: logErr, code: e.code }, 'could not log a refused gateway request in the chronology');
+    }
+  });
+
   app.get(
     '/api/scoped/events/catalog',
     {
@@ -50,7 +73,6 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
     },
     async (req) => {
       const catalog = await gateway.catalog(req.gateway!);
-      req.gatewayLogged = true;
       await logRequest(req.gateway!, undefined, 200, null, { supported_events: catalog.supported_events.length });
       return catalog;
     },
@@ -77,7 +99,7 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
     async (req, reply) => {
       const respondAsync = /\brespond-async\b/i.test(String(req.headers.prefer ?? ''));
       if (respondAsync) reply.header('Preference-Applied', 'respond-async');
-      return answer(reply, await gateway.transactional(req.gateway!, req.body, { respondAsync }), req);
+      return answer(reply, await gateway.transactional(req.gateway!, req.body, { respondAsync }));
     },
   );
 
@@ -94,7 +116,7 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: OrderCreatedResponse, ...postErrors },
       },
     },
-    async (req, reply) => answer(reply, await gateway.orderCreated(req.gateway!, req.body), req),
+    async (req, reply) => answer(reply, await gateway.orderCreated(req.gateway!, req.body)),
   );
 
   app.post(
@@ -110,7 +132,7 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: PurchaseResponse, ...postErrors },
       },
     },
-    async (req, reply) => answer(reply, await gateway.purchase(req.gateway!, req.body), req),
+    async (req, reply) => answer(reply, await gateway.purchase(req.gateway!, req.body)),
   );
 
   app.post(
@@ -127,9 +149,6 @@ export async function gatewayRoutes(app: FastifyInstance, { deps }: { deps: Deps
         response: { 200: ScopedListContactResponse, ...postErrors },
       },
     },
-    async (req, reply) => {
-      const { list_id } = req.params as { list_id: number };
-      return answer(reply, await gateway.scopedListContact(req.gateway!, list_id, req.body), req);
-    },
+    async (req, reply) => answer(reply, await gateway.scopedListContact(req.gateway!, req.params.list_id, req.body)),
   );
-}
+};

@@ -1,12 +1,12 @@
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { ping } from '../../db/index.js';
 import { migrationsCurrent } from '../../db/migrate.js';
 import { AppError } from '../../errors.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
 
-export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/healthz',
     {
@@ -40,4 +40,4 @@ export async function healthRoutes(app: FastifyInstance, { deps }: { deps: Deps 
       return { ok: true as const, database: deps.db.dialect };
     },
   );
-}
+};

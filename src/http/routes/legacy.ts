@@ -1,8 +1,6 @@
 // Service and legacy endpoints of the API document (SPEC §6), admin token required.
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { checkTemplate } from '../../delivery/render.js';
-import { notFound, validationError } from '../../errors.js';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { errors } from '../../schemas/common.js';
 import {
   ContactUpsertBody,
@@ -13,24 +11,17 @@ import {
   Ok,
   SiteBody,
   TemplateBody,
-  type ContactUpsertBody as ContactInput,
-  type SiteBody as SiteInput,
-  type TemplateBody as TemplateInput,
 } from '../../schemas/admin.js';
 import { Cursor, Limit } from '../../schemas/common.js';
-import { addToList, createList, findContact, findList, listMembers, upsertContact } from '../../repos/contacts.js';
-import { upsertTemplate } from '../../repos/templates.js';
-import { decodeCursor, encodeCursor, iso } from '../../repos/types.js';
-import { requireProject, saveProject } from '../../services/admin.js';
+import * as admin from '../../services/admin.js';
+import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
 const errs = errors(400, 401, 404, 413, 415, 422, 500);
 
-export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps }): Promise<void> {
-  const db = deps.db.db;
-
+export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     '/api/sites',
     {
@@ -52,17 +43,7 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const { project, created } = await saveProject(deps, req.body as SiteInput);
-      return {
-        ok: true as const,
-        site_key: project.site_key,
-        project_id: project.id,
-        created,
-        timezone: project.timezone,
-        locale: project.locale,
-      };
-    },
+    async (req) => admin.saveSite(deps, req.body),
   );
 
   app.post(
@@ -79,17 +60,7 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const b = req.body as ContactInput;
-      const project = await requireProject(db, b.site_key);
-      const c = await upsertContact(
-        db,
-        project.id,
-        { email: b.email, name: b.name, fields: b.fields },
-        deps.clock.now(),
-      );
-      return { ok: true as const, site_key: project.site_key, contact_id: c.id, status: c.status };
-    },
+    async (req) => contacts.saveContact(deps, req.body),
   );
 
   app.post(
@@ -112,21 +83,7 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const b = req.body as TemplateInput;
-      const project = await requireProject(db, b.site_key);
-      const problem = checkTemplate(b);
-      if (problem) {
-        throw validationError(
-          `The template does not parse: ${problem.part}, line ${problem.line}: ${problem.message}`,
-          {
-            invalid_fields: { [problem.part]: `line ${problem.line}: ${problem.message}` },
-          },
-        );
-      }
-      const { id, created } = await upsertTemplate(db, project.id, b, deps.clock.now());
-      return { ok: true as const, site_key: project.site_key, template_id: id, name: b.name, created };
-    },
+    async (req) => admin.saveTemplate(deps, req.body),
   );
 
   app.post(
@@ -143,12 +100,7 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const b = req.body as { site_key: string; name: string };
-      const project = await requireProject(db, b.site_key);
-      const { list, created } = await createList(db, project.id, b.name, deps.clock.now());
-      return { ok: true as const, site_key: project.site_key, list_id: list.id, created };
-    },
+    async (req) => contacts.saveList(deps, req.body),
   );
 
   app.post(
@@ -166,20 +118,7 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const { list_id } = req.params as { list_id: number };
-      const { contact_id } = req.body as { contact_id: number };
-      const list = await findList(db, list_id);
-      if (!list) throw notFound(`Address book ${list_id}`);
-      const contact = await findContact(db, contact_id);
-      if (!contact || contact.project_id !== list.project_id) {
-        throw validationError(`Contact ${contact_id} does not exist in the project of address book ${list_id}`, {
-          invalid_fields: { contact_id: 'unknown contact of this project' },
-        });
-      }
-      const added = await addToList(db, list_id, contact_id, deps.clock.now());
-      return { ok: true as const, list_id, contact_id, added };
-    },
+    async (req) => contacts.addMember(deps, req.params.list_id, req.body.contact_id),
   );
 
   app.get(
@@ -202,18 +141,6 @@ export async function legacyRoutes(app: FastifyInstance, { deps }: { deps: Deps 
         },
       },
     },
-    async (req) => {
-      const { list_id } = req.params as { list_id: number };
-      const q = req.query as { limit: number; cursor?: string };
-      if (!(await findList(db, list_id))) throw notFound(`Address book ${list_id}`);
-      const rows = await listMembers(db, list_id, q.limit, decodeCursor(q.cursor));
-      const items = rows.slice(0, q.limit).map((r) => ({ ...r, added_at: iso(r.added_at)! }));
-      return {
-        ok: true as const,
-        list_id,
-        items,
-        next_cursor: rows.length > q.limit ? encodeCursor(items[items.length - 1].contact_id) : null,
-      };
-    },
+    async (req) => contacts.members(deps, req.params.list_id, req.query),
   );
-}
+};

@@ -1,6 +1,6 @@
 // Operations: Prometheus metrics and the rendered API documentation.
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import fp from 'fastify-plugin';
 import type { Metrics } from '../../metrics.js';
 import { outboxBacklog } from '../../repos/campaigns.js';
@@ -8,10 +8,7 @@ import { describe } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 
 // Not encapsulated: the response hook must see every route of the app.
-export const metricsRoutes = fp(async function metricsRoutes(
-  app: FastifyInstance,
-  { deps, metrics }: { deps: Deps; metrics: Metrics },
-): Promise<void> {
+const metricsPlugin: FastifyPluginAsyncTypebox<{ deps: Deps; metrics: Metrics }> = async (app, { deps, metrics }) => {
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     const status = String(reply.statusCode);
@@ -35,9 +32,10 @@ export const metricsRoutes = fp(async function metricsRoutes(
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-});
+};
+export const metricsRoutes = fp(metricsPlugin);
 
-export async function docsRoutes(app: FastifyInstance): Promise<void> {
+export const docsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   // Served from the package's own files: no CDN, works offline.
   // Swagger UI sets some styles inline, hence 'unsafe-inline' for styles only; scripts stay 'self'.
   await app.register(swaggerUi, {
@@ -46,4 +44,4 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
     staticCSP:
       "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   });
-}
+};

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { sendError } from '../plugins/errors.js';
 
@@ -128,7 +129,7 @@ function send(req: FastifyRequest, reply: FastifyReply, asset: Asset) {
   return reply.type(asset.type).send(asset.body);
 }
 
-export async function uiRoutes(app: FastifyInstance, opts: { root?: string } = {}): Promise<void> {
+export const uiRoutes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app, opts) => {
   const root = opts.root ?? UI_ROOT;
   const shell = await shells(root);
   const assets = loadTree(join(root, 'assets'));
@@ -143,9 +144,9 @@ export async function uiRoutes(app: FastifyInstance, opts: { root?: string } = {
   app.get('/ui', hide, async (_req, reply) => reply.redirect('/ui/', 301));
   app.get('/ui/', hide, page);
   app.get('/ui/*', hide, page);
-  app.get('/ui/assets/*', hide, async (req, reply) => {
-    const asset = assets.get((req.params as { '*': string })['*']);
+  app.get<{ Params: { '*': string } }>('/ui/assets/*', hide, async (req, reply) => {
+    const asset = assets.get(req.params['*']);
     if (!asset) return sendError(reply, new AppError(404, 'not_found', 'No such asset'));
     return send(req, reply, asset);
   });
-}
+};

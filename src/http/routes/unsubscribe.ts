@@ -2,7 +2,9 @@
 // nothing (mail scanners and link previews follow GET links); POST unsubscribes at once, which is what
 // mail clients send for `List-Unsubscribe-Post: List-Unsubscribe=One-Click`. No login: the signed token
 // in the path is the authorisation.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import type { Db } from '../../db/index.js';
 import type { ContactRow } from '../../db/schema.js';
 import type { Clock } from '../../delivery/clock.js';
@@ -59,7 +61,7 @@ const invalidPage = () =>
     '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>',
   );
 
-export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeRouteOptions): Promise<void> {
+export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOptions> = async (app, opts) => {
   // RFC 8058 clients POST a form body (urlencoded or multipart); its content does not matter here.
   for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data']) {
     if (!app.hasContentTypeParser(type))
@@ -75,14 +77,9 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: UnsubscribeR
     return { contact, projectName: project?.name ?? 'this site' };
   };
 
-  const params = {
-    type: 'object',
-    properties: { token: { type: 'string', maxLength: 200 } },
-    required: ['token'],
-  } as const;
-  const schema = { params, hide: true };
+  const schema = { params: Type.Object({ token: Type.String({ maxLength: 200 }) }), hide: true };
 
-  app.get<{ Params: { token: string } }>('/u/:token', { schema }, async (req, reply) => {
+  app.get('/u/:token', { schema }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
     const { contact, projectName } = found;
@@ -102,7 +99,7 @@ E-mails about your own orders, courses and documents will still arrive.</p>
     return send(reply, 200, page('Unsubscribe', body));
   });
 
-  app.post<{ Params: { token: string } }>('/u/:token', { schema, bodyLimit: 16 * 1024 }, async (req, reply) => {
+  app.post('/u/:token', { schema, bodyLimit: 16 * 1024 }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
     const { contact, projectName } = found;
@@ -119,4 +116,4 @@ E-mails about your own orders, courses and documents will still arrive.</p>
       ),
     );
   });
-}
+};

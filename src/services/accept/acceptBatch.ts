@@ -184,7 +184,7 @@ async function writeBatch(trx: Transaction<Database>, batch: BatchedRequest[]): 
         emails.push({ id, ...plannedEmailRow(projectId, e, r.plan, contact, eventId, r.now) });
       }
     }
-    const answer = r.plan.result({ eventId, contact, emailIds, order });
+    const answer = r.plan.result({ eventId, contact, emailIds, order, now: r.now });
     const key = r.call.key;
     events.push({
       id: eventId,

@@ -35,6 +35,8 @@ export interface PlanOutcome {
   emailIds: number[];
   /** 'created' when the plan has no order. */
   order: OrderState;
+  /** The request's time: due times in the answer's plan are counted from it. */
+  now: number;
 }
 
 export interface AcceptPlan<T> {
@@ -105,7 +107,7 @@ async function runPlan<T>(
     for (const e of plan.emails)
       emailIds.push(await insertEmail(trx, plannedEmailRow(projectId, e, plan, contact, eventId, now)));
   }
-  return plan.result({ eventId, contact, emailIds, order });
+  return plan.result({ eventId, contact, emailIds, order, now });
 }
 
 /** Accepts one request by its plan in a transaction of its own (replaying a repeated idempotency key). */

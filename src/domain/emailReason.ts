@@ -1,0 +1,20 @@
+// Why an e-mail will not go, as the plan and the scoped reads name it (SPEC §13). The delivery worker and
+// the purchase record a sentence in last_error; the reason is read from the status and that sentence so
+// that rows written before the vocabulary existed are named too.
+import type { EmailStatus } from '../db/schema.js';
+import type { EmailReason } from '../schemas/scoped.js';
+
+export function emailReason(status: EmailStatus, note: string | null): EmailReason | null {
+  const n = (note ?? '').toLowerCase();
+  if (status === 'suppressed') {
+    if (n.includes('unsubscribed')) return 'contact_unsubscribed';
+    if (n.includes('blocked')) return 'contact_admin_blocked';
+    if (n.includes('invalid')) return 'contact_invalid';
+    return null;
+  }
+  if (status === 'cancelled') {
+    if (n.includes('order paid')) return 'cancelled_by_purchase';
+    if (n.includes('administrator')) return 'cancelled_by_admin';
+  }
+  return null;
+}

@@ -1,0 +1,20 @@
+// Statuses and kinds, defined once: the database types (db/schema.ts), the TypeBox unions
+// (schemas/*) and the admin UI's metadata (GET /api/admin/ui/meta) all derive from these arrays.
+
+/** What may be sent to a contact (SPEC §4; domain/suppression.ts says what each one stops). */
+export const CONTACT_STATUSES = ['active', 'unsubscribed', 'invalid', 'admin_blocked'] as const;
+export type ContactStatus = (typeof CONTACT_STATUSES)[number];
+
+/**
+ * The life of one outbox row. `scheduled` rows whose time has come are shown as `queued`
+ * (repos/emails.ts visibleStatus).
+ */
+export const EMAIL_STATUSES = ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+/** Why an e-mail exists; decides what an unsubscribed contact still receives. */
+export const EMAIL_KINDS = ['transactional', 'cart', 'campaign'] as const;
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+
+export const KEY_STATUSES = ['active', 'disabled'] as const;
+export type KeyStatus = (typeof KEY_STATUSES)[number];

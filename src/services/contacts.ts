@@ -1,0 +1,138 @@
+// Contacts and address books as the admin API, the legacy endpoints and the admin UI use them.
+import type { ContactStatus } from '../domain/statuses.js';
+import { notFound, validationError } from '../errors.js';
+import {
+  addToList,
+  contactLists,
+  createList,
+  findContact,
+  findList,
+  listMembers,
+  searchContacts,
+  setContactStatus,
+  upsertContact,
+} from '../repos/contacts.js';
+import { listEmails } from '../repos/emails.js';
+import { listEvents } from '../repos/events.js';
+import { findProjectById } from '../repos/projects.js';
+import { decodeCursor, encodeCursor, iso, parseJson } from '../repos/types.js';
+import type { ContactUpsertBody, ListBody } from '../schemas/admin.js';
+import type { ContactsQuery } from '../schemas/adminUi.js';
+import { PAGE_SIZE } from '../schemas/common.js';
+import { projectIdOf, requireProject } from './admin.js';
+import type { Deps } from './context.js';
+
+/** How many of a contact's events and e-mails its page shows; the full lists are a filter away. */
+const CONTACT_HISTORY = 50;
+
+/** Creates or updates a contact of the project named in the input (legacy POST /api/contacts/upsert). */
+export async function saveContact(deps: Deps, input: ContactUpsertBody) {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const c = await upsertContact(
+    deps.db.db,
+    project.id,
+    { email: input.email, name: input.name, fields: input.fields },
+    deps.clock.now(),
+  );
+  return { ok: true as const, site_key: project.site_key, contact_id: c.id, status: c.status };
+}
+
+export async function changeStatus(deps: Deps, id: number, status: ContactStatus) {
+  if (!(await findContact(deps.db.db, id))) throw notFound(`Contact ${id}`);
+  await setContactStatus(deps.db.db, id, status, deps.clock.now());
+  return { ok: true as const, contact_id: id, status };
+}
+
+/** Contacts by (part of) their address, newest first. */
+export async function search(deps: Deps, q: ContactsQuery) {
+  const db = deps.db.db;
+  const limit = q.limit ?? PAGE_SIZE;
+  const rows = await searchContacts(db, {
+    projectId: await projectIdOf(db, q.site_key),
+    email: q.email?.trim() || undefined,
+    limit,
+    afterId: decodeCursor(q.cursor),
+  });
+  const items = rows.slice(0, limit).map((r) => ({
+    id: r.id,
+    site_key: r.site_key,
+    email: r.email,
+    name: r.name,
+    status: r.status,
+    created_at: iso(r.created_at)!,
+    updated_at: iso(r.updated_at)!,
+  }));
+  return {
+    ok: true as const,
+    items,
+    next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].id) : null,
+  };
+}
+
+/** One contact with its address books, and its latest events and e-mails. */
+export async function contact(deps: Deps, id: number) {
+  const db = deps.db.db;
+  const c = await findContact(db, id);
+  if (!c) throw notFound(`Contact ${id}`);
+  const project = await findProjectById(db, c.project_id);
+  if (!project) throw notFound(`Project of contact ${id}`);
+  const [lists, events, emails] = await Promise.all([
+    contactLists(db, id),
+    listEvents(db, { projectId: c.project_id, email: c.email, order: 'desc', limit: CONTACT_HISTORY, cursor: null }),
+    listEmails(db, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
+  ]);
+  return {
+    ok: true as const,
+    contact: {
+      id: c.id,
+      site_key: project.site_key,
+      email: c.email,
+      name: c.name,
+      status: c.status,
+      fields: parseJson<Record<string, unknown>>(c.fields, {}),
+      created_at: iso(c.created_at)!,
+      updated_at: iso(c.updated_at)!,
+    },
+    lists: lists.map((l) => ({ list_id: l.list_id, name: l.name, added_at: iso(l.added_at)! })),
+    events: events.items,
+    events_more: events.nextId !== null,
+    emails: emails.items,
+    emails_more: emails.nextId !== null,
+  };
+}
+
+/** Address books are unique by name within a project; creating an existing one returns it. */
+export async function saveList(deps: Deps, input: ListBody) {
+  const project = await requireProject(deps.db.db, input.site_key);
+  const { list, created } = await createList(deps.db.db, project.id, input.name, deps.clock.now());
+  return { ok: true as const, site_key: project.site_key, list_id: list.id, created };
+}
+
+/** Adds a contact of the book's own project; a contact of another project is refused. */
+export async function addMember(deps: Deps, listId: number, contactId: number) {
+  const db = deps.db.db;
+  const list = await findList(db, listId);
+  if (!list) throw notFound(`Address book ${listId}`);
+  const c = await findContact(db, contactId);
+  if (!c || c.project_id !== list.project_id) {
+    throw validationError(`Contact ${contactId} does not exist in the project of address book ${listId}`, {
+      invalid_fields: { contact_id: 'unknown contact of this project' },
+    });
+  }
+  const added = await addToList(db, listId, contactId, deps.clock.now());
+  return { ok: true as const, list_id: listId, contact_id: contactId, added };
+}
+
+export async function members(deps: Deps, listId: number, q: { limit?: number; cursor?: string }) {
+  const db = deps.db.db;
+  const limit = q.limit ?? PAGE_SIZE;
+  if (!(await findList(db, listId))) throw notFound(`Address book ${listId}`);
+  const rows = await listMembers(db, listId, limit, decodeCursor(q.cursor));
+  const items = rows.slice(0, limit).map((r) => ({ ...r, added_at: iso(r.added_at)! }));
+  return {
+    ok: true as const,
+    list_id: listId,
+    items,
+    next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1].contact_id) : null,
+  };
+}

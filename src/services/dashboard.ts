@@ -1,0 +1,35 @@
+// The admin UI dashboard: events, e-mails, outbox and cart recovery over the last days (UTC).
+import { paidAmountByCurrency } from '../repos/campaigns.js';
+import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../repos/dashboard.js';
+import { iso } from '../repos/types.js';
+import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
+import { projectIdOf } from './admin.js';
+import type { Deps } from './context.js';
+
+const DAY_MS = 86_400_000;
+
+export async function dashboard(deps: Deps, q: DashboardQuery) {
+  const { db, dialect } = deps.db;
+  const projectId = await projectIdOf(db, q.site_key);
+  const now = deps.clock.now();
+  const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
+  const f = { projectId, since: until - (q.days ?? DASHBOARD_DAYS) * DAY_MS, until, now };
+  const [events, emails, outbox, carts, paid] = await Promise.all([
+    eventFigures(db, dialect, f),
+    emailFigures(db, dialect, f),
+    outboxDepth(db, f),
+    cartFigures(db, dialect, f),
+    paidAmountByCurrency(db, f),
+  ]);
+  return {
+    ok: true as const,
+    site_key: q.site_key ?? null,
+    since: iso(f.since)!,
+    until: iso(f.until)!,
+    ...events,
+    ...emails,
+    outbox,
+    carts,
+    paid_amount_by_currency: paid,
+  };
+}
