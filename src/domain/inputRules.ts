@@ -38,8 +38,8 @@ function hasBadText(s: string): boolean {
   return BAD_TEXT.test(s);
 }
 
-/** The text with U+0000 and unpaired surrogates replaced by U+FFFD: for logs and the chronology only. */
-export function cleanText(s: string): string {
+/** The text with U+0000 and unpaired surrogates replaced by U+FFFD: to name a member in an answer. */
+function cleanText(s: string): string {
   return BAD_TEXT.test(s) ? s.replace(BAD_TEXT_ALL, '\ufffd') : s;
 }
 
