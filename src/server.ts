@@ -14,9 +14,13 @@ import { expireAllLeases } from './repos/outbox.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
+import { startBounceListener, type BounceListener } from './bounces/listener.js';
+import { bounceContext, recordReport } from './services/bounces.js';
 
 export interface Running {
   app: FastifyInstance | null;
+  /** The VERP listener, when this process runs it. */
+  bounces: BounceListener | null;
   worker: Worker | null;
   deps: Deps;
   stop(): Promise<void>;
@@ -43,13 +47,13 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const metrics = new Metrics();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
-  if (role !== 'api' && db.dialect === 'sqlite') {
+  if ((role === 'all' || role === 'worker') && db.dialect === 'sqlite') {
     // An embedded database has one process at a time: leases still held belong to a process that died
     // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
     const released = await expireAllLeases(db.db);
     if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
   }
-  if (role !== 'api') {
+  if (role === 'all' || role === 'worker') {
     transport = opts.transport ?? createTransportFromConfig(config, { maxConnections: config.smtpPoolSize });
     worker = createWorker({
       db,
@@ -58,6 +62,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       publicUrl: config.publicUrl,
       secret,
       retry: config.retry,
+      bounceDomain: config.bounces.domain,
       logger: log.child({ component: 'worker' }),
       onOutcome: (o) => {
         metrics.emails.inc({ kind: o.kind, outcome: o.outcome });
@@ -76,8 +81,27 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   });
   const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics, log };
 
+  // The VERP listener (SPEC §12) runs with the worker, or alone in a `bounces` process.
+  let bounces: BounceListener | null = null;
+  const b = config.bounces;
+  if (role !== 'api' && b.domain && b.smtpPort !== null && opts.listen !== false) {
+    const ctx = bounceContext(deps);
+    bounces = await startBounceListener({
+      host: b.smtpHost,
+      port: b.smtpPort,
+      domain: b.domain,
+      secret,
+      maxBytes: b.maxBytes,
+      record: (r) => recordReport(ctx, r),
+      logger: log.child({ component: 'bounces' }),
+    });
+    log.info({ host: b.smtpHost, port: bounces.port, domain: b.domain }, 'bounce listener started');
+  } else if (role === 'bounces') {
+    log.warn('ROLE=bounces needs BOUNCE_DOMAIN and BOUNCE_SMTP_PORT: nothing to do');
+  }
+
   let app: FastifyInstance | null = null;
-  if (role !== 'worker') {
+  if (role === 'all' || role === 'api') {
     app = await buildApp(deps, { logger: log });
     if (!config.adminToken)
       app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
@@ -105,7 +129,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
   // A worker-only process has no API, but its metrics and health should still be scrapeable.
   let opsApp: FastifyInstance | null = null;
-  if (role === 'worker' && config.metricsPort && opts.listen !== false) {
+  if ((role === 'worker' || role === 'bounces') && config.metricsPort && opts.listen !== false) {
     opsApp = await buildOpsApp(deps, metrics);
     await opsApp.listen({ port: config.metricsPort, host: config.host });
   }
@@ -117,10 +141,11 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (retentionTimer) clearInterval(retentionTimer);
       if (app) await app.close();
       if (opsApp) await opsApp.close();
+      if (bounces) await bounces.close();
       if (worker) await worker.stop();
       if (transport) await transport.close();
       await rateLimiter.close();
       await db.close();
     })());
-  return { app, worker, deps, stop };
+  return { app, worker, bounces, deps, stop };
 }

@@ -1,7 +1,15 @@
 // Table types for Kysely. Times are integer milliseconds since the epoch in both dialects (comparable,
 // indexable, no time-zone surprises); JSON documents are stored as text and parsed in the repositories.
 import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
-import type { ContactStatus, EmailKind, EmailStatus, KeyStatus } from '../domain/statuses.js';
+import type {
+  ContactStatus,
+  ContactStatusReason,
+  EmailKind,
+  EmailStatus,
+  KeyStatus,
+  ReportKind,
+  ReportSource,
+} from '../domain/statuses.js';
 
 // Re-exported for the repositories that name them beside the row types; defined in domain/statuses.ts.
 export type { ContactStatus, EmailKind, EmailStatus };
@@ -44,6 +52,33 @@ export interface ContactsTable {
   status: ContactStatus;
   created_at: number;
   updated_at: number;
+  /** What set the status last, and the e-mail and report that did it (migration 009, SPEC §12). */
+  status_reason: Generated<ContactStatusReason | null>;
+  status_email_id: Generated<number | null>;
+  status_report_id: Generated<number | null>;
+  status_changed_at: Generated<number | null>;
+}
+
+/** Inbound DSN, ARF and provider reports about sent e-mails (SPEC §12). */
+export interface EmailReportsTable {
+  id: Generated<number>;
+  project_id: number | null;
+  email_id: number | null;
+  contact_id: number | null;
+  received_at: number;
+  source: ReportSource;
+  kind: ReportKind;
+  status_code: string | null;
+  diagnostic: string | null;
+  recipient: string | null;
+  message_id: string | null;
+  provider_message_id: string | null;
+  /** How the e-mail was found: `verp`, `message_id`, `provider_id`; null when it was not. */
+  matched_by: string | null;
+  dedupe_key: string;
+  /** JSON: what the report changed (e-mail and contact status before and after). */
+  effects: Generated<string>;
+  raw: string;
 }
 
 export interface ListsTable {
@@ -223,6 +258,7 @@ export interface Database {
   idempotency: IdempotencyTable;
   scheduled_emails: ScheduledEmailsTable;
   sessions: SessionsTable;
+  email_reports: EmailReportsTable;
 }
 
 export type Project = Selectable<ProjectsTable>;
@@ -234,4 +270,5 @@ export type EventRow = Selectable<EventsTable>;
 export type EmailRow = Selectable<ScheduledEmailsTable>;
 export type NewEmail = Insertable<ScheduledEmailsTable>;
 export type NewEvent = Insertable<EventsTable>;
+export type EmailReportRow = Selectable<EmailReportsTable>;
 export type EmailUpdate = Updateable<ScheduledEmailsTable>;

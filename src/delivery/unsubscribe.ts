@@ -76,6 +76,6 @@ export async function unsubscribeContact(
   now: number,
 ): Promise<ContactRow['status']> {
   if (contact.status !== 'active') return contact.status;
-  await setContactStatus(db, contact.id, 'unsubscribed', now, ['active']);
+  await setContactStatus(db, contact.id, 'unsubscribed', now, ['active'], { reason: 'unsubscribe_link' });
   return 'unsubscribed';
 }

@@ -2,6 +2,7 @@
 // their members).
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
+import type { ContactStatusReason } from '../domain/statuses.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor } from './types.js';
@@ -183,17 +184,37 @@ export async function searchContacts(
   return q.execute();
 }
 
+/** Who or what changed a contact's status, kept on the contact (SPEC §12: which e-mail and report). */
+export interface StatusCause {
+  reason: ContactStatusReason;
+  emailId?: number | null;
+  reportId?: number | null;
+}
+
+/** Sets the status and its cause; false when `onlyFrom` kept the row as it was. */
 export async function setContactStatus(
   db: Executor,
   id: number,
   status: ContactStatus,
   now: number,
   onlyFrom?: ContactStatus[],
-): Promise<void> {
-  let q = db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id);
+  cause?: StatusCause,
+): Promise<boolean> {
+  let q = db
+    .updateTable('contacts')
+    .set({
+      status,
+      updated_at: now,
+      status_reason: cause?.reason ?? null,
+      status_email_id: cause?.emailId ?? null,
+      status_report_id: cause?.reportId ?? null,
+      status_changed_at: now,
+    })
+    .where('id', '=', id);
   // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
   if (onlyFrom) q = q.where('status', 'in', onlyFrom);
-  await q.execute();
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows ?? 0) > 0;
 }
 
 export interface ListRow {

@@ -84,7 +84,18 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
   };
 }
 
-export const EMAIL_OUTCOMES = ['sent', 'failed', 'suppressed', 'cancelled', 'pending'] as const;
+// Outcomes reported after `sent` (SPEC §12) are counted apart; `sent` is what had no report (yet).
+export const EMAIL_OUTCOMES = [
+  'sent',
+  'delivered',
+  'bounced',
+  'soft_bounced',
+  'complained',
+  'failed',
+  'suppressed',
+  'cancelled',
+  'pending',
+] as const;
 type Outcome = (typeof EMAIL_OUTCOMES)[number];
 const outcomeOf = (status: string): Outcome =>
   (EMAIL_OUTCOMES as readonly string[]).includes(status) ? (status as Outcome) : 'pending';
@@ -103,7 +114,17 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
   if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
   const rows = await q.execute();
-  const empty = () => ({ sent: 0, failed: 0, suppressed: 0, cancelled: 0, pending: 0 });
+  const empty = (): Record<Outcome, number> => ({
+    sent: 0,
+    delivered: 0,
+    bounced: 0,
+    soft_bounced: 0,
+    complained: 0,
+    failed: 0,
+    suppressed: 0,
+    cancelled: 0,
+    pending: 0,
+  });
   const byDay = new Map(daysBetween(f.since, f.until).map((d) => [d, { day: d, ...empty() }]));
   const totals: Record<Outcome, number> = empty();
   for (const r of rows) {
@@ -154,7 +175,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
 export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   const recovered = sql<number>`case when o.status = 'paid' and exists (
       select 1 from scheduled_emails e
-      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status = 'sent'
+      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status in ('sent', 'delivered', 'bounced', 'soft_bounced', 'complained')
         and e.sent_at <= coalesce(pe.created_at, o.updated_at)
     ) then 1 else 0 end`;
   let inner = db

@@ -37,7 +37,17 @@ export const DashboardQuery = Type.Object({
 });
 export type DashboardQuery = Static<typeof DashboardQuery>;
 
-const EmailOutcomes = { sent: Count, failed: Count, suppressed: Count, cancelled: Count, pending: Count };
+const EmailOutcomes = {
+  sent: Count,
+  delivered: Count,
+  bounced: Count,
+  soft_bounced: Count,
+  complained: Count,
+  failed: Count,
+  suppressed: Count,
+  cancelled: Count,
+  pending: Count,
+};
 export const DashboardResponse = Type.Object({
   ok: Ok,
   site_key: NullableString,
@@ -138,7 +148,24 @@ export const ContactItem = Type.Object(ContactCore);
 
 export const ContactDetail = Type.Object({
   ok: Ok,
-  contact: Type.Object({ ...ContactCore, fields: Type.Record(Type.String(), Type.Unknown()) }),
+  contact: Type.Object({
+    ...ContactCore,
+    fields: Type.Record(Type.String(), Type.Unknown()),
+    status_cause: Type.Union([
+      Type.Object(
+        {
+          reason: Type.String({
+            description: 'admin, unsubscribe_link, smtp_rejection, hard_bounce, complaint, soft_bounces',
+          }),
+          email_id: Type.Union([Type.Integer(), Type.Null()]),
+          report_id: Type.Union([Type.Integer(), Type.Null()]),
+          at: Type.Union([Type.String(), Type.Null()]),
+        },
+        { description: 'what set the status last (SPEC §12); null when it never changed' },
+      ),
+      Type.Null(),
+    ]),
+  }),
   lists: Type.Array(Type.Object({ list_id: Type.Integer(), name: Type.String(), added_at: Type.String() })),
   events: Type.Array(EventView),
   events_more: Type.Boolean(),

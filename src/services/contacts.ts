@@ -39,7 +39,7 @@ export async function saveContact(deps: Deps, input: ContactUpsertBody) {
 
 export async function changeStatus(deps: Deps, id: number, status: ContactStatus) {
   if (!(await findContact(deps.db.db, id))) throw notFound(`Contact ${id}`);
-  await setContactStatus(deps.db.db, id, status, deps.clock.now());
+  await setContactStatus(deps.db.db, id, status, deps.clock.now(), undefined, { reason: 'admin' });
   return { ok: true as const, contact_id: id, status };
 }
 
@@ -90,6 +90,14 @@ export async function contact(deps: Deps, id: number) {
       name: c.name,
       status: c.status,
       fields: parseJson<Record<string, unknown>>(c.fields, {}),
+      status_cause: c.status_reason
+        ? {
+            reason: c.status_reason,
+            email_id: c.status_email_id,
+            report_id: c.status_report_id,
+            at: iso(c.status_changed_at),
+          }
+        : null,
       created_at: iso(c.created_at)!,
       updated_at: iso(c.updated_at)!,
     },

@@ -3,6 +3,7 @@ import { notFound } from '../errors.js';
 import { cancelEmail, retryEmail } from '../repos/emailActions.js';
 import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../repos/emails.js';
 import { findProjectById } from '../repos/projects.js';
+import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
@@ -33,7 +34,7 @@ export async function emails(deps: Deps, q: EmailsQuery) {
 export async function email(deps: Deps, id: number) {
   const row = await findEmailWithSite(deps.db.db, id);
   if (!row) throw notFound('E-mail');
-  return emailDetail(row, deps.clock.now());
+  return { ...emailDetail(row, deps.clock.now()), reports: await reportsOfEmail(deps.db.db, id) };
 }
 
 /** The e-mail as sent, or, before it is rendered, as its template renders it now. */
