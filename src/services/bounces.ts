@@ -90,6 +90,7 @@ export function bounceContext(deps: Deps): BounceContext {
     now: () => deps.clock.now(),
     softBounces: { limit: b.softBounceLimit, windowDays: b.softBounceWindowDays },
     onReport: (source, kind) => deps.metrics?.reports.inc({ source, kind }),
+    ...(deps.providerIdLookup ? { providerLookup: deps.providerIdLookup } : {}),
   };
 }
 

@@ -5,6 +5,9 @@ import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
+import type { WebhookCredentialsLookup } from './providerWebhooks.js';
+import type { HttpGet } from '../bounces/providers/types.js';
+import type { ProviderIdLookup } from '../repos/reports.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -32,6 +35,12 @@ export interface Deps {
   metrics?: Metrics;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
+  /** Provider webhook credentials of a project (SPEC §12); none configured when absent. */
+  webhookCredentials?: WebhookCredentialsLookup;
+  /** Finds the e-mail a provider knows by its own message id (issue 13's delivery attempts). */
+  providerIdLookup?: ProviderIdLookup;
+  /** GET for SNS certificates and subscription confirmations; https by default, injected in tests. */
+  httpGet?: HttpGet;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */
