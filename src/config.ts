@@ -114,8 +114,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
   if (!['all', 'api', 'worker', 'bounces'].includes(role))
     throw new ConfigError(`ROLE must be all, api, worker or bounces, got "${role}"`);
   const bounceDomain = env.BOUNCE_DOMAIN?.trim().toLowerCase() || null;
-  if (bounceDomain !== null && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(bounceDomain))
-    throw new ConfigError(`BOUNCE_DOMAIN must be a domain name such as bounces.example.org, got "${env.BOUNCE_DOMAIN}"`);
+  if (
+    bounceDomain !== null &&
+    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(bounceDomain)
+  )
+    throw new ConfigError(
+      `BOUNCE_DOMAIN must be a domain name such as bounces.example.org, got "${env.BOUNCE_DOMAIN}"`,
+    );
 
   return {
     port,
