@@ -63,7 +63,7 @@ for (const d of DIALECTS) {
         d.name,
         {},
         {
-          webhookCredentials: async (_db, _projectId, provider) => CREDS[provider] ?? null,
+          webhookCredentials: async (_deps, _projectId, provider) => CREDS[provider] ?? null,
           httpGet: async (url) => {
             fetched.push(url);
             if (url === CERT_URL) return CERT;

@@ -21,6 +21,9 @@ export const UiMeta = Type.Object({
   endpoints: Type.Array(Type.String()),
   contact_statuses: Type.Array(Type.String()),
   email_statuses: Type.Array(Type.String()),
+  webhook_providers: Type.Array(Type.String()),
+  public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
+  bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),
 });
 
 export const DASHBOARD_DAYS = 14;

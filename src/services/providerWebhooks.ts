@@ -6,7 +6,6 @@ import type { Credentials, HttpGet, ProviderResult, WebhookRequest } from '../bo
 import type { WebhookProvider } from '../domain/statuses.js';
 import { AppError, notFound } from '../errors.js';
 import { findProjectBySiteKey } from '../repos/projects.js';
-import type { Executor } from '../repos/types.js';
 import { bounceContext, recordReport } from './bounces.js';
 import type { Deps } from './context.js';
 
@@ -15,7 +14,7 @@ import type { Deps } from './context.js';
  * Null: none configured, and every request is refused.
  */
 export type WebhookCredentialsLookup = (
-  db: Executor,
+  deps: Deps,
   projectId: number,
   provider: WebhookProvider,
 ) => Promise<Credentials | null>;
@@ -62,7 +61,7 @@ export async function receiveProviderWebhook(
   const db = deps.db.db;
   const project = await findProjectBySiteKey(db, siteKey);
   if (!project) throw notFound(`Project ${siteKey}`);
-  const creds = await (deps.webhookCredentials ?? noWebhookCredentials)(db, project.id, provider);
+  const creds = await (deps.webhookCredentials ?? noWebhookCredentials)(deps, project.id, provider);
   if (!creds)
     throw new AppError(401, 'unauthorized', `No ${provider} webhook credentials are configured for ${siteKey}`);
   const result = await verifyAndRead(provider, req, creds, deps);

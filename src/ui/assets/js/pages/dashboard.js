@@ -87,6 +87,10 @@ function draw(d) {
     ]),
     card(t('nav.emails'), [
       [t('dashboard.sent'), fmtNumber(e.sent)],
+      [t('dashboard.delivered'), fmtNumber(e.delivered)],
+      [t('dashboard.bounced'), fmtNumber(e.bounced)],
+      [t('dashboard.softBounced'), fmtNumber(e.soft_bounced)],
+      [t('dashboard.complained'), fmtNumber(e.complained)],
       [t('dashboard.failed'), fmtNumber(e.failed)],
       [t('dashboard.suppressed'), fmtNumber(e.suppressed)],
       [t('dashboard.cancelled'), fmtNumber(e.cancelled)],
