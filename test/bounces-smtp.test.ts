@@ -2,11 +2,16 @@
 // with the e-mail's VERP address as MAIL FROM, the relay's DSN comes back to the inbound listener, the
 // contact becomes invalid, and the next e-mail to it is suppressed. The listener is no relay.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
 import { startBounceListener, type BounceListener } from '../src/bounces/listener.js';
+import { loadConfig } from '../src/config.js';
+import { start } from '../src/server.js';
 import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
 import { verpAddress } from '../src/delivery/verp.js';
 import { createWorker } from '../src/delivery/worker.js';
@@ -246,3 +251,32 @@ for (const d of DIALECTS) {
     });
   });
 }
+
+test('ROLE=bounces runs only the listener, on BOUNCE_SMTP_HOST:BOUNCE_SMTP_PORT, with the installation secret', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'egw-bounces-'));
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'g.db')}`,
+    SECRET_KEY: 'bounce-role-secret-0123456789',
+    BOUNCE_DOMAIN: DOMAIN,
+    BOUNCE_SMTP_PORT: '0',
+    ROLE: 'bounces',
+    LOG_LEVEL: 'silent',
+  } as NodeJS.ProcessEnv);
+  const running = await start(config);
+  try {
+    assert.equal(running.app, null, 'no HTTP API');
+    assert.equal(running.worker, null, 'no delivery worker');
+    assert.ok(running.bounces && running.bounces.port > 0);
+    const verp = verpAddress(12345, 'bounce-role-secret-0123456789', DOMAIN);
+    const res = await deliverReport(running.bounces.port, verp, Buffer.from('Subject: hi\r\n\r\nhello\r\n'));
+    assert.deepEqual(res.accepted, [verp]);
+    await assert.rejects(deliverReport(running.bounces.port, `b-1-0@${DOMAIN}`, Buffer.from('x')), /550/);
+    const kept = await running.deps.db.db.selectFrom('email_reports').selectAll().execute();
+    assert.equal(kept.length, 1, 'the report of an unknown e-mail is kept');
+    assert.equal(kept[0].kind, 'unparsed');
+    assert.equal(kept[0].email_id, null);
+  } finally {
+    await running.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -181,6 +181,22 @@ for (const d of DIALECTS) {
       assert.equal(detail.body.reports[0].kind, 'bounced');
       assert.equal(detail.body.reports[0].status_code, '5.1.1');
       assert.match(detail.body.reports[0].raw, /SigningCertURL/);
+
+      // The contact's page says what set its status; the chronology and /metrics list the reports.
+      const page = await adminCall(t.app, 'GET', `/api/admin/contacts/${e.contactId}`);
+      assert.equal(page.status, 200);
+      assert.deepEqual(
+        { ...page.body.contact.status_cause, at: undefined },
+        { reason: 'hard_bounce', email_id: e.id, report_id: detail.body.reports[0].id, at: undefined },
+      );
+      const events = await adminCall(t.app, 'GET', '/api/admin/external-events?site_key=pedsovet&endpoint=report');
+      assert.equal(events.status, 200);
+      const bounced = events.body.items.find((x: any) => x.event_type === 'report.bounced');
+      assert.equal(bounced.email, 'jane@example.net');
+      assert.equal(bounced.effects.scheduled_email_id, e.id);
+      const metrics = await rawCall(t.app, 'GET', '/metrics', {});
+      assert.match(metrics.body, /egw_email_reports_total\{source="ses",kind="bounced"\} 1/);
+      assert.match(metrics.body, /egw_email_reports_total\{source="ses",kind="complained"\} 1/);
     });
 
     test('the SNS string to sign is the documented one', () => {
