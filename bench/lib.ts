@@ -109,7 +109,7 @@ export interface Demo {
 
 /** The example project (routed templates, cart chains) with one key whose rate limit is out of the way. */
 export async function loadBenchProject(b: BenchDb): Promise<Demo> {
-  const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url } as NodeJS.ProcessEnv), clock: systemClock };
+  const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url }), clock: systemClock };
   const r = await loadDemo(deps);
   const k = r.keys.find((x) => x.name.startsWith('site backend'))!;
   const row = await b.db.db
@@ -174,7 +174,7 @@ export async function spawnNode(
   }
   const proc = spawn(process.execPath, [...flags, script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env } as NodeJS.ProcessEnv,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -182,8 +182,8 @@ export async function spawnNode(
     out += String(c);
     if (out.length > 200_000) out = out.slice(-100_000);
   };
-  proc.stdout!.on('data', keep);
-  proc.stderr!.on('data', keep);
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
   let exited = false;
   const exit = new Promise<void>((r) =>
     proc.once('exit', () => {
@@ -310,7 +310,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
           : {}),
       },
     ],
-  } as any);
+  });
   return {
     requests: result.requests.total,
     rps: result.requests.total / ((Date.now() - started) / 1000),
