@@ -65,6 +65,11 @@ export default tseslint.config(
     rules: noUnsafeAny,
   },
   {
+    // Plain JavaScript run by Node (the launcher, the build script, this file).
+    files: ['bin/*.js', 'scripts/*.mjs', 'eslint.config.js'],
+    languageOptions: { globals: globals.node },
+  },
+  {
     // The admin UI runs in the browser, not in Node.
     files: ['src/ui/**/*.js'],
     languageOptions: { globals: globals.browser },

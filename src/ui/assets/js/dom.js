@@ -33,7 +33,7 @@ export function clear(el) {
   return el;
 }
 
-export { fmtDuration, fmtMinutes, fmtNumber, fmtTime } from './i18n.js';
+export { fmtDuration, fmtMinutes, fmtNumber } from './i18n.js';
 
 export function time(iso) {
   return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso)) : '—';
