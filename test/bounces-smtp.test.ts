@@ -243,7 +243,7 @@ for (const d of DIALECTS) {
       const kept = await t.db.db
         .selectFrom('email_reports')
         .selectAll()
-        .where('id', '=', unknown.reportId!)
+        .where('id', '=', unknown.reportId)
         .executeTakeFirstOrThrow();
       assert.equal(kept.email_id, null);
       assert.equal(Number(kept.project_id), seeded.projectId);
@@ -261,7 +261,7 @@ test('ROLE=bounces runs only the listener, on BOUNCE_SMTP_HOST:BOUNCE_SMTP_PORT,
     BOUNCE_SMTP_PORT: '0',
     ROLE: 'bounces',
     LOG_LEVEL: 'silent',
-  } as NodeJS.ProcessEnv);
+  });
   const running = await start(config);
   try {
     assert.equal(running.app, null, 'no HTTP API');

@@ -7,7 +7,6 @@ import { createHash, createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { snsStringToSign } from '../src/bounces/providers/ses.js';
-import type { MatchedEmail } from '../src/repos/reports.js';
 import { addContact, addEmail, emailRow, seedProject } from './fixtures/delivery-support.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, type TestApp } from './support/harness.js';
 
@@ -77,7 +76,7 @@ for (const d of DIALECTS) {
               .select(['id', 'project_id', 'contact_id', 'status', 'to_email', 'message_id', 'order_id'])
               .where('id', '=', emailId)
               .where('project_id', '=', projectId)
-              .executeTakeFirst() as Promise<MatchedEmail | undefined>;
+              .executeTakeFirst();
           },
         },
       );

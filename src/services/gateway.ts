@@ -194,9 +194,7 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   const shown = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
   const s = (SENT_STATUSES as readonly string[]).includes(shown) ? 'sent' : shown;
   const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
-  const plan = r.plan?.map((p) =>
-    p.scheduled_email_id === row.id ? { ...p, status: status as PlanEntry['status'] } : p,
-  );
+  const plan = r.plan?.map((p): PlanEntry => (p.scheduled_email_id === row.id ? { ...p, status } : p));
   return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };
 }
 

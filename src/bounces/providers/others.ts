@@ -8,7 +8,9 @@ import type { ReportKind } from '../../domain/statuses.js';
 import { bodyAjv } from '../../schemas/ajv.js';
 import {
   header,
+  list,
   malformed,
+  obj,
   parseJsonBody,
   refuse,
   str,
@@ -51,14 +53,15 @@ export function postmark(req: WebhookRequest, creds: Credentials): ProviderResul
   if (!creds.username || !creds.password || !same(given, expected)) return refuse('wrong or missing basic auth');
   const body = parseJsonBody(req.body);
   if (!checkPostmark(body)) return malformed('not a Postmark webhook body (RecordType missing)');
-  const b = body as Record<string, any>;
+  const b = obj(body);
+  const type = str(b.Type) ?? '';
   const code = (text: string) => findEnhancedStatus(text) ?? findSmtpCode(text)?.toString() ?? null;
   let kind: ReportKind | null = null;
   if (b.RecordType === 'Delivery') kind = 'delivered';
-  else if (b.RecordType === 'SpamComplaint' || b.Type === 'SpamComplaint') kind = 'complained';
+  else if (b.RecordType === 'SpamComplaint' || type === 'SpamComplaint') kind = 'complained';
   else if (b.RecordType === 'Bounce')
-    kind = POSTMARK_HARD.has(b.Type) ? 'bounced' : POSTMARK_SOFT.has(b.Type) ? 'soft_bounced' : 'unparsed';
-  if (!kind) return { ok: true, reports: [], note: `${b.RecordType} ignored` };
+    kind = POSTMARK_HARD.has(type) ? 'bounced' : POSTMARK_SOFT.has(type) ? 'soft_bounced' : 'unparsed';
+  if (!kind) return { ok: true, reports: [], note: `${str(b.RecordType)} ignored` };
   const text = [b.Description, b.Details].filter((x) => typeof x === 'string' && x).join(' — ');
   return {
     ok: true,
@@ -66,7 +69,7 @@ export function postmark(req: WebhookRequest, creds: Credentials): ProviderResul
       {
         kind,
         statusCode: code(text),
-        diagnostic: text || (b.Type ? `Postmark ${b.Type}` : null),
+        diagnostic: text || (type ? `Postmark ${type}` : null),
         recipient: str(b.Email) ?? str(b.Recipient),
         providerMessageId: str(b.MessageID),
         dedupeKey: hash(b.RecordType, b.ID ?? null, b.MessageID ?? null, b.Type ?? null),
@@ -114,7 +117,7 @@ export function sendgrid(req: WebhookRequest, creds: Credentials): ProviderResul
   const events = parseJsonBody(req.body);
   if (!checkSendgrid(events)) return malformed('not a SendGrid event array');
   const reports: ProviderReport[] = [];
-  for (const e of events as Record<string, any>[]) {
+  for (const e of list(events).map(obj)) {
     const reason = [str(e.reason), str(e.response)].filter(Boolean).join(' ') || null;
     const c = classifyCodes(str(e.status), null, reason ?? '');
     let kind: ReportKind | null = null;
@@ -130,7 +133,7 @@ export function sendgrid(req: WebhookRequest, creds: Credentials): ProviderResul
     reports.push({
       kind,
       statusCode: c.statusCode,
-      diagnostic: reason ?? `SendGrid ${e.event}`,
+      diagnostic: reason ?? `SendGrid ${str(e.event)}`,
       recipient: str(e.email),
       messageId: str(e['smtp-id']),
       // sg_message_id is the X-Message-Id the relay answered with, plus a filter suffix.
@@ -154,20 +157,15 @@ const MailgunBody = Type.Object({
 const checkMailgun = bodyAjv.compile(MailgunBody);
 
 export function mailgun(req: WebhookRequest, creds: Credentials): ProviderResult {
-  const body = parseJsonBody(req.body) as Record<string, any> | undefined;
-  const sig = body && typeof body === 'object' ? body.signature : undefined;
-  if (
-    !creds.signing_key ||
-    typeof sig?.timestamp !== 'string' ||
-    typeof sig?.token !== 'string' ||
-    typeof sig?.signature !== 'string'
-  )
-    return refuse('missing Mailgun signature');
-  const expected = createHmac('sha256', creds.signing_key).update(`${sig.timestamp}${sig.token}`).digest('hex');
-  if (!same(sig.signature.toLowerCase(), expected)) return refuse('the Mailgun signature does not verify');
+  const body = parseJsonBody(req.body);
+  const sig = obj(obj(body).signature);
+  const [timestamp, token, signature] = [str(sig.timestamp), str(sig.token), str(sig.signature)];
+  if (!creds.signing_key || !timestamp || !token || !signature) return refuse('missing Mailgun signature');
+  const expected = createHmac('sha256', creds.signing_key).update(`${timestamp}${token}`).digest('hex');
+  if (!same(signature.toLowerCase(), expected)) return refuse('the Mailgun signature does not verify');
   if (!checkMailgun(body)) return malformed('not a Mailgun event body');
-  const e = body['event-data'] as Record<string, any>;
-  const ds = (e['delivery-status'] ?? {}) as Record<string, any>;
+  const e = obj(obj(body)['event-data']);
+  const ds = obj(e['delivery-status']);
   const text = [str(ds.message), str(ds.description), str(e.reason)].filter(Boolean).join(' ');
   const code = typeof ds.code === 'number' ? ds.code : null;
   const c = classifyCodes(str(ds['enhanced-code']) ?? findEnhancedStatus(text), code, text);
@@ -181,15 +179,15 @@ export function mailgun(req: WebhookRequest, creds: Credentials): ProviderResult
         : c.kind === 'unparsed' || c.kind === 'delivered'
           ? 'bounced'
           : c.kind;
-  if (!kind) return { ok: true, reports: [], note: `${e.event} ignored` };
-  const messageId = str(e.message?.headers?.['message-id']);
+  if (!kind) return { ok: true, reports: [], note: `${str(e.event)} ignored` };
+  const messageId = str(obj(obj(e.message).headers)['message-id']);
   return {
     ok: true,
     reports: [
       {
         kind,
         statusCode: c.statusCode,
-        diagnostic: text || `Mailgun ${e.event}`,
+        diagnostic: text || `Mailgun ${str(e.event)}`,
         recipient: str(e.recipient),
         messageId,
         providerMessageId: messageId,
@@ -210,7 +208,7 @@ const UnisenderBody = Type.Object({
 });
 const checkUnisender = bodyAjv.compile(UnisenderBody);
 
-const UNISENDER_KINDS: Record<string, ReportKind> = {
+const UNISENDER_KINDS: Partial<Record<string, ReportKind>> = {
   delivered: 'delivered',
   hard_bounced: 'bounced',
   soft_bounced: 'soft_bounced',
@@ -219,8 +217,8 @@ const UNISENDER_KINDS: Record<string, ReportKind> = {
 
 export function unisenderGo(req: WebhookRequest, creds: Credentials): ProviderResult {
   const text = req.body.toString('utf8');
-  const body = parseJsonBody(req.body) as Record<string, any> | undefined;
-  const auth = body && typeof body === 'object' && typeof body.auth === 'string' ? body.auth : null;
+  const body = parseJsonBody(req.body);
+  const auth = str(obj(body).auth);
   if (!creds.api_key || !auth) return refuse('missing Unisender Go auth');
   // The value is replaced where it stands in the body as sent, so the hash covers the exact bytes.
   const at = text.indexOf(`"${auth}"`);
@@ -230,19 +228,20 @@ export function unisenderGo(req: WebhookRequest, creds: Credentials): ProviderRe
     return refuse('the Unisender Go auth does not verify');
   if (!checkUnisender(body)) return malformed('not a Unisender Go webhook body');
   const reports: ProviderReport[] = [];
-  for (const user of body.events_by_user as Record<string, any>[]) {
-    for (const ev of user.events as Record<string, any>[]) {
-      const d = (ev.event_data ?? {}) as Record<string, any>;
-      const kind = ev.event_name === 'transactional_email_status' ? UNISENDER_KINDS[d.status] : undefined;
+  for (const user of list(obj(body).events_by_user).map(obj)) {
+    for (const ev of list(user.events).map(obj)) {
+      const d = obj(ev.event_data);
+      const status = str(d.status) ?? '';
+      const kind = ev.event_name === 'transactional_email_status' ? UNISENDER_KINDS[status] : undefined;
       if (!kind) continue;
-      const info = (d.delivery_info ?? {}) as Record<string, any>;
+      const info = obj(d.delivery_info);
       const response = str(info.destination_response);
       const c = classifyCodes(findEnhancedStatus(response ?? ''), findSmtpCode(response ?? ''), response ?? '');
-      const meta = (d.metadata ?? {}) as Record<string, any>;
+      const meta = obj(d.metadata);
       reports.push({
         kind,
         statusCode: c.statusCode,
-        diagnostic: [str(info.delivery_status), response].filter(Boolean).join(': ') || `Unisender Go ${d.status}`,
+        diagnostic: [str(info.delivery_status), response].filter(Boolean).join(': ') || `Unisender Go ${status}`,
         recipient: str(d.email),
         messageId: str(meta.message_id) ?? str(meta.messageid),
         providerMessageId: str(d.job_id),

@@ -8,11 +8,14 @@ import { Type } from 'typebox';
 import { classifyCodes } from '../../domain/bounces.js';
 import { bodyAjv } from '../../schemas/ajv.js';
 import {
+  list,
   malformed,
+  obj,
   parseJsonBody,
   refuse,
   str,
   type Credentials,
+  type Json,
   type ProviderDeps,
   type ProviderReport,
   type ProviderResult,
@@ -81,32 +84,25 @@ async function verifySns(m: Sns, deps: ProviderDeps): Promise<boolean> {
   }
 }
 
-interface SesRecipient {
-  emailAddress?: unknown;
-  status?: unknown;
-  diagnosticCode?: unknown;
-  action?: unknown;
-}
-
-function originalMessageId(mail: Record<string, any>): string | null {
-  const common = str(mail?.commonHeaders?.messageId);
+function originalMessageId(mail: Json): string | null {
+  const common = str(obj(mail.commonHeaders).messageId);
   if (common) return common;
-  const h = Array.isArray(mail?.headers)
-    ? mail.headers.find((x: any) => typeof x?.name === 'string' && x.name.toLowerCase() === 'message-id')
-    : undefined;
+  const h = list(mail.headers)
+    .map(obj)
+    .find((x) => typeof x.name === 'string' && x.name.toLowerCase() === 'message-id');
   return str(h?.value);
 }
 
 /** One report per recipient of an SES Bounce, Complaint or Delivery notification. */
-export function sesReports(notification: Record<string, any>, snsMessageId: string): ProviderReport[] {
+export function sesReports(notification: Json, snsMessageId: string): ProviderReport[] {
   const type = str(notification.notificationType) ?? str(notification.eventType);
-  const mail = (notification.mail ?? {}) as Record<string, any>;
+  const mail = obj(notification.mail);
   const base = { messageId: originalMessageId(mail), providerMessageId: str(mail.messageId) };
-  const list = (v: unknown) => (Array.isArray(v) ? v : []);
   if (type === 'Bounce') {
-    const b = notification.bounce ?? {};
+    const b = obj(notification.bounce);
     const permanent = b.bounceType === 'Permanent';
-    return list(b.bouncedRecipients).map((r: SesRecipient, i) => {
+    return list(b.bouncedRecipients).map((item, i) => {
+      const r = obj(item);
       const status = str(r.status);
       const diagnostic = str(r.diagnosticCode);
       const c = classifyCodes(status, null, diagnostic ?? '');
@@ -115,27 +111,27 @@ export function sesReports(notification: Record<string, any>, snsMessageId: stri
         // SES calls a bounce permanent when the address should not be mailed again.
         kind: permanent ? 'bounced' : 'soft_bounced',
         statusCode: c.statusCode,
-        diagnostic: diagnostic ?? `${b.bounceType ?? 'Undetermined'}/${b.bounceSubType ?? ''}`,
+        diagnostic: diagnostic ?? `${str(b.bounceType) ?? 'Undetermined'}/${str(b.bounceSubType) ?? ''}`,
         recipient: str(r.emailAddress),
         dedupeKey: `${snsMessageId}:${i}`,
       };
     });
   }
   if (type === 'Complaint') {
-    const c = notification.complaint ?? {};
-    const notSpam = c.complaintFeedbackType === 'not-spam';
-    return list(c.complainedRecipients).map((r: SesRecipient, i) => ({
+    const c = obj(notification.complaint);
+    const feedback = str(c.complaintFeedbackType);
+    return list(c.complainedRecipients).map((item, i) => ({
       ...base,
-      kind: notSpam ? 'unparsed' : 'complained',
+      kind: feedback === 'not-spam' ? 'unparsed' : 'complained',
       statusCode: null,
-      diagnostic: `complaint${c.complaintFeedbackType ? `: ${c.complaintFeedbackType}` : ''}`,
-      recipient: str(r.emailAddress),
+      diagnostic: `complaint${feedback ? `: ${feedback}` : ''}`,
+      recipient: str(obj(item).emailAddress),
       dedupeKey: `${snsMessageId}:${i}`,
     }));
   }
   if (type === 'Delivery') {
-    const d = notification.delivery ?? {};
-    return list(d.recipients).map((r: unknown, i) => ({
+    const d = obj(notification.delivery);
+    return list(d.recipients).map((r, i) => ({
       ...base,
       kind: 'delivered',
       statusCode: '2.0.0',
@@ -166,5 +162,5 @@ export async function ses(req: WebhookRequest, creds: Credentials, deps: Provide
   const notification = parseJsonBody(Buffer.from(m.Message!));
   if (typeof notification !== 'object' || notification === null)
     return { ok: true, reports: [], note: 'the notification is not JSON: ignored' };
-  return { ok: true, reports: sesReports(notification as Record<string, any>, m.MessageId!) };
+  return { ok: true, reports: sesReports(obj(notification), m.MessageId!) };
 }

@@ -39,3 +39,8 @@ export function parseJsonBody(body: Buffer): unknown {
 }
 
 export const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
+/** A JSON object member by member (`{}` for anything else): provider payloads are read defensively. */
+export type Json = Record<string, unknown>;
+export const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
+export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
