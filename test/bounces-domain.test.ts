@@ -3,7 +3,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseReportMessage } from '../src/bounces/parseReport.js';
-import { classifyCodes, classifyDsn, classifyText, contactChange, nextEmailStatus } from '../src/domain/bounces.js';
+import {
+  classifyCodes,
+  classifyDsn,
+  classifyText,
+  contactChange,
+  nextEmailStatus,
+  rateLevel,
+} from '../src/domain/bounces.js';
 import { EMAIL_STATUSES, OUTCOME_STATUSES } from '../src/domain/statuses.js';
 import { parseVerpAddress, verpAddress } from '../src/delivery/verp.js';
 import { bounceFixture } from './support/bounces.js';
@@ -66,6 +73,15 @@ test('contact effects: hard → invalid, complaint → unsubscribed, N soft in t
   assert.equal(contactChange('soft_bounced', 'active', 3)?.reason, 'soft_bounces');
   assert.equal(contactChange('soft_bounced', 'active', 4, { limit: 5, windowDays: 7 }), null);
   assert.equal(contactChange('delivered', 'active', 0), null);
+});
+
+test("rates against the providers' limits: 2 % bounces or 0.1 % complaints warn, 0.3 % complaints stop", () => {
+  assert.equal(rateLevel({ sent: 0, bounced: 0, complained: 0 }), 'ok');
+  assert.equal(rateLevel({ sent: 1000, bounced: 20, complained: 1 }), 'ok');
+  assert.equal(rateLevel({ sent: 1000, bounced: 21, complained: 0 }), 'warning');
+  assert.equal(rateLevel({ sent: 1000, bounced: 0, complained: 2 }), 'warning');
+  assert.equal(rateLevel({ sent: 1000, bounced: 0, complained: 3 }), 'warning');
+  assert.equal(rateLevel({ sent: 1000, bounced: 0, complained: 4 }), 'stop');
 });
 
 test('VERP addresses: signed per e-mail, of the bounce domain only', () => {

@@ -196,6 +196,17 @@ for (const d of DIALECTS) {
       const metrics = await rawCall(t.app, 'GET', '/metrics', {});
       assert.match(metrics.body, /egw_email_reports_total\{source="ses",kind="bounced"\} 1/);
       assert.match(metrics.body, /egw_email_reports_total\{source="ses",kind="complained"\} 1/);
+
+      // The dashboard's rates: one hard bounce and one complaint out of the two sent e-mails.
+      const dash = await adminCall(t.app, 'GET', '/api/admin/dashboard?site_key=pedsovet');
+      assert.equal(dash.status, 200);
+      assert.deepEqual(dash.body.deliverability, [
+        {
+          site_key: 'pedsovet',
+          days7: { sent: 2, bounced: 1, complained: 1, bounce_rate: 0.5, complaint_rate: 0.5, level: 'stop' },
+          days30: { sent: 2, bounced: 1, complained: 1, bounce_rate: 0.5, complaint_rate: 0.5, level: 'stop' },
+        },
+      ]);
     });
 
     test('the SNS string to sign is the documented one', () => {

@@ -142,3 +142,20 @@ export function contactChange(
     change = { status: 'invalid', reason: 'soft_bounces', from: ['active', 'unsubscribed'] };
   return change && change.from.includes(current) ? change : null;
 }
+
+/**
+ * The big mailbox providers' rules of thumb (SPEC §12, issue 14): above 2 % hard bounces or 0.1 %
+ * complaints a sender is warned; above 0.3 % complaints (Gmail's and Yahoo's 2024 bulk-sender limit) it
+ * is throttled or blocked. Rates are over the e-mails sent in a window.
+ */
+export const RATE_THRESHOLDS = { bounceWarn: 0.02, complaintWarn: 0.001, complaintStop: 0.003 } as const;
+
+export type RateLevel = 'ok' | 'warning' | 'stop';
+
+export function rateLevel(f: { sent: number; bounced: number; complained: number }): RateLevel {
+  if (f.sent <= 0) return 'ok';
+  const complaints = f.complained / f.sent;
+  if (complaints > RATE_THRESHOLDS.complaintStop) return 'stop';
+  if (complaints > RATE_THRESHOLDS.complaintWarn || f.bounced / f.sent > RATE_THRESHOLDS.bounceWarn) return 'warning';
+  return 'ok';
+}

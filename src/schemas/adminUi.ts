@@ -51,6 +51,16 @@ const EmailOutcomes = {
   cancelled: Count,
   pending: Count,
 };
+const RateWindow = Type.Object({
+  sent: Count,
+  bounced: Count,
+  complained: Count,
+  bounce_rate: Type.Number(),
+  complaint_rate: Type.Number(),
+  level: Type.Union([Type.Literal('ok'), Type.Literal('warning'), Type.Literal('stop')], {
+    description: 'warning above 2 % bounces or 0.1 % complaints; stop above 0.3 % complaints',
+  }),
+});
 export const DashboardResponse = Type.Object({
   ok: Ok,
   site_key: NullableString,
@@ -88,6 +98,9 @@ export const DashboardResponse = Type.Object({
   }),
   paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
     description: 'amounts of the orders paid in the window, per currency (XXX: recorded without one)',
+  }),
+  deliverability: Type.Array(Type.Object({ site_key: Type.String(), days7: RateWindow, days30: RateWindow }), {
+    description: 'per project, hard-bounce and complaint rates of the e-mails sent in the last 7 and 30 days',
   }),
 });
 

@@ -496,4 +496,17 @@ export default {
   'project.reportsAuth.unisender_go': 'API key (auth hash)',
   'project.verpOn': 'Self-hosted bounces are on: each e-mail leaves with its own return address at {domain}.',
   'project.verpOff': 'Self-hosted bounces are off (BOUNCE_DOMAIN is not set).',
+  'dashboard.deliverability': 'Bounces and complaints',
+  'dashboard.deliverabilityHelp':
+    'Share of the e-mails sent in the window. Warning above 2 % bounces or 0.1 % complaints; above 0.3 % complaints mailbox providers start blocking.',
+  'dashboard.rateOf': '{part} of {sent} sent',
+  'dashboard.bounces7': 'Bounces, 7 days',
+  'dashboard.complaints7': 'Complaints, 7 days',
+  'dashboard.bounces30': 'Bounces, 30 days',
+  'dashboard.complaints30': 'Complaints, 30 days',
+  'dashboard.rateLevel': 'Standing',
+  'dashboard.level.ok': 'fine',
+  'dashboard.level.warning': 'warning',
+  'dashboard.level.stop': 'over the limit',
+  'dashboard.noSent': 'Nothing sent in the last 30 days.',
 };

@@ -495,4 +495,17 @@ export default {
   'project.reportsAuth.unisender_go': 'API-ключ (хэш auth)',
   'project.verpOn': 'Свои отказы включены: каждое письмо уходит со своим адресом возврата в домене {domain}.',
   'project.verpOff': 'Свои отказы выключены (BOUNCE_DOMAIN не задан).',
+  'dashboard.deliverability': 'Отказы и жалобы',
+  'dashboard.deliverabilityHelp':
+    'Доля от писем, отправленных за период. Предупреждение выше 2 % отказов или 0,1 % жалоб; выше 0,3 % жалоб почтовые сервисы начинают блокировать.',
+  'dashboard.rateOf': '{part} из {sent} отправленных',
+  'dashboard.bounces7': 'Отказы, 7 дней',
+  'dashboard.complaints7': 'Жалобы, 7 дней',
+  'dashboard.bounces30': 'Отказы, 30 дней',
+  'dashboard.complaints30': 'Жалобы, 30 дней',
+  'dashboard.rateLevel': 'Состояние',
+  'dashboard.level.ok': 'в норме',
+  'dashboard.level.warning': 'предупреждение',
+  'dashboard.level.stop': 'выше предела',
+  'dashboard.noSent': 'За 30 дней ничего не отправлено.',
 };
