@@ -22,6 +22,7 @@ import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { getOrCreateSecret } from '../repos/projects.js';
 
 export const API_VERSION = '1.0.0';
@@ -127,6 +128,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(legacyRoutes, { deps });
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
+    await admin.register(webhookRoutes, { deps });
   });
 
   await app.register(uiRoutes);

@@ -11,6 +11,7 @@ import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { GatewayCall } from '../context.js';
+import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
 
 export interface Described {
   event_type: string | null;
@@ -183,17 +184,49 @@ export async function logRequest(
   effects: Record<string, unknown> = {},
 ): Promise<void> {
   const { deps, project, key, endpoint } = call;
-  await insertEvent(deps.db.db, {
+  const d = describe(endpoint, body);
+  const now = deps.clock.now();
+  const row = {
     project_id: project.id,
     key_id: key?.id ?? null,
     key_last4: key?.last4 ?? null,
     endpoint,
-    ...describe(endpoint, body),
+    ...d,
     http_status: status,
     accepted: code === null ? 1 : 0,
     error_code: code,
     payload: storedPayload(body),
     effects: JSON.stringify(effects),
-    created_at: deps.clock.now(),
+    created_at: now,
+  };
+  if (!notifiesRejection(code)) {
+    await insertEvent(deps.db.db, row);
+    return;
+  }
+  // event.rejected commits with the chronology row it reports (SPEC §13).
+  await inTransaction(deps.db, async (trx) => {
+    const eventId = await insertEvent(trx, row);
+    await enqueueSiteWebhooks(
+      trx,
+      project.id,
+      'event.rejected',
+      {
+        event_id: eventId,
+        scheduled_email_id: null,
+        ...d,
+        status: 'rejected',
+        reason: code,
+        endpoint,
+        http_status: status,
+        error_code: code,
+      },
+      now,
+    );
   });
 }
+
+/**
+ * Which refusals a site hears of as event.rejected: every refusal of a request with a known key but
+ * rate limiting (429), which would answer a flood with a flood; the chronology has those.
+ */
+export const notifiesRejection = (code: string | null): code is string => code !== null && code !== 'rate_limited';
