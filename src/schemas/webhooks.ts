@@ -108,3 +108,43 @@ export const WebhookPayload = Type.Object({
     { additionalProperties: true },
   ),
 });
+
+/** The OpenAPI 3.1 `webhooks` section: one POST per kind, signed as Standard Webhooks are. */
+export function webhooksDocument(): Record<string, any> {
+  const header = (name: string, description: string) => ({
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema: { type: 'string' },
+  });
+  return Object.fromEntries(
+    WEBHOOK_KINDS.map((kind) => [
+      kind,
+      {
+        post: {
+          summary: `${kind}: sent to every endpoint of the project subscribed to it`,
+          description:
+            'Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.',
+          parameters: [
+            header('webhook-id', 'the same on every retry and re-send of this delivery'),
+            header('webhook-timestamp', 'seconds since the epoch of this attempt'),
+            header('webhook-signature', 'v1,<base64 HMAC-SHA256>'),
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  ...WebhookPayload,
+                  properties: { ...WebhookPayload.properties, type: { const: kind, type: 'string' } },
+                },
+              },
+            },
+          },
+          responses: { '200': { description: 'any 2xx: received' } },
+        },
+      },
+    ]),
+  );
+}

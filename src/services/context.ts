@@ -43,6 +43,8 @@ export interface GatewayCall {
   project: Project;
   key: ApiKey | null;
   endpoint: string;
+  /** `?dry_run=true` or `Prefer: dry-run`: carried out, rolled back, only a marked chronology row kept. */
+  dryRun?: boolean;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
 }

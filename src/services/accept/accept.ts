@@ -12,6 +12,7 @@ import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { GatewayCall } from '../context.js';
 import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
+import { dryRunEvent } from './dryRun.js';
 
 export interface Described {
   event_type: string | null;
@@ -90,6 +91,7 @@ export async function acceptEvent<T extends object>(
   const d = describe(endpoint, body);
   const hash = requestHash(endpoint, body);
   const now = deps.clock.now();
+  if (call.dryRun) return dryRunEvent(call, body, d, hash, work, refresh);
 
   const replay = async (rec: IdempotencyRecord): Promise<Accepted<T>> => {
     if (rec.request_hash !== hash) {
@@ -199,7 +201,8 @@ export async function logRequest(
     effects: JSON.stringify(effects),
     created_at: now,
   };
-  if (!notifiesRejection(code)) {
+  if (call.dryRun) row.effects = JSON.stringify({ ...effects, dry_run: true });
+  if (call.dryRun || !notifiesRejection(code)) {
     await insertEvent(deps.db.db, row);
     return;
   }
