@@ -1,6 +1,7 @@
 // The webhooks tab in a real browser (chromium through playwright-core, SQLite): add an endpoint and
 // see its secret once, see a failing delivery with its attempts, send it again, and see a disabled
-// endpoint with its reason and turn it back on. Screenshots only with UPDATE_SCREENSHOTS=1.
+// endpoint with its reason and turn it back on; then replay a template-less event from its page.
+// Screenshots only with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
 import { sealingSecret } from '../src/services/webhooks/endpoints.js';
-import { ADMIN_TOKEN, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
+import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -136,6 +137,25 @@ describe('webhooks tab in a browser', { skip }, () => {
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.locator('.toast', { hasText: 'Endpoint enabled' }).first().waitFor();
     await page.getByRole('button', { name: 'Disable' }).waitFor();
+  });
+
+  it('replays a send that found no template, once one is routed, from the event page', async () => {
+    const first = await keyCall(t.app, key, 'POST', '/api/scoped/send/transactional', {
+      event_type: 'olympiad_results',
+      email: 'olymp@example.com',
+      order_id: 'UI-2',
+      fields: { event_title: 'O', work_title: 'W', place: '2', olympiad_title: 'X' },
+    });
+    assert.equal(first.body.status, 'no_template');
+    const routed = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/routing`, {
+      routes: { contest_results: 'contest_tpl', olympiad_results: 'contest_tpl' },
+    });
+    assert.ok(routed.status < 300);
+    await page.goto(`${base}/ui/events/${first.body.event_id}`);
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.locator('dialog button', { hasText: 'Replay' }).click();
+    await page.getByText(`Replay of event #${first.body.event_id}`).waitFor();
+    await shot('event-replayed');
     assert.deepEqual(problems, []);
   });
 });

@@ -83,6 +83,19 @@ export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
 export const DeliveryList = Type.Object({ ok: Ok, items: Type.Array(DeliveryView), next_cursor: NullableString });
 export const ResendAnswer = Type.Object({ ok: Ok, id: Type.Integer(), status: Type.Literal('pending') });
 
+/** An administrator's replay of a chronology event (issue 15). */
+export const ReplayAnswer = Type.Object({
+  ok: Ok,
+  replay_of: Type.Integer(),
+  accepted: Type.Boolean({ description: 'false: refused again; answer holds the error' }),
+  replayed_stored_answer: Type.Boolean({
+    description: 'the idempotency key already held an answer (the site sent it again meanwhile): nothing new done',
+  }),
+  event_id: Type.Union([Type.Integer(), Type.Null()]),
+  http_status: Type.Integer(),
+  answer: Type.Record(Type.String(), Type.Unknown()),
+});
+
 /** What a site's endpoint receives (the OpenAPI document's `webhooks`). */
 export const WebhookPayload = Type.Object({
   type: WebhookKind,

@@ -45,6 +45,8 @@ export interface GatewayCall {
   endpoint: string;
   /** `?dry_run=true` or `Prefer: dry-run`: carried out, rolled back, only a marked chronology row kept. */
   dryRun?: boolean;
+  /** An administrator's replay of this chronology event (its effects record `replay_of`). */
+  replayOf?: number;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
 }

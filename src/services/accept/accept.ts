@@ -144,7 +144,12 @@ export async function acceptEvent<T extends object>(
         created_at: now,
       });
       const { response, effects } = await work(trx, eventId, now);
-      await setEventEffects(trx, eventId, effects);
+      // Last members, so a repeated replay is found by its tail (services/replay.ts).
+      await setEventEffects(
+        trx,
+        eventId,
+        call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
+      );
       if (d.idempotency_key) {
         const stored = await insertIdempotency(
           trx,

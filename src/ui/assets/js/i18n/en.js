@@ -487,4 +487,14 @@ export default {
   'webhooks.failingSince': 'failing since {date}',
   'webhooks.deleteQuestion': 'Remove the endpoint {url} with all its deliveries?',
   'webhooks.deleted': 'Endpoint removed',
+  // Replay from the chronology (issue 15).
+  'events.replay': 'Replay',
+  'events.replayHelp':
+    'After fixing the configuration (a template, a right of the key), run this request again as a new event linked to this one. What was already sent is not sent again.',
+  'events.replayQuestion': 'Run this request again now, with the configuration as it is?',
+  'events.replayed': 'Replayed as a new event',
+  'events.replayStored':
+    'The site had already sent this request again: its stored answer stands and nothing new was done.',
+  'events.replayRefused': 'Refused again: {status} {code}',
+  'events.replayOf': 'Replay of event #{id}',
 };

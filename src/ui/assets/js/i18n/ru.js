@@ -488,4 +488,14 @@ export default {
   'webhooks.failingSince': 'ошибки с {date}',
   'webhooks.deleteQuestion': 'Удалить адрес {url} со всеми его доставками?',
   'webhooks.deleted': 'Адрес удалён',
+  // Replay from the chronology (issue 15).
+  'events.replay': 'Повторить',
+  'events.replayHelp':
+    'Исправив настройки (шаблон, право ключа), выполните этот запрос снова как новое событие, связанное с этим. Уже отправленное повторно не отправляется.',
+  'events.replayQuestion': 'Выполнить этот запрос снова сейчас, с текущими настройками?',
+  'events.replayed': 'Повторено как новое событие',
+  'events.replayStored':
+    'Сайт уже присылал этот запрос снова: его сохранённый ответ остаётся в силе, ничего нового не сделано.',
+  'events.replayRefused': 'Снова отклонено: {status} {code}',
+  'events.replayOf': 'Повтор события №{id}',
 };
