@@ -97,16 +97,14 @@ export async function insertDeliveries(db: Executor, rows: NewDelivery[], now: n
     await db
       .insertInto('webhook_deliveries')
       .values(
-        rows
-          .slice(i, i + 500)
-          .map((r) => ({
-            ...r,
-            status: 'pending' as const,
-            attempts: 0,
-            due_at: now,
-            created_at: now,
-            updated_at: now,
-          })),
+        rows.slice(i, i + 500).map((r) => ({
+          ...r,
+          status: 'pending' as const,
+          attempts: 0,
+          due_at: now,
+          created_at: now,
+          updated_at: now,
+        })),
       )
       .execute();
   }
