@@ -1,3 +1,4 @@
+// @ts-check
 // A project's webhook endpoints (SPEC §13): add one (its signing secret is shown once, here), see which
 // are disabled and why, every delivery with each attempt, and send a delivery again.
 import { api, describeError, enc, qs } from '../api.js';
