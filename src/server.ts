@@ -13,6 +13,7 @@ import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, installationSecret, LOG_REDACT } from './http/app.js';
 import { purgeExpired } from './delivery/retention.js';
 import { expireAllLeases } from './repos/outbox.js';
+import { expireWebhookLeases } from './repos/webhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
@@ -51,7 +52,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   if (role !== 'api' && db.dialect === 'sqlite') {
     // An embedded database has one process at a time: leases still held belong to a process that died
     // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
-    const released = await expireAllLeases(db.db);
+    const released = (await expireAllLeases(db.db)) + (await expireWebhookLeases(db.db));
     if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
   }
   if (role !== 'api') {

@@ -11,6 +11,7 @@ import type { OutgoingMessage, Transport } from '../src/delivery/transports.js';
 import { enqueueNotices, enqueueSiteWebhooks } from '../src/services/webhooks/enqueue.js';
 import { sealingSecret } from '../src/services/webhooks/endpoints.js';
 import type { Resolver } from '../src/services/webhooks/send.js';
+import { claimDeliveries, expireWebhookLeases } from '../src/repos/webhooks.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, PG_URL, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 
@@ -169,6 +170,30 @@ for (const d of DIALECTS) {
         .executeTakeFirstOrThrow();
       assert.equal(dl.status, 'pending', 'a time-out is retried');
       rx.mode = 'ok';
+    });
+
+    it('a lease of a process that stopped is taken over: at once after expiry (SQLite start), else after the lease', async () => {
+      await t.deps.db.db
+        .updateTable('webhook_endpoints')
+        .set({ status: 'active' })
+        .where('url', 'like', `${rx.url}%`)
+        .execute();
+      await t.deps.db.db
+        .transaction()
+        .execute((trx) => enqueueSiteWebhooks(trx, projectId, 'event.rejected', { n: 'lease' }, t.clock.now()));
+      const claimed = await claimDeliveries(t.deps.db.db, t.deps.db.dialect, {
+        workerId: 'gone',
+        now: t.clock.now(),
+        leaseMs: 60_000,
+        limit: 10,
+      });
+      assert.equal(claimed.length, 1);
+      const w = await hooks(true);
+      assert.equal(await w.runOnce(), 0, 'held by the stopped process');
+      assert.equal(await expireWebhookLeases(t.deps.db.db), 1);
+      const before = rx.received.length;
+      assert.equal(await w.runOnce(), 1);
+      assert.equal(rx.received.length, before + 1);
     });
 
     it('a delivery exists only if the change it reports committed', async () => {

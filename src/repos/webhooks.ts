@@ -273,6 +273,16 @@ export async function resendDelivery(db: Executor, id: number, now: number): Pro
   return Number(res.numUpdatedRows) > 0;
 }
 
+/** SQLite at start: the process that held webhook leases is gone; its deliveries are due again now. */
+export async function expireWebhookLeases(db: Executor): Promise<number> {
+  const res = await db
+    .updateTable('webhook_deliveries')
+    .set({ locked_until: 0 })
+    .where('status', '=', 'sending')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 /** Earliest time something may be claimable (pending due time or lease expiry), null when idle. */
 export async function nextDeliveryDue(db: Executor): Promise<number | null> {
   const row = await db
