@@ -73,7 +73,18 @@ for (const d of DIALECTS) {
             if (!emailId) return undefined;
             return db
               .selectFrom('scheduled_emails')
-              .select(['id', 'project_id', 'contact_id', 'status', 'to_email', 'message_id', 'order_id'])
+              .select([
+                'id',
+                'project_id',
+                'contact_id',
+                'status',
+                'to_email',
+                'message_id',
+                'order_id',
+                'event_id',
+                'template_key',
+                'chain_step',
+              ])
               .where('id', '=', emailId)
               .where('project_id', '=', projectId)
               .executeTakeFirst();

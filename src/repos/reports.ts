@@ -65,9 +65,23 @@ export interface MatchedEmail {
   to_email: string;
   message_id: string | null;
   order_id: string | null;
+  event_id: number | null;
+  template_key: string;
+  chain_step: string | null;
 }
 
-const MATCH_COLUMNS = ['id', 'project_id', 'contact_id', 'status', 'to_email', 'message_id', 'order_id'] as const;
+const MATCH_COLUMNS = [
+  'id',
+  'project_id',
+  'contact_id',
+  'status',
+  'to_email',
+  'message_id',
+  'order_id',
+  'event_id',
+  'template_key',
+  'chain_step',
+] as const;
 
 export async function emailForReportById(db: Executor, id: number): Promise<MatchedEmail | undefined> {
   return db.selectFrom('scheduled_emails').select(MATCH_COLUMNS).where('id', '=', id).executeTakeFirst();

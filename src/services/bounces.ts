@@ -15,6 +15,7 @@ import {
 } from '../domain/bounces.js';
 import type { OutcomeStatus, ReportKind, ReportSource } from '../domain/statuses.js';
 import { findContact, setContactStatus } from '../repos/contacts.js';
+import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import { insertEvent } from '../repos/events.js';
 import {
   emailForReportById,
@@ -66,21 +67,6 @@ export interface BounceContext {
   /** Counts stored reports (metrics): by source and kind. */
   onReport?: (source: ReportSource, kind: ReportKind) => void;
 }
-
-/** An event a site may be told about (SPEC §13 kinds), produced in the transaction of the change. */
-export interface SiteEvent {
-  type: `email.${OutcomeStatus}` | 'contact.unsubscribed';
-  projectId: number;
-  emailId: number;
-  contactId: number;
-  reportId: number;
-}
-
-/**
- * Where the outgoing site webhooks (issue 15) enqueue the events of a report, in the same transaction as
- * the status change so a site hears of a change exactly when it is committed. Nothing is sent yet.
- */
-export async function enqueueSiteEvents(_trx: Transaction<Database>, _events: SiteEvent[]): Promise<void> {}
 
 /** The recording context of a process: its database, clock, soft-bounce policy and metrics. */
 export function bounceContext(deps: Deps): BounceContext {
@@ -149,17 +135,11 @@ export async function recordReport(ctx: BounceContext, r: InboundReport): Promis
       if (reportId !== undefined && projectId !== null) await logChronology(trx, r, projectId, reportId, now, result);
       return result;
     }
-    const site: SiteEvent[] = [];
     const next = nextEmailStatus(email.status, r.kind);
     if (next && (await setEmailOutcome(trx, email.id, email.status, next, now))) {
       result.emailStatus = { from: email.status, to: next };
-      site.push({
-        type: `email.${next}`,
-        projectId: email.project_id,
-        emailId: email.id,
-        contactId: email.contact_id,
-        reportId,
-      });
+      // The site hears of the outcome in the transaction of the change (SPEC §13).
+      await enqueueEmailWebhooks(trx, [{ email, kind: `email.${next}`, reason: clip(r.diagnostic, 500) }], now);
     }
     const contact = await findContact(trx, email.contact_id);
     if (contact) {
@@ -176,19 +156,18 @@ export async function recordReport(ctx: BounceContext, r: InboundReport): Promis
       ) {
         result.contactStatus = { from: contact.status, to: change.status, reason: change.reason };
         if (change.status === 'unsubscribed')
-          site.push({
-            type: 'contact.unsubscribed',
-            projectId: email.project_id,
-            emailId: email.id,
-            contactId: contact.id,
-            reportId,
-          });
+          await enqueueSiteWebhooks(
+            trx,
+            contact.project_id,
+            'contact.unsubscribed',
+            contactNotice(contact, 'complaint'),
+            now,
+          );
       }
     }
     const effects = effectsOf(result);
     await setReportEffects(trx, reportId, effects);
     await logChronology(trx, r, email.project_id, reportId, now, result, email);
-    await enqueueSiteEvents(trx, site);
     return result;
   });
   if (!out.duplicate) ctx.onReport?.(r.source, r.kind);
