@@ -60,7 +60,7 @@ for (const d of DIALECTS) {
     before(async () => {
       t = await createTestApp(
         d.name,
-        {},
+        { WEBHOOKS_ALLOW_PRIVATE: 'true' },
         {
           webhookCredentials: async (_deps, _projectId, provider) => CREDS[provider] ?? null,
           httpGet: async (url) => {
@@ -92,6 +92,12 @@ for (const d of DIALECTS) {
         },
       );
       seeded = await seedProject(t.deps.db);
+      // A site endpoint subscribed to the outcomes: their notices are enqueued with the change.
+      const hook = await adminCall(t.app, 'POST', '/api/admin/projects/pedsovet/webhooks', {
+        url: 'http://127.0.0.1:9/hooks',
+        events: ['email.bounced', 'email.complained', 'contact.unsubscribed'],
+      });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
     });
     after(() => t.close());
 
@@ -182,6 +188,14 @@ for (const d of DIALECTS) {
       const c2 = await contactRow(e2.contactId);
       assert.equal(c2.status, 'unsubscribed');
       assert.equal(c2.status_reason, 'complaint');
+
+      // The site's webhooks: the bounce, the complaint and the unsubscribe it caused, once each.
+      const notices = await t.deps.db.db.selectFrom('webhook_deliveries').select(['kind', 'data']).execute();
+      const kinds = notices.map((n) => n.kind).sort();
+      assert.deepEqual(kinds, ['contact.unsubscribed', 'email.bounced', 'email.complained']);
+      const bouncedNotice = JSON.parse(notices.find((n) => n.kind === 'email.bounced')!.data);
+      assert.equal(bouncedNotice.scheduled_email_id, e.id);
+      assert.equal(bouncedNotice.status, 'bounced');
 
       // The e-mail's page lists its reports with the raw body.
       const detail = await adminCall(t.app, 'GET', `/api/admin/emails/${e.id}`);
