@@ -5,7 +5,7 @@
 // TypeScript types match the served /openapi.json, and both clients carry the gateway's version.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +20,7 @@ import {
   type BreakingProxy,
   type LiveGateway,
 } from './support/liveGateway.js';
+import { webhookVectors } from './support/webhookVectors.js';
 
 type ClientModule = typeof import('../clients/ts/src/index.js');
 const run = promisify(execFile);
@@ -38,6 +39,10 @@ const buildTsClient = () =>
     tsOut,
   ]).then(async () => (await import(pathToFileURL(join(tsOut, 'index.js')).href)) as ClientModule));
 after(() => rmSync(tsOut, { recursive: true, force: true }));
+
+/** The reference's webhook vectors, for the PHP verifier's tests (GATEWAY_WEBHOOK_VECTORS). */
+const vectorsFile = join(tsOut, 'webhook-vectors.json');
+writeFileSync(vectorsFile, JSON.stringify(webhookVectors()));
 
 /** Whether a command exists; in CI a missing one fails the test instead of skipping it. */
 async function have(t: TestContext, command: string): Promise<boolean> {
@@ -178,6 +183,91 @@ for (const d of DIALECTS) {
         assert.equal(retries.length, 0);
       });
 
+      it('plan in the answers; scoped reads of e-mails and chronology, page by page', async () => {
+        retries.length = 0;
+        const c = client();
+        const order = unique('scoped');
+        const created = await c.orderCreated({ cart_type: 'course', email: 'scoped@example.com', order_id: order });
+        assert.deepEqual(
+          created.plan.map((p) => [p.step, p.status, p.scheduled_email_id]),
+          created.scheduled_email_ids.map((id, i) => [['1h', '1d', '3d'][i], 'scheduled', id]),
+        );
+        const paid = await c.purchase({ cart_type: 'course', email: 'scoped@example.com', order_id: order });
+        assert.deepEqual(
+          paid.plan.map((p) => [p.scheduled_email_id, p.status, p.reason]),
+          created.scheduled_email_ids.map((id) => [id, 'cancelled', 'cancelled_by_purchase']),
+        );
+        const sent = await c.sendTransactional({
+          event_type: 'course_paid',
+          email: 'scoped@example.com',
+          order_id: order,
+        });
+        assert.equal(sent.plan.length, 1);
+        assert.equal(sent.plan[0].scheduled_email_id, sent.scheduled_email_id);
+
+        const one = await c.email(created.scheduled_email_ids[0]);
+        assert.equal(one.id, created.scheduled_email_ids[0]);
+        assert.equal(one.status, 'cancelled');
+        assert.equal(one.reason, 'cancelled_by_purchase');
+        assert.equal(one.order_id, order);
+        const missing = await c.email(2_000_000_000).catch((e) => e);
+        assert.ok(missing instanceof ts.mod.GatewayError && missing.status === 404 && missing.code === 'not_found');
+
+        const first = await c.emails({ order_id: order, limit: 2 });
+        assert.equal(first.items.length, 2);
+        assert.equal(typeof first.next_cursor, 'string');
+        const all: number[] = [];
+        for await (const e of c.iterateEmails({ order_id: order, limit: 1 })) all.push(e.id);
+        assert.deepEqual(
+          [...all].sort((a, b) => a - b),
+          [...created.scheduled_email_ids, sent.scheduled_email_id].sort((a, b) => a! - b!),
+        );
+        const byKey = await c.emails({ idempotency_key: `${order}:course_paid` });
+        assert.deepEqual(
+          byKey.items.map((e) => e.id),
+          [sent.scheduled_email_id],
+        );
+
+        const rows: string[] = [];
+        for await (const e of c.iterateEvents({ order_id: order, order: 'asc', limit: 1 })) rows.push(e.endpoint);
+        assert.equal(rows.length, 3);
+        const page = await c.events({ order_id: order, limit: 2 });
+        assert.equal(page.items.length, 2);
+        assert.ok(page.items[0].id > page.items[1].id, 'newest first');
+        assert.equal(page.items[0].idempotency_key, `${order}:course_paid`);
+        assert.equal(typeof page.next_cursor, 'string');
+        const since = await c.events({ order_id: order, since: new Date(Date.now() + 60_000).toISOString() });
+        assert.deepEqual(since.items, []);
+        assert.equal(retries.length, 0);
+      });
+
+      it('dryRun sends ?dry_run=true and refuses an answer that was not a dry run', async () => {
+        const urls: string[] = [];
+        let dryRunAnswer = true;
+        const fake: typeof fetch = async (input) => {
+          urls.push(String(input));
+          const body = { ok: true, event_id: 1, plan: [], ...(dryRunAnswer ? { dry_run: true } : {}) };
+          return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+        };
+        const c = client({ baseUrl: 'http://gateway.invalid', fetch: fake });
+        const event = { event_type: 'course_paid', email: 'd@example.com', order_id: 'dry-1' };
+        const r = await c.sendTransactional(event, { dryRun: true });
+        assert.equal(r.dry_run, true);
+        await c.orderCreated({ cart_type: 'course', email: 'd@example.com', order_id: 'dry-1' }, { dryRun: true });
+        await c.purchase({ cart_type: 'course', email: 'd@example.com', order_id: 'dry-1' }, { dryRun: true });
+        await c.sendTransactional(event);
+        assert.deepEqual(urls, [
+          'http://gateway.invalid/api/scoped/send/transactional?dry_run=true',
+          'http://gateway.invalid/api/scoped/events/order-created?dry_run=true',
+          'http://gateway.invalid/api/scoped/events/purchase?dry_run=true',
+          'http://gateway.invalid/api/scoped/send/transactional',
+        ]);
+        dryRunAnswer = false;
+        const e = await c.sendTransactional(event, { dryRun: true }).catch((err) => err);
+        assert.ok(e instanceof ts.mod.GatewayError);
+        assert.equal(e.code, 'dry_run_unsupported');
+      });
+
       it('a 422 is a ValidationError with its fields, never retried', async () => {
         retries.length = 0;
         const c = client();
@@ -301,6 +391,7 @@ for (const d of DIALECTS) {
         GATEWAY_LIST_ID: String(listId),
         GATEWAY_SITE_KEY: gw.siteKey,
         GATEWAY_ADMIN_TOKEN: LIVE_ADMIN_TOKEN,
+        GATEWAY_WEBHOOK_VECTORS: vectorsFile,
       });
 
       it('PHPUnit suite (Debian phpunit) against the gateway', async (t) => {
