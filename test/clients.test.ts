@@ -1,17 +1,22 @@
 // The PHP and TypeScript clients against the real gateway: `serve` as a process (SQLite; PostgreSQL too
 // when TEST_DATABASE_URL is set), with a proxy that drops or fails chosen requests. The TypeScript client
 // is compiled as it is packed (tsc) and imported from the output; the PHP client runs its PHPUnit suite
-// (Debian's phpunit) with the gateway's address and keys in the environment. Also: the committed
-// TypeScript types match the served /openapi.json, and both clients carry the gateway's version.
+// (Debian's phpunit) with the gateway's address and keys in the environment, and webhook vectors made by
+// the Standard Webhooks reference (test/support/webhookVectors.ts). Also: the committed TypeScript types
+// match the served /openapi.json, both clients carry the gateway's version, and the plain-PHP webhook
+// page takes a delivery the reference signed.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { GENERATED_FILE, generateTypes, REGENERATE_HINT } from '../scripts/clients-generate.js';
+import { freePort } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
 import {
   LIVE_ADMIN_TOKEN,
@@ -423,6 +428,48 @@ for (const d of DIALECTS) {
       });
 
       if (d.name === 'sqlite') {
+        it('the plain-PHP webhook page (php -S) takes a delivery the reference signed and refuses a forged one', async (t) => {
+          if (!(await have(t, 'php'))) return;
+          const secret = `whsec_${randomBytes(24).toString('base64')}`;
+          const port = await freePort();
+          const server = spawn('php', ['-S', `127.0.0.1:${port}`, join(PHP_DIR, 'examples', 'webhook.php')], {
+            env: { ...process.env, GATEWAY_WEBHOOK_SECRET: secret },
+          });
+          let log = '';
+          server.stderr.on('data', (c) => (log += c));
+          server.stdout.on('data', (c) => (log += c));
+          t.after(() => server.kill());
+          const body = JSON.stringify({
+            type: 'email.bounced',
+            timestamp: new Date().toISOString(),
+            data: { site_key: 's', scheduled_email_id: 7, order_id: '1001', email: 'a@example.com', reason: '550 нет' },
+          });
+          const deliver = async (signWith: string) => {
+            const now = new Date();
+            for (;;) {
+              try {
+                return await fetch(`http://127.0.0.1:${port}/`, {
+                  method: 'POST',
+                  headers: {
+                    'content-type': 'application/json',
+                    'webhook-id': 'msg_php',
+                    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                    'webhook-signature': new Webhook(signWith).sign('msg_php', now, body),
+                  },
+                  body,
+                });
+              } catch {
+                if (server.exitCode !== null) assert.fail(`php -S exited: ${log}`);
+                await new Promise((r) => setTimeout(r, 100));
+              }
+            }
+          };
+          assert.equal((await deliver(secret)).status, 204);
+          assert.equal((await deliver(`whsec_${randomBytes(24).toString('base64')}`)).status, 400);
+          assert.match(log, /webhook msg_php: email\.bounced a@example\.com order 1001 \(550 нет\)/);
+          assert.match(log, /webhook refused: No matching signature/);
+        });
+
         it('every PHP file parses, and composer.json is valid', async (t) => {
           if (!(await have(t, 'php')) || !(await have(t, 'composer'))) return;
           const files = (readdirSync(PHP_DIR, { recursive: true }) as string[]).filter((f) => f.endsWith('.php'));
