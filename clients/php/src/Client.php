@@ -60,6 +60,8 @@ final class Client
      */
     public function __construct(
         string $baseUrl,
+        // Kept out of stack traces and logs (PHP 8.2+; an attribute PHP 8.1 ignores).
+        #[\SensitiveParameter]
         private readonly string $apiKey,
         ?object $httpClient = null,
         ?object $requestFactory = null,

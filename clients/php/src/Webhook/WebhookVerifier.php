@@ -33,6 +33,7 @@ final class WebhookVerifier
      *                                 converted to it after the signature is checked
      */
     public function __construct(
+        #[\SensitiveParameter]
         string $secret,
         private readonly int $toleranceSeconds = 300,
         private readonly string $charset = 'UTF-8',
