@@ -250,7 +250,7 @@ for (const d of DIALECTS) {
         const urls: string[] = [];
         let dryRunAnswer = true;
         const fake: typeof fetch = async (input) => {
-          urls.push(String(input));
+          urls.push(input instanceof Request ? input.url : input.toString());
           const body = { ok: true, event_id: 1, plan: [], ...(dryRunAnswer ? { dry_run: true } : {}) };
           return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
         };

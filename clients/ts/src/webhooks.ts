@@ -143,5 +143,5 @@ function parseEvent(id: string, text: string): WebhookEvent {
     Array.isArray(b.data)
   )
     throw new WebhookVerificationError('the signed body is not a gateway event {type, timestamp, data}');
-  return { id, type: b.type, timestamp: b.timestamp, data: b.data as WebhookEventData };
+  return { id, type: b.type, timestamp: b.timestamp, data: b.data };
 }
