@@ -31,6 +31,13 @@ export interface WebhookEventData {
   status?: string | null;
   /** Why it did not go: a bounce diagnostic, `contact_unsubscribed`, `cancelled_by_purchase`, … */
   reason?: string | null;
+  template_key?: string | null;
+  /** The cart-chain step (`1h`, `1d`, `3d`…) of a cart e-mail. */
+  step?: string | null;
+  /** contact.unsubscribed: the contact. */
+  contact_id?: number;
+  /** Grows with each notice of the project: order notices that arrive out of order. */
+  sequence?: number;
   [member: string]: unknown;
 }
 

@@ -8,9 +8,11 @@ namespace EduGateway\Webhook;
  * One event the gateway told the site about: {"type", "timestamp", "data"} of the delivery, and its
  * webhook-id.
  *
- * `data` has site_key, and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id,
- * idempotency_key, email, status and, when it did not go, reason (a bounce diagnostic,
- * contact_unsubscribed, cancelled_by_purchase, …). Members a kind does not concern are null or absent.
+ * `data` has site_key and sequence (grows with each notice of the project: order notices that arrive out
+ * of order), and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id,
+ * idempotency_key, email, status, template_key, step and, when it did not go, reason (a bounce
+ * diagnostic, contact_unsubscribed, cancelled_by_purchase, …); contact.unsubscribed has contact_id, email
+ * and reason (how). Members a kind does not concern are null or absent.
  */
 final class WebhookEvent
 {
