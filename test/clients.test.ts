@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { GENERATED_FILE, generateTypes, REGENERATE_HINT } from '../scripts/clients-generate.js';
-import { freePort } from './fixtures/delivery-support.js';
+import { freePort, until } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
 import {
   LIVE_ADMIN_TOKEN,
@@ -62,6 +62,30 @@ async function have(t: TestContext, command: string): Promise<boolean> {
     t.skip(`${command} is not installed (CI=true makes this a failure)`);
     return false;
   }
+}
+
+/** examples/webhook.php under `php -S`; its error_log lines go to the server's output, kept in `log`. */
+async function startPhpWebhookPage(t: TestContext, secret: string, port: number) {
+  const server = spawn('php', ['-S', `127.0.0.1:${port}`, join(PHP_DIR, 'examples', 'webhook.php')], {
+    env: { ...process.env, GATEWAY_WEBHOOK_SECRET: secret },
+  });
+  const page = { url: `http://127.0.0.1:${port}/`, log: '' };
+  server.stderr.on('data', (c) => (page.log += c));
+  server.stdout.on('data', (c) => (page.log += c));
+  t.after(() => server.kill());
+  // Up once it answers at all (an unsigned GET is refused with 400).
+  await until(
+    async () => {
+      if (server.exitCode !== null) assert.fail(`php -S exited: ${page.log}`);
+      return fetch(page.url).then(
+        () => true,
+        () => false,
+      );
+    },
+    15_000,
+    'php -S listening',
+  );
+  return page;
 }
 
 describe('clients: versions and generated types', () => {
@@ -431,14 +455,7 @@ for (const d of DIALECTS) {
         it('the plain-PHP webhook page (php -S) takes a delivery the reference signed and refuses a forged one', async (t) => {
           if (!(await have(t, 'php'))) return;
           const secret = `whsec_${randomBytes(24).toString('base64')}`;
-          const port = await freePort();
-          const server = spawn('php', ['-S', `127.0.0.1:${port}`, join(PHP_DIR, 'examples', 'webhook.php')], {
-            env: { ...process.env, GATEWAY_WEBHOOK_SECRET: secret },
-          });
-          let log = '';
-          server.stderr.on('data', (c) => (log += c));
-          server.stdout.on('data', (c) => (log += c));
-          t.after(() => server.kill());
+          const page = await startPhpWebhookPage(t, secret, await freePort());
           const body = JSON.stringify({
             type: 'email.bounced',
             timestamp: new Date().toISOString(),
@@ -446,28 +463,23 @@ for (const d of DIALECTS) {
           });
           const deliver = async (signWith: string) => {
             const now = new Date();
-            for (;;) {
-              try {
-                return await fetch(`http://127.0.0.1:${port}/`, {
-                  method: 'POST',
-                  headers: {
-                    'content-type': 'application/json',
-                    'webhook-id': 'msg_php',
-                    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-                    'webhook-signature': new Webhook(signWith).sign('msg_php', now, body),
-                  },
-                  body,
-                });
-              } catch {
-                if (server.exitCode !== null) assert.fail(`php -S exited: ${log}`);
-                await new Promise((r) => setTimeout(r, 100));
-              }
-            }
+            return fetch(page.url, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'webhook-id': 'msg_php',
+                'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                'webhook-signature': new Webhook(signWith).sign('msg_php', now, body),
+              },
+              body,
+            });
           };
           assert.equal((await deliver(secret)).status, 204);
           assert.equal((await deliver(`whsec_${randomBytes(24).toString('base64')}`)).status, 400);
-          assert.match(log, /webhook msg_php: email\.bounced a@example\.com order 1001 \(550 нет\)/);
-          assert.match(log, /webhook refused: No matching signature/);
+          // php -S writes the page's error_log after the answer has gone: wait for the lines.
+          const logged = (re: RegExp) => until(() => re.test(page.log), 10_000, `${re} in ${page.log}`);
+          await logged(/webhook msg_php: email\.bounced a@example\.com order 1001 \(550 нет\)/);
+          await logged(/webhook refused: No matching signature/);
         });
 
         it('every PHP file parses, and composer.json is valid', async (t) => {
