@@ -38,7 +38,7 @@ describe('TypeScript client: webhook verifier', () => {
     });
   }
 
-  it('parses the event: type among the SPEC kinds, ISO timestamp, data; bytes and a Headers object work too', () => {
+  it('parses the event: type among the SPEC kinds, ISO timestamp, data; bytes, Headers and a Request work too', async () => {
     const v = vectors.find((x) => x.name === 'valid')!;
     const event = new WebhookVerifier(secret).verify(
       Buffer.from(v.body),
@@ -50,6 +50,12 @@ describe('TypeScript client: webhook verifier', () => {
     assert.equal(event.timestamp, new Date(v.now * 1000).toISOString());
     assert.equal(event.data.scheduled_email_id, 42);
     assert.equal(event.data.reason, '550 5.1.1 Почтовый ящик не существует');
+    // A Fetch API Request, as Next.js, Hono, Deno and Bun hand it over.
+    const request = new Request('https://site.example/hook', { method: 'POST', headers: v.headers, body: v.body });
+    assert.equal(
+      (await new WebhookVerifier(secret).verifyRequest(request, v.now * 1000)).data.email,
+      'anna@example.com',
+    );
     // Node's req.headers: lower-case names.
     assert.equal(new WebhookVerifier(secret).verify(v.body, { ...v.headers }, v.now * 1000).data.order_id, '1001');
   });

@@ -109,6 +109,11 @@ export class WebhookVerifier {
     return parseEvent(id, typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
   }
 
+  /** verify() on a Fetch API Request (Next.js route handlers, Hono, Deno, Bun): reads its raw body once. */
+  async verifyRequest(request: Request, now: Date | number = Date.now()): Promise<WebhookEvent> {
+    return this.verify(new Uint8Array(await request.arrayBuffer()), request.headers, now);
+  }
+
   /** The `webhook-signature` value for a delivery: for the site's own tests of its webhook handler. */
   sign(id: string, timestamp: number | Date, body: string | Uint8Array): string {
     const seconds = typeof timestamp === 'number' ? Math.floor(timestamp) : Math.floor(timestamp.getTime() / 1000);
