@@ -33,6 +33,9 @@ export function webhookVectors(): { secret: string; vectors: WebhookVector[] } {
       email: 'anna@example.com',
       status: 'bounced',
       reason: '550 5.1.1 Почтовый ящик не существует',
+      template_key: 'course_payment_success',
+      step: null,
+      sequence: 311,
     },
   });
   const signed = (id: string, at: number, payload = body, with_ = reference) => ({

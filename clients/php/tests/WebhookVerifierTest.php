@@ -58,6 +58,7 @@ final class WebhookVerifierTest extends TestCase
         $this->assertSame($v['now'], $event->occurredAt()->getTimestamp());
         $this->assertSame('1001', $event->orderId());
         $this->assertSame(42, $event->scheduledEmailId());
+        $this->assertSame(311, $event->sequence());
         $this->assertSame('anna@example.com', $event->email());
         $this->assertSame('550 5.1.1 Почтовый ящик не существует', $event->reason());
 

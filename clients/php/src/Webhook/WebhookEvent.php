@@ -90,6 +90,13 @@ final class WebhookEvent
         return is_string($v) ? $v : null;
     }
 
+    /** Grows with each delivery: deliveries are not promised in order, so an older one changes nothing. */
+    public function sequence(): ?int
+    {
+        $v = $this->data['sequence'] ?? null;
+        return is_int($v) ? $v : null;
+    }
+
     public function reason(): ?string
     {
         $v = $this->data['reason'] ?? null;
