@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -270,6 +272,42 @@ for (const d of DIALECTS) {
         assert.equal(retries.length, 0);
       });
 
+      it('a dry run at the gateway: the plan, nothing kept, and the real call after it still sends', async () => {
+        retries.length = 0;
+        const c = client();
+        const order = unique('dry');
+        const created = await c.orderCreated(
+          { cart_type: 'course', email: 'dry@example.com', order_id: order },
+          { dryRun: true },
+        );
+        assert.equal(created.dry_run, true);
+        assert.deepEqual(created.scheduled_email_ids, []);
+        assert.deepEqual(
+          created.plan.map((p) => [p.step, p.status]),
+          [
+            ['1h', 'scheduled'],
+            ['1d', 'scheduled'],
+            ['3d', 'scheduled'],
+          ],
+        );
+        const event = { event_type: 'course_paid', email: 'dry@example.com', order_id: order };
+        const preview = await c.sendTransactional(event, { dryRun: true });
+        assert.equal(preview.dry_run, true);
+        assert.equal(preview.scheduled_email_id, null);
+        assert.equal(preview.plan.length, 1);
+        assert.deepEqual((await c.emails({ order_id: order })).items, []);
+        const rows = (await c.events({ order_id: order })).items;
+        assert.deepEqual(
+          rows.map((r) => r.effects.dry_run),
+          [true, true],
+        );
+        // The dry run kept no idempotency record: the same derived key now sends for real.
+        const real = await c.sendTransactional(event);
+        assert.equal(real.dry_run, undefined);
+        assert.equal(typeof real.scheduled_email_id, 'number');
+        assert.equal(retries.length, 0);
+      });
+
       it('dryRun sends ?dry_run=true and refuses an answer that was not a dry run', async () => {
         const urls: string[] = [];
         let dryRunAnswer = true;
@@ -480,6 +518,69 @@ for (const d of DIALECTS) {
           const logged = (re: RegExp) => until(() => re.test(page.log), 10_000, `${re} in ${page.log}`);
           await logged(/webhook msg_php: email\.bounced a@example\.com order 1001 \(550 нет\)/);
           await logged(/webhook refused: No matching signature/);
+        });
+
+        it('webhooks from the gateway: the PHP page and the TypeScript verifier take its real deliveries', async (t) => {
+          if (!(await have(t, 'php'))) return;
+          // A Node receiver that keeps what arrives, verified below with the TypeScript client.
+          const received: { raw: string; headers: IncomingHttpHeaders }[] = [];
+          const receiver = createServer((req, res) => {
+            let raw = '';
+            req.setEncoding('utf8');
+            req.on('data', (c: string) => (raw += c));
+            req.on('end', () => {
+              received.push({ raw, headers: req.headers });
+              res.writeHead(204).end();
+            });
+          });
+          await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+          t.after(() => {
+            receiver.closeAllConnections();
+            receiver.close();
+          });
+          const hooks = `/api/admin/projects/${gw.siteKey}/webhooks`;
+          const tsHook = await gw.admin('POST', hooks, {
+            url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+            events: ['email.sent'],
+          });
+          const phpPort = await freePort();
+          const phpHook = await gw.admin('POST', hooks, {
+            url: `http://127.0.0.1:${phpPort}/`,
+            events: ['email.sent'],
+          });
+          t.after(async () => {
+            for (const h of [tsHook, phpHook]) await gw.admin('DELETE', `${hooks}/${h.id}`);
+          });
+          const page = await startPhpWebhookPage(t, phpHook.secret, phpPort);
+
+          const order = unique('hook');
+          const sent = await new ts.mod.GatewayClient({ baseUrl: gw.url, apiKey: key }).sendTransactional({
+            event_type: 'course_paid',
+            email: 'hook@example.com',
+            order_id: order,
+          });
+          await until(
+            () =>
+              page.log.includes(`email.sent e-mail ${sent.scheduled_email_id} order ${order}`) &&
+              received.some((r) => r.raw.includes(order)),
+            60_000,
+            'both deliveries',
+          );
+          const delivery = received.find((r) => r.raw.includes(order))!;
+          const event = new ts.mod.WebhookVerifier(tsHook.secret).verify(delivery.raw, delivery.headers);
+          assert.equal(event.type, 'email.sent');
+          assert.equal(event.id, delivery.headers['webhook-id']);
+          assert.equal(event.data.site_key, gw.siteKey);
+          assert.equal(event.data.scheduled_email_id, sent.scheduled_email_id);
+          assert.equal(event.data.order_id, order);
+          assert.equal(event.data.event_type, 'course_paid');
+          assert.equal(event.data.idempotency_key, `${order}:course_paid`);
+          assert.equal(event.data.status, 'sent');
+          assert.throws(
+            () => new ts.mod.WebhookVerifier(phpHook.secret).verify(delivery.raw, delivery.headers),
+            ts.mod.WebhookVerificationError,
+            "another endpoint's secret",
+          );
         });
 
         it('every PHP file parses, and composer.json is valid', async (t) => {

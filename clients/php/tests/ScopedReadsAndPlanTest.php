@@ -84,6 +84,28 @@ final class ScopedReadsAndPlanTest extends TestCase
         $this->assertSame($name, $row['payload']['name'], 'windows-1251 bytes, as the site wrote them');
     }
 
+    public function testADryRunAtTheGatewayKeepsNothingAndTheRealCallStillSends(): void
+    {
+        $c = $this->client();
+        $order = LiveGateway::unique('dry');
+        $created = $c->orderCreated(['cart_type' => 'course', 'email' => 'dry@example.com', 'order_id' => $order], dryRun: true);
+        $this->assertTrue($created['dry_run']);
+        $this->assertSame([], $created['scheduled_email_ids']);
+        $this->assertSame(['scheduled', 'scheduled', 'scheduled'], array_column($created['plan'], 'status'));
+        $event = ['event_type' => 'course_paid', 'email' => 'dry@example.com', 'order_id' => $order];
+        $preview = $c->sendTransactional($event, dryRun: true);
+        $this->assertTrue($preview['dry_run']);
+        $this->assertNull($preview['scheduled_email_id']);
+        $this->assertCount(1, $preview['plan']);
+        $this->assertSame([], $c->emails(['order_id' => $order])['items']);
+        $this->assertSame([true, true], array_map(fn ($r) => $r['effects']['dry_run'] ?? null, $c->events(['order_id' => $order])['items']));
+        // The dry run kept no idempotency record: the same derived key now sends for real.
+        $real = $c->sendTransactional($event);
+        $this->assertArrayNotHasKey('dry_run', $real);
+        $this->assertIsInt($real['scheduled_email_id']);
+        $this->assertSame([], $this->retries);
+    }
+
     public function testDryRunAsksForOneAndRefusesAnAnswerThatWasNot(): void
     {
         $transport = new class () implements Transport {

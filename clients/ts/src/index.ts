@@ -47,6 +47,7 @@ export {
   type WebhookEvent,
   type WebhookEventData,
   type WebhookEventType,
+  type WebhookPayload,
   type WebhookVerifierOptions,
 } from './webhooks.js';
-export type { components, paths } from './openapi.js';
+export type { components, paths, webhooks } from './openapi.js';

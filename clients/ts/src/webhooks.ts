@@ -3,6 +3,7 @@
 // HMAC-SHA256 over "<id>.<timestamp>.<body>">`, several separated by spaces while a secret is rotated),
 // keyed with the endpoint's secret `whsec_<base64>`. Only node:crypto.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { webhooks } from './openapi.js';
 
 /** The kinds of event the gateway tells a site about (SPEC §13). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -16,30 +17,20 @@ export const WEBHOOK_EVENT_TYPES = [
   'email.cancelled',
   'contact.unsubscribed',
   'event.rejected',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+] as const satisfies readonly (keyof webhooks)[];
+export type WebhookEventType = keyof webhooks;
 
-/** `data` of a webhook: the e-mail or event it is about. Members a kind does not concern are null or absent. */
-export interface WebhookEventData {
-  site_key: string;
-  event_id?: number | null;
-  scheduled_email_id?: number | null;
-  event_type?: string | null;
-  order_id?: string | null;
-  idempotency_key?: string | null;
-  email?: string | null;
-  status?: string | null;
-  /** Why it did not go: a bounce diagnostic, `contact_unsubscribed`, `cancelled_by_purchase`, … */
-  reason?: string | null;
-  template_key?: string | null;
-  /** The cart-chain step (`1h`, `1d`, `3d`…) of a cart e-mail. */
-  step?: string | null;
-  /** contact.unsubscribed: the contact. */
-  contact_id?: number;
-  /** Grows with each notice of the project: order notices that arrive out of order. */
-  sequence?: number;
-  [member: string]: unknown;
-}
+/** The body of each kind, as the gateway's /openapi.json describes it (its `webhooks` section). */
+export type WebhookPayload = {
+  [K in keyof webhooks]: webhooks[K]['post']['requestBody']['content']['application/json'];
+}[keyof webhooks];
+
+/**
+ * `data` of a webhook: site_key and sequence (grows with each delivery: deliveries are not promised in
+ * order), and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id, idempotency_key,
+ * email, status, template_key, step, reason; event.rejected has endpoint, http_status, error_code.
+ */
+export type WebhookEventData = WebhookPayload['data'];
 
 export interface WebhookEvent {
   /** `webhook-id`: the same on every retry of one delivery; keep it to ignore a repeat. */
