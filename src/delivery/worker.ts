@@ -20,6 +20,10 @@ import {
   type Finish,
 } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
+import { recordAttempts, returnQuota, takeQuota, type AttemptsOf } from '../repos/delivery.js';
+import { nextUtcDay, utcDay } from '../domain/delivery.js';
+import { secretBox } from '../services/secrets.js';
+import { DeliveryRouter, type ProjectDelivery } from './router.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
 import { suppressionReason } from '../domain/suppression.js';
@@ -38,7 +42,10 @@ export interface WorkerLogger {
 
 export interface WorkerOptions {
   db: Db;
+  /** The installation's transport: SMTP_URL or capture, for projects without their own settings. */
   transport: Transport;
+  /** Per-project transports (SPEC §11); one is made over `transport` when absent and closed on stop. */
+  router?: DeliveryRouter;
   clock?: Clock;
   publicUrl: string;
   /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
@@ -121,6 +128,8 @@ interface BatchCache {
   templates: Map<number, Promise<TemplateRow | undefined>>;
   /** Read once per claimed batch (one query), right after the claim. */
   contacts: Map<number, Promise<ContactRow | undefined>>;
+  /** Each project's delivery settings, read once per batch: a change applies to the next claim. */
+  deliveries: Map<number, Promise<ProjectDelivery | null>>;
 }
 
 export function createWorker(opts: WorkerOptions): Worker {
@@ -139,6 +148,8 @@ export function createWorker(opts: WorkerOptions): Worker {
   const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   const random = opts.random ?? Math.random;
   const log = opts.logger ?? noopLogger;
+  const ownRouter = !opts.router;
+  const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
 
   let running = false;
   let loopDone: Promise<void> | null = null;
@@ -169,7 +180,12 @@ export function createWorker(opts: WorkerOptions): Worker {
       wakeUp = done;
     });
 
-  const newCache = (): BatchCache => ({ projects: new Map(), templates: new Map(), contacts: new Map() });
+  const newCache = (): BatchCache => ({
+    projects: new Map(),
+    templates: new Map(),
+    contacts: new Map(),
+    deliveries: new Map(),
+  });
   const cached = <T>(m: Map<number, Promise<T>>, key: number, load: () => Promise<T>) => {
     let p = m.get(key);
     if (!p) m.set(key, (p = load()));
@@ -184,6 +200,15 @@ export function createWorker(opts: WorkerOptions): Worker {
     run: async (batch) => {
       const written = await finishMany(db, id, batch);
       return batch.map((f) => fulfilled(written.has(f.id)));
+    },
+  });
+
+  // What each attempt went through and what the relay said, written in batches like the outcomes.
+  const writeAttempts = batcher<AttemptsOf, void>({
+    maxBatch: FINISH_BATCH,
+    run: async (batch) => {
+      await recordAttempts(db, batch);
+      return batch.map(() => fulfilled(undefined));
     },
   });
 
@@ -222,6 +247,32 @@ export function createWorker(opts: WorkerOptions): Worker {
     const reason = suppressionReason(contact.status, row.kind);
     if (reason) return record('suppressed', write(finishes.suppressed(row.id, { now: clock.now(), reason })));
 
+    let delivery: ProjectDelivery | null;
+    try {
+      delivery = await cached(cache.deliveries, project.id, () => router.load(database, project.id));
+    } catch (err) {
+      // Settings that cannot be decrypted (SECRET_KEY changed without `secrets rotate`): an operator's fix.
+      const error = `delivery settings unreadable: ${err instanceof Error ? err.message : String(err)}`;
+      const now = clock.now();
+      const dueAt = now + backoffDelay(row.attempts + 1, retry, random);
+      return record('queued', write(finishes.retry(row.id, { now, dueAt, error })));
+    }
+    const quota = !row.is_test ? (delivery?.settings.daily_quota ?? null) : null;
+    const quotaDay = utcDay(clock.now());
+    if (quota !== null && !(await takeQuota(db, project.id, quotaDay, quota))) {
+      const now = clock.now();
+      const dueAt = nextUtcDay(now);
+      const reason = `quota: the project's daily quota of ${quota} e-mails is used up; waits until ${new Date(dueAt).toISOString()}`;
+      return record('queued', write(finishes.waitQuota(row.id, { now, dueAt, reason })));
+    }
+    const sender = delivery
+      ? {
+          ...project,
+          name: delivery.settings.from_name ?? project.name,
+          from_email: delivery.settings.from_email ?? project.from_email,
+        }
+      : project;
+
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
     const context = buildContext({
       request: parseJson<Record<string, unknown>>(row.context, {}),
@@ -238,23 +289,38 @@ export function createWorker(opts: WorkerOptions): Worker {
       return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
 
-    const messageId = makeMessageId(row.id, project, opts.secret);
+    const messageId = makeMessageId(row.id, sender, opts.secret);
     const { from, to, headers, shown } = composeEmail({
-      project,
+      project: sender,
       email: row,
       contact,
       parts,
       unsubscribeUrl: unsubscribe,
       messageId,
     });
+    if (delivery?.settings.reply_to) headers['Reply-To'] = shown['Reply-To'] = delivery.settings.reply_to;
     const msg: OutgoingMessage = { from, to, ...parts, headers, messageId };
     const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
 
-    try {
-      const res = await transport.send(msg);
-      log.info({ email_id: row.id, message_id: messageId, response: res.response }, 'e-mail sent');
+    const routed = await router.send(project, delivery, msg);
+    const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
+    logged.catch((err) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
+    if (routed.ok) {
+      const res = routed.result;
+      log.info(
+        {
+          email_id: row.id,
+          message_id: messageId,
+          response: res.response,
+          transport: routed.attempts.at(-1)?.transport,
+        },
+        'e-mail sent',
+      );
       return record('sent', write(finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
-    } catch (err) {
+    }
+    {
+      const err = routed.error;
+      if (quota !== null) await returnQuota(db, project.id, quotaDay);
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
       const now = clock.now();
@@ -407,6 +473,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         await Promise.all([...inFlight]);
         if (heartbeat) clearInterval(heartbeat);
         heartbeat = null;
+        if (ownRouter) await router.close();
       })();
       return stopping;
     },

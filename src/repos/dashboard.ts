@@ -100,6 +100,8 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     ])
     .where('scheduled_emails.created_at', '>=', f.since)
     .where('scheduled_emails.created_at', '<', f.until)
+    // Test sends from the delivery settings count in no statistic (SPEC §11).
+    .where('scheduled_emails.is_test', '=', 0)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
   if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
   const rows = await q.execute();
@@ -154,7 +156,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
 export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   const recovered = sql<number>`case when o.status = 'paid' and exists (
       select 1 from scheduled_emails e
-      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status = 'sent'
+      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status = 'sent' and e.is_test = 0
         and e.sent_at <= coalesce(pe.created_at, o.updated_at)
     ) then 1 else 0 end`;
   let inner = db
