@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { dkimVerify } from 'mailauth';
 import { loadConfig } from '../src/config.js';
 import { DeliveryRouter } from '../src/delivery/router.js';
 import { createCaptureTransport } from '../src/delivery/transports.js';

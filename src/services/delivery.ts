@@ -12,7 +12,7 @@ import {
 } from '../domain/delivery.js';
 import { AppError } from '../errors.js';
 import { upsertContact } from '../repos/contacts.js';
-import { deleteDeliveryRow, findDeliveryRow, quotaUsed, saveDeliveryRow } from '../repos/delivery.js';
+import { allDeliveryRows, deleteDeliveryRow, findDeliveryRow, quotaUsed, saveDeliveryRow } from '../repos/delivery.js';
 import { insertEmail } from '../repos/emails.js';
 import { getOrCreateSecret } from '../repos/projects.js';
 import { findTemplateByName } from '../repos/templates.js';
@@ -174,4 +174,29 @@ export async function testSend(deps: Deps, siteKey: string, body: { template: st
   });
   deps.delivery?.wake();
   return { ok: true as const, scheduled_email_id: id, test: true as const };
+}
+
+/**
+ * Re-encrypts every project's secrets under the current installation secret (`edu-gateway secrets
+ * rotate`): rows sealed under `previousSecret` (SECRET_KEY_PREVIOUS) are opened with it and sealed anew;
+ * rows already under the current key are left alone, so the command can be run twice.
+ */
+export async function rotateSecrets(deps: SecretDeps, previousSecret: string) {
+  const current = await deliveryBox(deps);
+  const previous = secretBox(previousSecret);
+  const out = { rotated: 0, current: 0, failed: [] as number[] };
+  for (const row of await allDeliveryRows(deps.db.db)) {
+    if (row.secrets.split('.')[1] === current.keyId) {
+      out.current++;
+      continue;
+    }
+    try {
+      const plain = previous.open(row.secrets);
+      await saveDeliveryRow(deps.db.db, { ...row, secrets: current.seal(plain) });
+      out.rotated++;
+    } catch {
+      out.failed.push(row.project_id);
+    }
+  }
+  return out;
 }
