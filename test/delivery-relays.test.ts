@@ -41,6 +41,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       let router: DeliveryRouter;
       let worker: Worker;
       let n = 0;
+      const breakerChanges: string[] = [];
 
       before(async () => {
         t = await openTestDb(dialect);
@@ -58,6 +59,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           box: secretBox(SECRET),
           breaker,
           smtpTimeoutMs: 5000,
+          onBreaker: (label, state) => breakerChanges.push(`${label} ${state}`),
         });
         worker = createWorker({
           db: t.db,
@@ -176,6 +178,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const states = router.breakerStates(seeded.projectId);
         assert.equal(states.primary?.state, 'open');
         assert.equal(states.fallback?.state, 'closed');
+        // What /metrics shows (egw_delivery_breaker_state) follows these changes.
+        assert.equal(breakerChanges.at(-1), 'relays/primary open');
       });
 
       it('applies changed settings to the next e-mail without a restart', async () => {

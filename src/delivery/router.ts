@@ -118,6 +118,8 @@ export class DeliveryRouter {
       },
     };
     this.built.set(project.id, b);
+    // The gauge shows every transport in use, closed until it fails.
+    for (const role of Object.keys(b.transports)) this.o.onBreaker?.(`${project.site_key}/${role}`, 'closed');
     return b;
   }
 
