@@ -246,6 +246,10 @@ for (const d of DIALECTS) {
       assert.equal(e.body.attempts_log.length, 0);
       const shown = await adminCall(t.app, 'GET', url);
       assert.equal(shown.body.quota_used_today, 1);
+      // The project's administrators see it on the dashboard.
+      const dash = await adminCall(t.app, 'GET', `/api/admin/dashboard?site_key=${site}`);
+      assert.equal(dash.status, 200, JSON.stringify(dash.body));
+      assert.equal(dash.body.outbox.over_quota, 1);
     });
   });
 }

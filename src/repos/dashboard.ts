@@ -129,6 +129,8 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
         'queued',
       ),
       sql<number>`sum(case when status = 'sending' then 1 else 0 end)`.as('sending'),
+      // Held by the project's daily quota (issue 13): the worker wrote them back with this reason.
+      sql<number>`sum(case when status = 'queued' and last_error like 'quota:%' then 1 else 0 end)`.as('over_quota'),
       sql<
         number | null
       >`min(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then due_at else null end)`.as(
@@ -143,6 +145,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
     scheduled: n(r?.scheduled),
     queued: n(r?.queued),
     sending: n(r?.sending),
+    over_quota: n(r?.over_quota),
     oldest_due_at: oldest === null ? null : new Date(oldest).toISOString(),
     oldest_due_age_seconds: oldest === null ? null : Math.max(0, Math.round((f.now - oldest) / 1000)),
   };

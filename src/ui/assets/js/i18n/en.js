@@ -520,4 +520,6 @@ export default {
   'delivery.keyPlaceholder': '-----BEGIN PRIVATE KEY-----',
   'delivery.dkim': 'DKIM signing',
   'delivery.txt': 'TXT',
+  'dashboard.overQuota': 'Waiting for the daily quota',
+  'dashboard.quotaReached': 'daily quota reached',
 };

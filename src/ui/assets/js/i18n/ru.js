@@ -520,4 +520,6 @@ export default {
   'delivery.keyPlaceholder': '-----BEGIN PRIVATE KEY----- (закрытый ключ)',
   'delivery.dkim': 'Подпись DKIM',
   'delivery.txt': 'TXT (текстовая запись)',
+  'dashboard.overQuota': 'Ждут суточной квоты',
+  'dashboard.quotaReached': 'суточная квота исчерпана',
 };
