@@ -42,6 +42,15 @@ for (const d of DIALECTS) {
       await t?.close();
     });
     const url = `/api/admin/projects/${'site1'}/delivery`;
+    /** One pass of a worker sharing the app's installation secret (it decrypts the settings). */
+    const runWorker = async () =>
+      createWorker({
+        db: t.deps.db,
+        transport: createCaptureTransport(),
+        publicUrl: 'http://x',
+        secret: await installationSecret(t.deps),
+        clock: t.clock,
+      }).runOnce();
 
     it('saves the settings and shows them with every secret masked', async () => {
       const res = await adminCall(t.app, 'PUT', url, {
@@ -192,14 +201,7 @@ for (const d of DIALECTS) {
       const res = await adminCall(t.app, 'POST', `${url}/test`, { template: 'paid_tpl', to: 'admin@site1.example' });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const id = res.body.scheduled_email_id;
-      const worker = createWorker({
-        db: t.deps.db,
-        transport: createCaptureTransport(),
-        publicUrl: 'http://x',
-        secret: await installationSecret(t.deps),
-        clock: t.clock,
-      });
-      await worker.runOnce();
+      await runWorker();
       const e = await adminCall(t.app, 'GET', `/api/admin/emails/${id}`);
       assert.equal(e.body.status, 'sent');
       assert.equal(e.body.test, true);
@@ -213,8 +215,9 @@ for (const d of DIALECTS) {
     });
 
     it('holds e-mails over the daily quota as queued with the reason, until the next day', async () => {
-      await adminCall(t.app, 'PUT', url, { primary: { smtp_url: 'smtp://127.0.0.1:1' }, daily_quota: 1 });
-      // The quota counts sends; the relay here is never reached because the test seeds the counter.
+      const relay = await startSmtp();
+      relays.push(relay);
+      await adminCall(t.app, 'PUT', url, { primary: { smtp_url: relay.url }, daily_quota: 1 });
       const project = await t.deps.db.db
         .selectFrom('projects')
         .select('id')
@@ -222,22 +225,20 @@ for (const d of DIALECTS) {
         .executeTakeFirstOrThrow();
       const day = new Date(t.clock.now()).toISOString().slice(0, 10);
       await t.deps.db.db.insertInto('delivery_quota_usage').values({ project_id: project.id, day, used: 1 }).execute();
-      const res = await adminCall(t.app, 'POST', `${url}/test`, { template: 'paid_tpl', to: 'q@site1.example' });
-      // Test sends are outside the quota; an ordinary e-mail is not.
-      const row = await t.deps.db.db
-        .selectFrom('scheduled_emails')
-        .selectAll()
-        .where('id', '=', res.body.scheduled_email_id)
-        .executeTakeFirstOrThrow();
+      // A test send is outside the quota: it goes although the day's quota is used up.
+      const test = await adminCall(t.app, 'POST', `${url}/test`, { template: 'paid_tpl', to: 'q@site1.example' });
+      await runWorker();
+      assert.equal(
+        (await adminCall(t.app, 'GET', `/api/admin/emails/${test.body.scheduled_email_id}`)).body.status,
+        'sent',
+      );
+      assert.equal(relay.accepted.length, 1);
+      // An ordinary e-mail waits.
+      const res = await adminCall(t.app, 'POST', `${url}/test`, { template: 'paid_tpl', to: 'q2@site1.example' });
+      const row = { id: res.body.scheduled_email_id as number };
       await t.deps.db.db.updateTable('scheduled_emails').set({ is_test: 0 }).where('id', '=', row.id).execute();
-      const worker = createWorker({
-        db: t.deps.db,
-        transport: createCaptureTransport(),
-        publicUrl: 'http://x',
-        secret: await installationSecret(t.deps),
-        clock: t.clock,
-      });
-      await worker.runOnce();
+      await runWorker();
+      assert.equal(relay.accepted.length, 1, 'the relay saw nothing over the quota');
       const e = await adminCall(t.app, 'GET', `/api/admin/emails/${row.id}`);
       assert.equal(e.body.status, 'queued');
       assert.match(e.body.last_error, /^quota: .*daily quota of 1/);
