@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
+import { redactDeliveryBody } from '../src/domain/delivery.js';
 import { LOG_REDACT } from '../src/http/app.js';
 import { start, type Running } from '../src/server.js';
 import { getProviderWebhookCredentials, rotateSecrets } from '../src/services/delivery.js';
@@ -131,5 +132,22 @@ describe('delivery secrets never appear in clear', () => {
       api_key: WEBHOOK_SECRET,
     });
     assert.deepEqual(await rotateSecrets(deps, OLD_KEY), { rotated: 0, current: 1, failed: [] });
+  });
+});
+
+describe('redactDeliveryBody (for audit logs)', () => {
+  it('replaces every secret of a delivery body', () => {
+    const body = {
+      primary: { smtp_url: `smtp://mailer:${PASSWORD}@relay.example:587` },
+      fallback: { smtp_url: 'not a url' },
+      dkim: { domain: 'a.example', selector: 's', private_key: '-----BEGIN PRIVATE KEY-----abc' },
+      webhooks: { postmark: { username: 'u', password: WEBHOOK_SECRET }, ses: { topic_arn: 'arn:x' } },
+    };
+    const out = JSON.stringify(redactDeliveryBody(body));
+    assert.ok(!out.includes(PASSWORD) && !out.includes(WEBHOOK_SECRET) && !out.includes('BEGIN PRIVATE'));
+    assert.match(out, /smtp:\/\/mailer:redacted@relay\.example:587/);
+    assert.match(out, /"topic_arn":"arn:x"/);
+    assert.match(out, /"username":"u"/);
+    assert.match(JSON.stringify(body), new RegExp(PASSWORD), 'the body itself is left as it was');
   });
 });

@@ -277,3 +277,32 @@ export function nextUtcDay(now: number): number {
 }
 
 export const utcDay = (now: number): string => new Date(now).toISOString().slice(0, 10);
+
+/**
+ * A delivery body with every secret replaced by "[redacted]": relay passwords in the URLs, the DKIM key,
+ * webhook secrets. For anything that records what an administrator sent (an audit log).
+ */
+export function redactDeliveryBody(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return body;
+  const b = structuredClone(body) as Record<string, any>;
+  for (const role of TRANSPORT_ROLES) {
+    const t = b[role];
+    if (t && typeof t.smtp_url === 'string') {
+      try {
+        const u = new URL(t.smtp_url);
+        if (u.password) u.password = 'redacted';
+        t.smtp_url = u.toString();
+      } catch {
+        t.smtp_url = '[redacted]';
+      }
+    }
+  }
+  if (b.dkim && typeof b.dkim === 'object' && 'private_key' in b.dkim) b.dkim.private_key = '[redacted]';
+  if (b.webhooks && typeof b.webhooks === 'object')
+    for (const p of WEBHOOK_PROVIDERS) {
+      const member = WEBHOOK_SECRET_MEMBER[p];
+      const w = b.webhooks[p];
+      if (member && w && typeof w === 'object' && member in w) w[member] = '[redacted]';
+    }
+  return b;
+}
