@@ -20,8 +20,8 @@ import {
   type Finish,
 } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
-import { recordAttempts, returnQuota, takeQuota, type AttemptsOf } from '../repos/delivery.js';
-import { nextUtcDay, utcDay } from '../domain/delivery.js';
+import { recordAttempts, type AttemptsOf } from '../repos/delivery.js';
+import { giveBackQuota, senderOf, takeDailyQuota } from './projectPolicy.js';
 import { secretBox } from '../services/secrets.js';
 import { DeliveryRouter, type ProjectDelivery } from './router.js';
 import { findTemplate } from '../repos/templates.js';
@@ -257,21 +257,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       const dueAt = now + backoffDelay(row.attempts + 1, retry, random);
       return record('queued', write(finishes.retry(row.id, { now, dueAt, error })));
     }
-    const quota = !row.is_test ? (delivery?.settings.daily_quota ?? null) : null;
-    const quotaDay = utcDay(clock.now());
-    if (quota !== null && !(await takeQuota(db, project.id, quotaDay, quota))) {
-      const now = clock.now();
-      const dueAt = nextUtcDay(now);
-      const reason = `quota: the project's daily quota of ${quota} e-mails is used up; waits until ${new Date(dueAt).toISOString()}`;
-      return record('queued', write(finishes.waitQuota(row.id, { now, dueAt, reason })));
-    }
-    const sender = delivery
-      ? {
-          ...project,
-          name: delivery.settings.from_name ?? project.name,
-          from_email: delivery.settings.from_email ?? project.from_email,
-        }
-      : project;
+    const sender = senderOf(project, delivery);
 
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
     const context = buildContext({
@@ -302,6 +288,11 @@ export function createWorker(opts: WorkerOptions): Worker {
     const msg: OutgoingMessage = { from, to, ...parts, headers, messageId };
     const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
 
+    const quota = await takeDailyQuota(db, project.id, delivery, Number(row.is_test) === 1, clock.now());
+    if (!quota.taken) {
+      const { dueAt, reason } = quota;
+      return record('queued', write(finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));
+    }
     const routed = await router.send(project, delivery, msg);
     const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
     logged.catch((err) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
@@ -320,7 +311,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     }
     {
       const err = routed.error;
-      if (quota !== null) await returnQuota(db, project.id, quotaDay);
+      await giveBackQuota(db, project.id, quota);
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
       const now = clock.now();
