@@ -58,7 +58,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
           installation: createCaptureTransport(),
           box: secretBox(SECRET),
           breaker,
-            onBreaker: (label, state) => breakerChanges.push(`${label} ${state}`),
+          onBreaker: (label, state) => breakerChanges.push(`${label} ${state}`),
         });
         worker = createWorker({
           db: t.db,
