@@ -313,7 +313,8 @@ export async function runDelivery(kinds: Kind[] = KINDS): Promise<Record<string,
     if (kind === 'postgres') for (const t of sinks) runs.push({ kind, t, workers: 2 });
   }
   for (const { kind, t, workers, perProject } of runs) {
-    if (process.env.BENCH_PER_PROJECT_ONLY === '1' && !perProject) continue;
+    // BENCH_PER_PROJECT=compare: only the per-project runs and the one-worker single-sink runs beside them.
+    if (process.env.BENCH_PER_PROJECT === 'compare' && !perProject && (workers > 1 || t === 'capture')) continue;
     const r = await runOnce(kind, t, workers, perProject);
     allSent &&= r.sent === N && (r.received === null || r.received === N);
     const who = `${workers} worker${workers > 1 ? 's' : ' '}${perProject ? ', 2 projects on 2 sinks' : ''}`;
