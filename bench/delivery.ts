@@ -207,7 +207,7 @@ async function runOnce(
   let own: [Sink, Sink] | null = null;
   try {
     // Due a little in the future: the workers are up and idle before they fall due together.
-    const startAt = Date.now() + 8000 + 2000 * workers;
+    const startAt = Date.now() + 8000 + 2000 * workers + (perProject ? 6000 : 0);
     if (perProject && transport !== 'capture') {
       own = [await startSink(transport), await startSink(transport)];
       await seedTwoProjects(b, N, startAt, own);
