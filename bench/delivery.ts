@@ -162,7 +162,7 @@ async function seedTwoProjects(b: BenchDb, n: number, dueAt: number, sinks: [Sin
   }
   const deps = {
     db: b.db,
-    config: loadConfig({ DATABASE_URL: b.url } as NodeJS.ProcessEnv),
+    config: loadConfig({ DATABASE_URL: b.url }),
     clock: systemClock,
     secret: BENCH_SECRET,
   };
@@ -267,7 +267,7 @@ async function runOnce(
     sink = null;
     if (own) {
       const got = await Promise.all(own.map((x) => x.stop()));
-      received = got.every((g) => g !== null) ? got.reduce((a, g) => a + g!, 0) : null;
+      received = got.every((g) => g !== null) ? got.reduce((a, g) => a + g, 0) : null;
       own = null;
     }
     return {

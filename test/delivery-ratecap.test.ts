@@ -54,7 +54,7 @@ describe('rate cap in one process (memory)', () => {
     const relay = await timed.start();
     try {
       const s = await seedProject(t.db, { siteKey: 'capped' });
-      const deps = { db: t.db, config: loadConfig({} as NodeJS.ProcessEnv), clock: systemClock, secret: SECRET };
+      const deps = { db: t.db, config: loadConfig({}), clock: systemClock, secret: SECRET };
       await putDelivery(deps, 'capped', { primary: { smtp_url: relay.url, rate_per_second: 20 } });
       for (let i = 0; i < 11; i++) {
         const c = await addContact(t.db, s.projectId, `m${i}@example.org`);
@@ -123,7 +123,7 @@ describe(
 
     it(`sends ${N} e-mails at most ${RATE} per second in total`, async () => {
       const s = await seedProject(db, { siteKey: 'capped' });
-      const deps = { db, config: loadConfig({} as NodeJS.ProcessEnv), clock: systemClock, secret: SECRET };
+      const deps = { db, config: loadConfig({}), clock: systemClock, secret: SECRET };
       await putDelivery(deps, 'capped', { primary: { smtp_url: relay.url, rate_per_second: RATE } });
       for (const i of [1, 2]) {
         const port = await freePort();
@@ -135,12 +135,12 @@ describe(
             SECRET_KEY: SECRET,
             LOG_LEVEL: 'warn',
             METRICS_PORT: String(port),
-          } as NodeJS.ProcessEnv,
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         let out = '';
-        child.stdout!.on('data', (c) => (out = (out + String(c)).slice(-10_000)));
-        child.stderr!.on('data', (c) => (out = (out + String(c)).slice(-10_000)));
+        child.stdout.on('data', (c) => (out = (out + String(c)).slice(-10_000)));
+        child.stderr.on('data', (c) => (out = (out + String(c)).slice(-10_000)));
         procs.push({ child, port, out: () => `worker${i}: ${out}` });
       }
       const up = async (port: number) => {

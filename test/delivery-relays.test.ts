@@ -7,6 +7,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { dkimVerify } from 'mailauth';
 import { loadConfig } from '../src/config.js';
 import { DeliveryRouter } from '../src/delivery/router.js';
+import { emailIdByRelayId } from '../src/repos/delivery.js';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { systemClock, type Deps } from '../src/services/context.js';
@@ -48,7 +49,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         seeded = await seedProject(t.db, { siteKey: 'relays', fromEmail: 'noreply@relays.example' });
         deps = {
           db: t.db,
-          config: loadConfig({ SEND_WAIT_MS: '0' } as NodeJS.ProcessEnv),
+          config: loadConfig({ SEND_WAIT_MS: '0' }),
           clock: systemClock,
           secret: SECRET,
         };
@@ -112,6 +113,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         assert.equal(att.ok, true);
         assert.equal(att.queue_id, 'PRIM1');
         assert.match(att.reply ?? '', /queued as PRIM1/);
+        // Provider reports are matched back by it (issue 14).
+        assert.equal(await emailIdByRelayId(t.db.db, 'PRIM1'), id);
+        assert.equal(await emailIdByRelayId(t.db.db, 'PRIM-unknown'), null);
         assert.equal(att.message_id, got.messageId ? `<${got.messageId.replace(/^<|>$/g, '')}>` : null);
       });
 
@@ -212,12 +216,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
             if (type === 'TXT' && name === record.name) return [[record.value]];
             throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
           },
-        } as never);
+        });
         assert.equal(res.results[0]?.status.result, 'pass', JSON.stringify(res.results[0]?.status));
         // A wrong published key fails: the check above can fail.
         const bad = await dkimVerify(raw, {
           resolver: async () => [[record.value.replace(/p=.{10}/, 'p=AAAAAAAAAA')]],
-        } as never);
+        });
         assert.notEqual(bad.results[0]?.status.result, 'pass');
       });
     },

@@ -38,7 +38,7 @@ describe('delivery secrets never appear in clear', () => {
       SECRET_KEY: key,
       LOG_LEVEL: 'trace',
       SEND_WAIT_MS: '0',
-    } as NodeJS.ProcessEnv);
+    });
   const boot = (key: string) =>
     start(env(key), {
       listen: false,

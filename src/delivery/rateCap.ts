@@ -48,7 +48,9 @@ export class RedisRateCap implements RateCap {
   async acquire(id: string, perSecond: number): Promise<void> {
     let wait: number;
     try {
-      wait = Number(await (this.redis as any).egwSlot(`egw:ratecap:${id}`, String(1000 / perSecond)));
+      // defineCommand adds the method at run time; ioredis's types do not know it.
+      const redis = this.redis as unknown as { egwSlot(key: string, intervalMs: string): Promise<number> };
+      wait = Number(await redis.egwSlot(`egw:ratecap:${id}`, String(1000 / perSecond)));
     } catch {
       // Redis away: pace this process alone rather than stop sending.
       return this.fallback.acquire(id, perSecond);

@@ -295,7 +295,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     }
     const routed = await router.send(project, delivery, msg);
     const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
-    logged.catch((err) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
+    logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
     if (routed.ok) {
       const res = routed.result;
       log.info(

@@ -284,25 +284,27 @@ export const utcDay = (now: number): string => new Date(now).toISOString().slice
  */
 export function redactDeliveryBody(body: unknown): unknown {
   if (typeof body !== 'object' || body === null) return body;
-  const b = structuredClone(body) as Record<string, any>;
+  type Obj = Record<string, unknown>;
+  const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null;
+  const b = structuredClone(body) as Obj;
   for (const role of TRANSPORT_ROLES) {
     const t = b[role];
-    if (t && typeof t.smtp_url === 'string') {
-      try {
-        const u = new URL(t.smtp_url);
-        if (u.password) u.password = 'redacted';
-        t.smtp_url = u.toString();
-      } catch {
-        t.smtp_url = '[redacted]';
-      }
+    if (!isObj(t) || typeof t.smtp_url !== 'string') continue;
+    try {
+      const u = new URL(t.smtp_url);
+      if (u.password) u.password = 'redacted';
+      t.smtp_url = u.toString();
+    } catch {
+      t.smtp_url = '[redacted]';
     }
   }
-  if (b.dkim && typeof b.dkim === 'object' && 'private_key' in b.dkim) b.dkim.private_key = '[redacted]';
-  if (b.webhooks && typeof b.webhooks === 'object')
+  if (isObj(b.dkim) && 'private_key' in b.dkim) b.dkim.private_key = '[redacted]';
+  const hooks = b.webhooks;
+  if (isObj(hooks))
     for (const p of WEBHOOK_PROVIDERS) {
       const member = WEBHOOK_SECRET_MEMBER[p];
-      const w = b.webhooks[p];
-      if (member && w && typeof w === 'object' && member in w) w[member] = '[redacted]';
+      const w = hooks[p];
+      if (member && isObj(w) && member in w) w[member] = '[redacted]';
     }
   return b;
 }
