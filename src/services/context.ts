@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
 import type { DeliveryRouter } from '../delivery/router.js';
 import type { TxtLookup } from '../delivery/verify.js';
+import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -36,6 +37,8 @@ export interface Deps {
   deliveryRouter?: DeliveryRouter;
   /** DNS TXT lookups of the DKIM check (tests inject one; DNS may be unreachable). */
   dnsTxt?: TxtLookup;
+  /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
+  resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
 }
@@ -46,6 +49,10 @@ export interface GatewayCall {
   project: Project;
   key: ApiKey | null;
   endpoint: string;
+  /** `?dry_run=true` or `Prefer: dry-run`: carried out, rolled back, only a marked chronology row kept. */
+  dryRun?: boolean;
+  /** An administrator's replay of this chronology event (its effects record `replay_of`). */
+  replayOf?: number;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
 }
