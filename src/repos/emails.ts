@@ -103,6 +103,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
       'scheduled_emails.last_error',
       'scheduled_emails.contact_id',
       'scheduled_emails.chain_step',
+      'scheduled_emails.is_test',
     ])
     .orderBy('scheduled_emails.id', 'desc')
     .limit(f.limit + 1);
@@ -141,6 +142,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    test: Number(r.is_test) === 1,
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
 }
@@ -172,6 +174,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    test: Number(r.is_test) === 1,
     message_id: r.message_id,
     cancelled_by_event_id: r.cancelled_by_event_id ?? null,
     context: parseJson<Record<string, unknown>>(r.context, {}),

@@ -5,6 +5,8 @@ import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
+import type { DeliveryRouter } from '../delivery/router.js';
+import type { TxtLookup } from '../delivery/verify.js';
 import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
@@ -31,6 +33,10 @@ export interface Deps {
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
   metrics?: Metrics;
+  /** This process's per-project transports (breaker states for the UI); absent without a local worker. */
+  deliveryRouter?: DeliveryRouter;
+  /** DNS TXT lookups of the DKIM check (tests inject one; DNS may be unreachable). */
+  dnsTxt?: TxtLookup;
   /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
