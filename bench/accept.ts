@@ -3,10 +3,15 @@
 // created (a new order per request: event, contact, order and a three-step cart chain), on SQLite and
 // PostgreSQL, each against the bare-Fastify baseline measured in the same run. The gateway runs as
 // `serve` with ROLE=api (the API process of the scale-out topology; the worker is measured by the
-// delivery and lag benches). After each run every 200 answer's event_id is looked up: the event row and
+// delivery and lag benches). Also against two hand-written servers (bench/handwritten-server.ts) on
+// each engine, transactional only. After each run every 200 answer's event_id is looked up: the event row and
 // its e-mails must be there (committed before the answer).
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropSchema } from '../src/db/index.js';
 import {
   freePort,
   freshDatabase,
@@ -15,6 +20,7 @@ import {
   loadBenchProject,
   log,
   machine,
+  PG_URL,
   QUICK,
   spawnGateway,
   spawnNode,
@@ -30,7 +36,18 @@ const CONNECTIONS = 64;
 /** The V8 heap settings docs/performance.md recommends where memory is tight. */
 const TUNED = process.env.BENCH_TUNED_NODE_OPTIONS ?? '--max-semi-space-size=4 --max-old-space-size=128';
 
+/** BENCH_TUNED=0 leaves out the runs with the heap capped (shorter iterations). */
+const TUNED_RUNS = process.env.BENCH_TUNED !== '0';
+
 type Endpoint = 'transactional' | 'order-created';
+/** BENCH_ENDPOINTS=transactional runs one endpoint only (the hand-written servers have only that one). */
+const ENDPOINTS = (process.env.BENCH_ENDPOINTS?.split(',') ?? ['transactional', 'order-created']) as Endpoint[];
+
+/** The machine is shared: every figure is printed with the load averages it was measured under. */
+const load1 = () =>
+  `load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
 const PATHS: Record<Endpoint, string> = {
   transactional: '/api/scoped/send/transactional',
   'order-created': '/api/scoped/events/order-created',
@@ -106,10 +123,37 @@ async function verifyCommitted(
   return { ok, missing, emailsMissing };
 }
 
-export interface AcceptFigures {
-  baseline: Record<Endpoint, LoadResult & { rssMb: number }>;
-  gateway: Record<string, LoadResult & { rssMb: number; ratio: number; committed: boolean }>;
+/** A hand-written server (bench/handwritten-server.ts) on one engine, loaded like the gateway. */
+async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number }> {
+  const port = await freePort();
+  const env: Record<string, string> = { PORT: String(port), ENGINE: kind };
+  let cleanup: () => Promise<void>;
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'egw-handwritten-'));
+    env.SQLITE_PATH = join(dir, 'hand.db');
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const tag = randomBytes(4).toString('hex');
+    Object.assign(env, { DATABASE_URL: PG_URL, SCHEMA: `hand_${tag}`, WORKER_SCHEMA: `hand_gw_${tag}` });
+    cleanup = async () => {
+      await dropSchema(PG_URL, env.SCHEMA);
+      await dropSchema(PG_URL, env.WORKER_SCHEMA);
+    };
+  }
+  try {
+    const srv = await spawnNode('bench/handwritten-server.ts', [], env, { port, name: `handwritten-${kind}` });
+    const r = await hammer(port, 'transactional', 'none', false);
+    const rssMb = await srv.stop();
+    return { ...r, rssMb };
+  } finally {
+    await cleanup();
+  }
 }
+
+const HANDWRITTEN: Record<Kind, string> = {
+  sqlite: 'hand-written better-sqlite3 (WAL, synchronous=FULL), event + outbox row',
+  postgres: 'hand-written pg, event row + graphile-worker add_job',
+};
 
 export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
   log(`== accept path: ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up); ${machine()}`);
@@ -119,16 +163,30 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   const port = await freePort();
   const base = await spawnNode('bench/baseline-server.ts', [], { PORT: String(port) }, { port, name: 'baseline' });
   const baseline = {} as Record<Endpoint, LoadResult>;
-  for (const e of ['transactional', 'order-created'] as Endpoint[]) {
+  for (const e of ENDPOINTS) {
     baseline[e] = await hammer(port, e, 'none', false);
     log(
-      `baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}`,
+      `baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}  (${load1()})`,
     );
   }
   const baseRss = await base.stop();
   log(`baseline  peak RSS ${baseRss.toFixed(0)} MiB`);
-  out.baseline_tx_rps = Math.round(baseline.transactional.rps);
-  out.baseline_order_rps = Math.round(baseline['order-created'].rps);
+  if (baseline.transactional) out.baseline_tx_rps = Math.round(baseline.transactional.rps);
+  if (baseline['order-created']) out.baseline_order_rps = Math.round(baseline['order-created'].rps);
+
+  // The hand-written alternatives, transactional send only (the table of issue 18).
+  const hand = {} as Record<Kind, LoadResult>;
+  for (const kind of kinds) {
+    const r = await handwritten(kind);
+    hand[kind] = r;
+    const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+    log(
+      `hand-written ${kind.padEnd(8)} transactional ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
+        `non-2xx ${r.non2xx} errors ${r.errors}  peak RSS ${r.rssMb.toFixed(0)} MiB  [${HANDWRITTEN[kind]}]  (${load1()})`,
+    );
+    out[`hand_${tag}_tx_rps`] = Math.round(r.rps);
+    out[`hand_${tag}_tx_p99_ms`] = r.p99;
+  }
 
   let allCommitted = true;
   for (const kind of kinds) {
@@ -138,20 +196,23 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`);
       const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
       try {
-        for (const e of ['transactional', 'order-created'] as Endpoint[]) {
+        for (const e of ENDPOINTS) {
           const r = await hammer(gw.port, e, demo.key, true);
           const v = await verifyCommitted(b, e, r);
           allCommitted &&= v.ok;
           const ratio = r.rps / baseline[e].rps;
+          const vsHand = e === 'transactional' ? r.rps / hand[kind].rps : NaN;
           log(
             `${kind.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
-              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)`,
+              (e === 'transactional' ? `vs hand-written ${vsHand.toFixed(2)}  ` : '') +
+              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)  (${load1()})`,
           );
           const short = e === 'transactional' ? 'tx' : 'order';
           out[`${tag}_${short}_rps`] = Math.round(r.rps);
           out[`${tag}_${short}_p50_ms`] = r.p50;
           out[`${tag}_${short}_p99_ms`] = r.p99;
           out[`${tag}_${short}_ratio`] = Number(ratio.toFixed(2));
+          if (e === 'transactional') out[`${tag}_tx_vs_hand`] = Number(vsHand.toFixed(2));
           out[`${tag}_${short}_non2xx`] = r.non2xx;
         }
       } finally {
@@ -163,9 +224,10 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       await b.cleanup();
     }
   }
+  out.load_avg = loadavg()[0].toFixed(2);
   // Peak RSS is mostly V8 letting the heap grow under a high allocation rate (the live heap after a
   // full GC is ~30 MB). The same load with the heap capped as docs/performance.md recommends:
-  for (const kind of kinds) {
+  for (const kind of TUNED_RUNS ? kinds : []) {
     const b = await freshDatabase(kind);
     try {
       const demo = await loadBenchProject(b);
