@@ -30,10 +30,12 @@ import { reserveIds } from '../../repos/setBased.js';
 import type { GatewayCall } from '../context.js';
 import { describe, requestHash, type Accepted, type Described } from './accept.js';
 import { acceptAlone, plannedEmailRow, type AcceptPlan, type OrderState } from './acceptPlan.js';
+import { acceptOnSqlite } from './acceptSqlite.js';
 
 /**
  * Accepts a request by carrying out its plan: on PostgreSQL in a batch with the requests that arrive
- * with it, elsewhere (SQLite) in a transaction of its own. Same rows, same answer either way.
+ * with it, on SQLite with its own prebuilt statements in a unit of the group commit. Same rows, same
+ * answer either way, and as runPlan's (deps.referenceAccept runs that one, for the tests to compare).
  */
 export function executePlan<T extends object>(
   call: GatewayCall,
@@ -41,7 +43,8 @@ export function executePlan<T extends object>(
   plan: AcceptPlan<T>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  if (call.deps.db.dialect !== 'postgres') return acceptAlone(call, body, plan, refresh);
+  if (call.deps.referenceAccept) return acceptAlone(call, body, plan, refresh);
+  if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({
     call,
     body,
