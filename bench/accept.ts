@@ -26,6 +26,7 @@ import {
   spawnNode,
   summary,
   type BenchDb,
+  type Child,
   type Kind,
   type LoadResult,
 } from './lib.js';
@@ -75,13 +76,24 @@ function bodyFor(endpoint: Endpoint, run: string): (i: number) => string {
     });
 }
 
-async function hammer(port: number, endpoint: Endpoint, key: string, collect: boolean): Promise<LoadResult> {
+/**
+ * Warm-up, then the measured load. With the server's process given, also its CPU time per answered
+ * request (user + system, µs): on a shared machine the least noisy figure of what a request costs.
+ */
+async function hammer(
+  port: number,
+  endpoint: Endpoint,
+  key: string,
+  collect: boolean,
+  server?: Child,
+): Promise<LoadResult & { cpuUs: number }> {
   const run = randomBytes(4).toString('hex');
   const headers: Record<string, string> = { 'x-api-key': key };
   if (endpoint === 'transactional') headers.prefer = 'respond-async';
   const url = `http://127.0.0.1:${port}${PATHS[endpoint]}`;
   await load({ url, headers, body: bodyFor(endpoint, `warm-${run}`), connections: CONNECTIONS, durationS: WARMUP_S });
-  return load({
+  const cpu0 = server?.cpuSeconds() ?? NaN;
+  const r = await load({
     url,
     headers,
     body: bodyFor(endpoint, run),
@@ -89,6 +101,8 @@ async function hammer(port: number, endpoint: Endpoint, key: string, collect: bo
     durationS: DURATION_S,
     collectEventIds: collect,
   });
+  const cpuUs = (((server?.cpuSeconds() ?? NaN) - cpu0) * 1e6) / Math.max(1, r.requests - r.non2xx);
+  return { ...r, cpuUs };
 }
 
 /** Every answered 200 names an event that is in the log with its e-mails: nothing answered was lost. */
@@ -124,7 +138,7 @@ async function verifyCommitted(
 }
 
 /** A hand-written server (bench/handwritten-server.ts) on one engine, loaded like the gateway. */
-async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number }> {
+async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number; cpuUs: number }> {
   const port = await freePort();
   const env: Record<string, string> = { PORT: String(port), ENGINE: kind };
   let cleanup: () => Promise<void>;
@@ -142,7 +156,7 @@ async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number }> 
   }
   try {
     const srv = await spawnNode('bench/handwritten-server.ts', [], env, { port, name: `handwritten-${kind}` });
-    const r = await hammer(port, 'transactional', 'none', false);
+    const r = await hammer(port, 'transactional', 'none', false, srv);
     const rssMb = await srv.stop();
     return { ...r, rssMb };
   } finally {
@@ -175,17 +189,18 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   if (baseline['order-created']) out.baseline_order_rps = Math.round(baseline['order-created'].rps);
 
   // The hand-written alternatives, transactional send only (the table of issue 18).
-  const hand = {} as Record<Kind, LoadResult>;
+  const hand = {} as Record<Kind, LoadResult & { cpuUs: number }>;
   for (const kind of kinds) {
     const r = await handwritten(kind);
     hand[kind] = r;
     const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
     log(
       `hand-written ${kind.padEnd(8)} transactional ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
-        `non-2xx ${r.non2xx} errors ${r.errors}  peak RSS ${r.rssMb.toFixed(0)} MiB  [${HANDWRITTEN[kind]}]  (${load1()})`,
+        `CPU ${r.cpuUs.toFixed(0)} us/req  non-2xx ${r.non2xx} errors ${r.errors}  peak RSS ${r.rssMb.toFixed(0)} MiB  [${HANDWRITTEN[kind]}]  (${load1()})`,
     );
     out[`hand_${tag}_tx_rps`] = Math.round(r.rps);
     out[`hand_${tag}_tx_p99_ms`] = r.p99;
+    out[`hand_${tag}_tx_cpu_us`] = Math.round(r.cpuUs);
   }
 
   let allCommitted = true;
@@ -197,7 +212,7 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
       try {
         for (const e of ENDPOINTS) {
-          const r = await hammer(gw.port, e, demo.key, true);
+          const r = await hammer(gw.port, e, demo.key, true, gw);
           const v = await verifyCommitted(b, e, r);
           allCommitted &&= v.ok;
           const ratio = r.rps / baseline[e].rps;
@@ -205,6 +220,7 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
           log(
             `${kind.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
               (e === 'transactional' ? `vs hand-written ${vsHand.toFixed(2)}  ` : '') +
+              `CPU ${r.cpuUs.toFixed(0)} us/req  ` +
               `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)  (${load1()})`,
           );
           const short = e === 'transactional' ? 'tx' : 'order';
@@ -212,6 +228,7 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
           out[`${tag}_${short}_p50_ms`] = r.p50;
           out[`${tag}_${short}_p99_ms`] = r.p99;
           out[`${tag}_${short}_ratio`] = Number(ratio.toFixed(2));
+          out[`${tag}_${short}_cpu_us`] = Math.round(r.cpuUs);
           if (e === 'transactional') out[`${tag}_tx_vs_hand`] = Number(vsHand.toFixed(2));
           out[`${tag}_${short}_non2xx`] = r.non2xx;
         }
