@@ -22,9 +22,8 @@ import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { AcceptBatchFallbackReason } from '../../metrics.js';
 import { contactKey, normaliseEmail, upsertContactsMany, type ContactWanted } from '../../repos/contacts.js';
-import { insertEmailsMany } from '../../repos/emails.js';
-import { insertEventsMany } from '../../repos/events.js';
-import { insertIdempotencyMany, type NewIdempotencyRecord } from '../../repos/idempotency.js';
+import { insertAcceptedMany } from '../../repos/events.js';
+import type { NewIdempotencyRecord } from '../../repos/idempotency.js';
 import { insertUnpaidOrdersMany, orderKey, type NewUnpaidOrder } from '../../repos/orders.js';
 import { reserveIds } from '../../repos/setBased.js';
 import type { GatewayCall } from '../context.js';
@@ -218,9 +217,7 @@ async function writeBatch(trx: Transaction<Database>, batch: BatchedRequest[]): 
     return { status: 200, body: answer.response, eventId, replayed: false };
   });
 
-  await insertEmailsMany(trx, emails);
-  await insertEventsMany(trx, events);
   // A repeat of a stored key: the batch rolls back and is redone request by request (which replays it).
-  if ((await insertIdempotencyMany(trx, records)) !== records.length) throw new StoredIdempotencyKey();
+  if ((await insertAcceptedMany(trx, { emails, events, records })) !== records.length) throw new StoredIdempotencyKey();
   return results;
 }
