@@ -2,6 +2,7 @@
 // their members).
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
+import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor } from './types.js';
@@ -113,7 +114,7 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
       status: c.status,
     });
   const written = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
-    insert into contacts as c (project_id, email, name, fields, status, created_at, updated_at)
+    ${sql.raw(PREPARED)}insert into contacts as c (project_id, email, name, fields, status, created_at, updated_at)
     select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
     from ${unnest(rows, WANTED, true)}
     order by u.ord
@@ -125,7 +126,7 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
   if (!known.length) return out;
   // A new statement: it also sees a contact another transaction committed while the upsert ran.
   const found = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
-    select c.id, c.project_id, c.email, c.name, c.status from contacts c
+    ${sql.raw(PREPARED)}select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
     db,
   );

@@ -1,6 +1,6 @@
 // The event log (chronology of incoming gateway requests, SPEC §5).
 import { sql } from 'kysely';
-import type { Dialect } from '../db/index.js';
+import { PREPARED, type Dialect } from '../db/index.js';
 import type { EventRow, NewEmail, NewEvent } from '../db/schema.js';
 import { insertEmailsStatement } from './emails.js';
 import { insertIdempotencyStatement, type NewIdempotencyRecord } from './idempotency.js';
@@ -45,7 +45,7 @@ export async function insertAcceptedMany(
   },
 ): Promise<number> {
   const res = await sql`
-    with new_emails as (${insertEmailsStatement(rows.emails)}),
+    ${sql.raw(PREPARED)}with new_emails as (${insertEmailsStatement(rows.emails)}),
     new_events as (insert into events (${columnList(NEW_EVENT)})
       select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows.events, NEW_EVENT)})
     ${insertIdempotencyStatement(rows.records)}`.execute(db);
