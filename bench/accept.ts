@@ -178,9 +178,10 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   const base = await spawnNode('bench/baseline-server.ts', [], { PORT: String(port) }, { port, name: 'baseline' });
   const baseline = {} as Record<Endpoint, LoadResult>;
   for (const e of ENDPOINTS) {
-    baseline[e] = await hammer(port, e, 'none', false);
+    const r = await hammer(port, e, 'none', false, base);
+    baseline[e] = r;
     log(
-      `baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}  (${load1()})`,
+      `baseline  ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${r.cpuUs.toFixed(0)} us/req  non-2xx ${r.non2xx}  (${load1()})`,
     );
   }
   const baseRss = await base.stop();
