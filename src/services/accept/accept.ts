@@ -60,7 +60,7 @@ function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-export function requestHash(endpoint: string, body: Body): string {
+function requestHash(endpoint: string, body: Body): string {
   return createHash('sha256').update(endpoint).update('\n').update(canonical(body)).digest('hex');
 }
 
@@ -85,18 +85,15 @@ export interface Incoming {
   call: GatewayCall;
   body: Body;
   d: Described;
+  /** requestHash of the body; empty without an idempotency key (nothing compares it then). */
   hash: string;
   now: number;
 }
 
 export function incoming(call: GatewayCall, body: Body): Incoming {
-  return {
-    call,
-    body,
-    d: describe(call.endpoint, body),
-    hash: requestHash(call.endpoint, body),
-    now: call.deps.clock.now(),
-  };
+  const d = describe(call.endpoint, body);
+  // The canonical form of the body is written only for an idempotency record to compare with.
+  return { call, body, d, hash: d.idempotency_key ? requestHash(call.endpoint, body) : '', now: call.deps.clock.now() };
 }
 
 /** The chronology row of an accepted request (its effects given as JSON text). */

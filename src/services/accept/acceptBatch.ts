@@ -27,7 +27,7 @@ import type { NewIdempotencyRecord } from '../../repos/idempotency.js';
 import { insertUnpaidOrdersMany, orderKey, type NewUnpaidOrder } from '../../repos/orders.js';
 import { reserveIds } from '../../repos/setBased.js';
 import type { GatewayCall } from '../context.js';
-import { describe, requestHash, type Accepted, type Described } from './accept.js';
+import { incoming, type Accepted, type Incoming } from './accept.js';
 import { acceptAlone, plannedEmailRow, type AcceptPlan, type OrderState } from './acceptPlan.js';
 import { acceptOnSqlite } from './acceptSqlite.js';
 
@@ -45,24 +45,15 @@ export function executePlan<T extends object>(
   if (call.deps.referenceAccept) return acceptAlone(call, body, plan, refresh);
   if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({
-    call,
-    body,
+    ...incoming(call, body),
     plan: plan as AcceptPlan<unknown>,
-    d: describe(call.endpoint, body),
-    hash: requestHash(call.endpoint, body),
-    now: call.deps.clock.now(),
     alone: () => acceptAlone(call, body, plan, refresh),
   }) as Promise<Accepted<T>>;
 }
 
 /** A request waiting for its batch. */
-interface BatchedRequest {
-  call: GatewayCall;
-  body: Body;
+interface BatchedRequest extends Incoming {
   plan: AcceptPlan<unknown>;
-  d: Described;
-  hash: string;
-  now: number;
   /** The per-request path, for a batch of one or one rolled back. */
   alone(): Promise<Accepted<unknown>>;
 }
