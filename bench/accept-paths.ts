@@ -32,7 +32,7 @@ async function openSide(name: string, referenceAccept: boolean): Promise<Side> {
   const demo = await loadBenchProject(b);
   const deps: Deps = {
     db: b.db,
-    config: loadConfig({ DATABASE_URL: b.url } as NodeJS.ProcessEnv),
+    config: loadConfig({ DATABASE_URL: b.url }),
     clock: systemClock,
     referenceAccept,
   };

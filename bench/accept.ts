@@ -22,6 +22,7 @@ import {
   machine,
   PG_URL,
   QUICK,
+  RUNTIME,
   spawnGateway,
   spawnNode,
   summary,
@@ -211,6 +212,9 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       const demo = await loadBenchProject(b);
       const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`);
       const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+      const idle = gw.rssMb();
+      out[`${tag}_idle_rss_mb`] = Math.round(idle);
+      log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) idle RSS ${idle.toFixed(0)} MiB after start`);
       try {
         for (const e of ENDPOINTS) {
           const r = await hammer(gw.port, e, demo.key, true, gw);
@@ -236,7 +240,7 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       } finally {
         const rss = await gw.stop();
         out[`${tag}_peak_rss_mb`] = Math.round(rss);
-        log(`${kind.padEnd(9)} serve (ROLE=api) peak RSS ${rss.toFixed(0)} MiB`);
+        log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) peak RSS ${rss.toFixed(0)} MiB`);
       }
     } finally {
       await b.cleanup();

@@ -46,7 +46,7 @@ export function executePlan<T extends object>(
   if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({
     ...incoming(call, body),
-    plan: plan as AcceptPlan<unknown>,
+    plan,
     alone: () => acceptAlone(call, body, plan, refresh),
   }) as Promise<Accepted<T>>;
 }

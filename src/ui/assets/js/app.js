@@ -1,4 +1,4 @@
-/* global document, window, history, location, Element, URLSearchParams */
+// @ts-check
 // The admin UI's shell: session bootstrap, the top bar, and a small history-API router. Every page is
 // a module function that returns a DOM node; links are real links (keyboard, middle-click and bookmarks
 // work), and the router only intercepts plain clicks on same-origin /ui/ links.
@@ -163,6 +163,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
 
 document.addEventListener('click', (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  /** @type {HTMLAnchorElement | null} */
   const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
   if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin || !a.pathname.startsWith('/ui/'))
     return;
@@ -190,4 +191,4 @@ async function start() {
   await render();
 }
 
-start();
+void start();

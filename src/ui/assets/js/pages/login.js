@@ -1,3 +1,4 @@
+// @ts-check
 // Log in with the admin token (SPEC §6). The token goes to the server once and is exchanged for an
 // HttpOnly session cookie; the page never stores it.
 import { api, ApiError, describeError } from '../api.js';
