@@ -18,3 +18,26 @@ export type EmailKind = (typeof EMAIL_KINDS)[number];
 
 export const KEY_STATUSES = ['active', 'disabled'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
+
+/** What a site's webhook endpoint may subscribe to (SPEC §13). */
+export const WEBHOOK_KINDS = [
+  'email.sent',
+  'email.delivered',
+  'email.failed',
+  'email.bounced',
+  'email.soft_bounced',
+  'email.complained',
+  'email.suppressed',
+  'email.cancelled',
+  'contact.unsubscribed',
+  'event.rejected',
+] as const;
+export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
+
+/** A disabled endpoint gets nothing until an administrator enables it again. */
+export const WEBHOOK_ENDPOINT_STATUSES = ['active', 'disabled'] as const;
+export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+
+/** pending (due at due_at) → sending (leased) → delivered, or failed once retries are over. */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];

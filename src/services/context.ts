@@ -5,6 +5,7 @@ import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
+import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -30,6 +31,8 @@ export interface Deps {
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
   metrics?: Metrics;
+  /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
+  resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
   /**
@@ -45,6 +48,10 @@ export interface GatewayCall {
   project: Project;
   key: ApiKey | null;
   endpoint: string;
+  /** `?dry_run=true` or `Prefer: dry-run`: carried out, rolled back, only a marked chronology row kept. */
+  dryRun?: boolean;
+  /** An administrator's replay of this chronology event (its effects record `replay_of`). */
+  replayOf?: number;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
 }

@@ -11,6 +11,8 @@ import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { GatewayCall } from '../context.js';
+import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
+import { dryRunEvent } from './dryRun.js';
 
 export interface Described {
   event_type: string | null;
@@ -171,6 +173,7 @@ export async function acceptEvent<T extends object>(
 ): Promise<Accepted<T>> {
   const r = incoming(call, body);
   const { project, endpoint } = call;
+  if (call.dryRun) return dryRunEvent(call, body, r.d, r.hash, work, refresh);
   // Optimistic about idempotency keys: a new key (the common case) costs no read before the
   // transaction; a key already stored makes insertIdempotency fail, the work rolls back and the stored
   // answer is replayed.
@@ -181,7 +184,12 @@ export async function acceptEvent<T extends object>(
       inTransaction(call.deps.db, async (trx) => {
         const eventId = await insertEvent(trx, acceptedEventRow(r, '{}'));
         const { response, effects } = await work(trx, eventId, r.now);
-        await setEventEffects(trx, eventId, effects);
+        // Last members, so a repeated replay is found by its tail (services/replay.ts).
+        await setEventEffects(
+          trx,
+          eventId,
+          call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
+        );
         if (r.d.idempotency_key) {
           const stored = await insertIdempotency(
             trx,
@@ -216,17 +224,50 @@ export async function logRequest(
   effects: Record<string, unknown> = {},
 ): Promise<void> {
   const { deps, project, key, endpoint } = call;
-  await insertEvent(deps.db.db, {
+  const d = describe(endpoint, body);
+  const now = deps.clock.now();
+  const row = {
     project_id: project.id,
     key_id: key?.id ?? null,
     key_last4: key?.last4 ?? null,
     endpoint,
-    ...describe(endpoint, body),
+    ...d,
     http_status: status,
     accepted: code === null ? 1 : 0,
     error_code: code,
     payload: storedPayload(body),
     effects: JSON.stringify(effects),
-    created_at: deps.clock.now(),
+    created_at: now,
+  };
+  if (call.dryRun) row.effects = JSON.stringify({ ...effects, dry_run: true });
+  if (call.dryRun || !notifiesRejection(code)) {
+    await insertEvent(deps.db.db, row);
+    return;
+  }
+  // event.rejected commits with the chronology row it reports (SPEC §13).
+  await inTransaction(deps.db, async (trx) => {
+    const eventId = await insertEvent(trx, row);
+    await enqueueSiteWebhooks(
+      trx,
+      project.id,
+      'event.rejected',
+      {
+        event_id: eventId,
+        scheduled_email_id: null,
+        ...d,
+        status: 'rejected',
+        reason: code,
+        endpoint,
+        http_status: status,
+        error_code: code,
+      },
+      now,
+    );
   });
 }
+
+/**
+ * Which refusals a site hears of as event.rejected: every refusal of a request with a known key but
+ * rate limiting (429), which would answer a flood with a flood; the chronology has those.
+ */
+export const notifiesRejection = (code: string | null): code is string => code !== null && code !== 'rate_limited';

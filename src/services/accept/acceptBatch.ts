@@ -42,7 +42,9 @@ export function executePlan<T extends object>(
   plan: AcceptPlan<T>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  if (call.deps.referenceAccept) return acceptAlone(call, body, plan, refresh);
+  // A dry run is rolled back: it must not share a batch's transaction (or a group commit's unit written
+  // by the SQLite statements) with real requests. A replay is rare and its effects record what it replays.
+  if (call.deps.referenceAccept || call.dryRun || call.replayOf) return acceptAlone(call, body, plan, refresh);
   if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({
     ...incoming(call, body),
