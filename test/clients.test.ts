@@ -1,17 +1,24 @@
 // The PHP and TypeScript clients against the real gateway: `serve` as a process (SQLite; PostgreSQL too
 // when TEST_DATABASE_URL is set), with a proxy that drops or fails chosen requests. The TypeScript client
 // is compiled as it is packed (tsc) and imported from the output; the PHP client runs its PHPUnit suite
-// (Debian's phpunit) with the gateway's address and keys in the environment. Also: the committed
-// TypeScript types match the served /openapi.json, and both clients carry the gateway's version.
+// (Debian's phpunit) with the gateway's address and keys in the environment, and webhook vectors made by
+// the Standard Webhooks reference (test/support/webhookVectors.ts). Also: the committed TypeScript types
+// match the served /openapi.json, both clients carry the gateway's version, and the plain-PHP webhook
+// page takes a delivery the reference signed.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { GENERATED_FILE, generateTypes, REGENERATE_HINT } from '../scripts/clients-generate.js';
+import { freePort, until } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
 import {
   LIVE_ADMIN_TOKEN,
@@ -20,6 +27,7 @@ import {
   type BreakingProxy,
   type LiveGateway,
 } from './support/liveGateway.js';
+import { webhookVectors } from './support/webhookVectors.js';
 
 type ClientModule = typeof import('../clients/ts/src/index.js');
 const run = promisify(execFile);
@@ -39,6 +47,10 @@ const buildTsClient = () =>
   ]).then(async () => (await import(pathToFileURL(join(tsOut, 'index.js')).href)) as ClientModule));
 after(() => rmSync(tsOut, { recursive: true, force: true }));
 
+/** The reference's webhook vectors, for the PHP verifier's tests (GATEWAY_WEBHOOK_VECTORS). */
+const vectorsFile = join(tsOut, 'webhook-vectors.json');
+writeFileSync(vectorsFile, JSON.stringify(webhookVectors()));
+
 /** Whether a command exists; in CI a missing one fails the test instead of skipping it. */
 async function have(t: TestContext, command: string): Promise<boolean> {
   try {
@@ -52,6 +64,30 @@ async function have(t: TestContext, command: string): Promise<boolean> {
     t.skip(`${command} is not installed (CI=true makes this a failure)`);
     return false;
   }
+}
+
+/** examples/webhook.php under `php -S`; its error_log lines go to the server's output, kept in `log`. */
+async function startPhpWebhookPage(t: TestContext, secret: string, port: number) {
+  const server = spawn('php', ['-S', `127.0.0.1:${port}`, join(PHP_DIR, 'examples', 'webhook.php')], {
+    env: { ...process.env, GATEWAY_WEBHOOK_SECRET: secret },
+  });
+  const page = { url: `http://127.0.0.1:${port}/`, log: '' };
+  server.stderr.on('data', (c) => (page.log += c));
+  server.stdout.on('data', (c) => (page.log += c));
+  t.after(() => server.kill());
+  // Up once it answers at all (an unsigned GET is refused with 400).
+  await until(
+    async () => {
+      if (server.exitCode !== null) assert.fail(`php -S exited: ${page.log}`);
+      return fetch(page.url).then(
+        () => true,
+        () => false,
+      );
+    },
+    15_000,
+    'php -S listening',
+  );
+  return page;
 }
 
 describe('clients: versions and generated types', () => {
@@ -178,6 +214,127 @@ for (const d of DIALECTS) {
         assert.equal(retries.length, 0);
       });
 
+      it('plan in the answers; scoped reads of e-mails and chronology, page by page', async () => {
+        retries.length = 0;
+        const c = client();
+        const order = unique('scoped');
+        const created = await c.orderCreated({ cart_type: 'course', email: 'scoped@example.com', order_id: order });
+        assert.deepEqual(
+          created.plan.map((p) => [p.step, p.status, p.scheduled_email_id]),
+          created.scheduled_email_ids.map((id, i) => [['1h', '1d', '3d'][i], 'scheduled', id]),
+        );
+        const paid = await c.purchase({ cart_type: 'course', email: 'scoped@example.com', order_id: order });
+        assert.deepEqual(
+          paid.plan.map((p) => [p.scheduled_email_id, p.status, p.reason]),
+          created.scheduled_email_ids.map((id) => [id, 'cancelled', 'cancelled_by_purchase']),
+        );
+        const sent = await c.sendTransactional({
+          event_type: 'course_paid',
+          email: 'scoped@example.com',
+          order_id: order,
+        });
+        assert.equal(sent.plan.length, 1);
+        assert.equal(sent.plan[0].scheduled_email_id, sent.scheduled_email_id);
+
+        const one = await c.email(created.scheduled_email_ids[0]);
+        assert.equal(one.id, created.scheduled_email_ids[0]);
+        assert.equal(one.status, 'cancelled');
+        assert.equal(one.reason, 'cancelled_by_purchase');
+        assert.equal(one.order_id, order);
+        const missing = await c.email(2_000_000_000).catch((e) => e);
+        assert.ok(missing instanceof ts.mod.GatewayError && missing.status === 404 && missing.code === 'not_found');
+
+        const first = await c.emails({ order_id: order, limit: 2 });
+        assert.equal(first.items.length, 2);
+        assert.equal(typeof first.next_cursor, 'string');
+        const all: number[] = [];
+        for await (const e of c.iterateEmails({ order_id: order, limit: 1 })) all.push(e.id);
+        assert.deepEqual(
+          [...all].sort((a, b) => a - b),
+          [...created.scheduled_email_ids, sent.scheduled_email_id].sort((a, b) => a! - b!),
+        );
+        const byKey = await c.emails({ idempotency_key: `${order}:course_paid` });
+        assert.deepEqual(
+          byKey.items.map((e) => e.id),
+          [sent.scheduled_email_id],
+        );
+
+        const rows: string[] = [];
+        for await (const e of c.iterateEvents({ order_id: order, order: 'asc', limit: 1 })) rows.push(e.endpoint);
+        assert.equal(rows.length, 3);
+        const page = await c.events({ order_id: order, limit: 2 });
+        assert.equal(page.items.length, 2);
+        assert.ok(page.items[0].id > page.items[1].id, 'newest first');
+        assert.equal(page.items[0].idempotency_key, `${order}:course_paid`);
+        assert.equal(typeof page.next_cursor, 'string');
+        const since = await c.events({ order_id: order, since: new Date(Date.now() + 60_000).toISOString() });
+        assert.deepEqual(since.items, []);
+        assert.equal(retries.length, 0);
+      });
+
+      it('a dry run at the gateway: the plan, nothing kept, and the real call after it still sends', async () => {
+        retries.length = 0;
+        const c = client();
+        const order = unique('dry');
+        const created = await c.orderCreated(
+          { cart_type: 'course', email: 'dry@example.com', order_id: order },
+          { dryRun: true },
+        );
+        assert.equal(created.dry_run, true);
+        assert.deepEqual(created.scheduled_email_ids, []);
+        assert.deepEqual(
+          created.plan.map((p) => [p.step, p.status]),
+          [
+            ['1h', 'scheduled'],
+            ['1d', 'scheduled'],
+            ['3d', 'scheduled'],
+          ],
+        );
+        const event = { event_type: 'course_paid', email: 'dry@example.com', order_id: order };
+        const preview = await c.sendTransactional(event, { dryRun: true });
+        assert.equal(preview.dry_run, true);
+        assert.equal(preview.scheduled_email_id, null);
+        assert.equal(preview.plan.length, 1);
+        assert.deepEqual((await c.emails({ order_id: order })).items, []);
+        const rows = (await c.events({ order_id: order })).items;
+        assert.deepEqual(
+          rows.map((r) => r.effects.dry_run),
+          [true, true],
+        );
+        // The dry run kept no idempotency record: the same derived key now sends for real.
+        const real = await c.sendTransactional(event);
+        assert.equal(real.dry_run, undefined);
+        assert.equal(typeof real.scheduled_email_id, 'number');
+        assert.equal(retries.length, 0);
+      });
+
+      it('dryRun sends ?dry_run=true and refuses an answer that was not a dry run', async () => {
+        const urls: string[] = [];
+        let dryRunAnswer = true;
+        const fake: typeof fetch = async (input) => {
+          urls.push(input instanceof Request ? input.url : input.toString());
+          const body = { ok: true, event_id: 1, plan: [], ...(dryRunAnswer ? { dry_run: true } : {}) };
+          return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+        };
+        const c = client({ baseUrl: 'http://gateway.invalid', fetch: fake });
+        const event = { event_type: 'course_paid', email: 'd@example.com', order_id: 'dry-1' };
+        const r = await c.sendTransactional(event, { dryRun: true });
+        assert.equal(r.dry_run, true);
+        await c.orderCreated({ cart_type: 'course', email: 'd@example.com', order_id: 'dry-1' }, { dryRun: true });
+        await c.purchase({ cart_type: 'course', email: 'd@example.com', order_id: 'dry-1' }, { dryRun: true });
+        await c.sendTransactional(event);
+        assert.deepEqual(urls, [
+          'http://gateway.invalid/api/scoped/send/transactional?dry_run=true',
+          'http://gateway.invalid/api/scoped/events/order-created?dry_run=true',
+          'http://gateway.invalid/api/scoped/events/purchase?dry_run=true',
+          'http://gateway.invalid/api/scoped/send/transactional',
+        ]);
+        dryRunAnswer = false;
+        const e = await c.sendTransactional(event, { dryRun: true }).catch((err) => err);
+        assert.ok(e instanceof ts.mod.GatewayError);
+        assert.equal(e.code, 'dry_run_unsupported');
+      });
+
       it('a 422 is a ValidationError with its fields, never retried', async () => {
         retries.length = 0;
         const c = client();
@@ -301,6 +458,7 @@ for (const d of DIALECTS) {
         GATEWAY_LIST_ID: String(listId),
         GATEWAY_SITE_KEY: gw.siteKey,
         GATEWAY_ADMIN_TOKEN: LIVE_ADMIN_TOKEN,
+        GATEWAY_WEBHOOK_VECTORS: vectorsFile,
       });
 
       it('PHPUnit suite (Debian phpunit) against the gateway', async (t) => {
@@ -332,6 +490,99 @@ for (const d of DIALECTS) {
       });
 
       if (d.name === 'sqlite') {
+        it('the plain-PHP webhook page (php -S) takes a delivery the reference signed and refuses a forged one', async (t) => {
+          if (!(await have(t, 'php'))) return;
+          const secret = `whsec_${randomBytes(24).toString('base64')}`;
+          const page = await startPhpWebhookPage(t, secret, await freePort());
+          const body = JSON.stringify({
+            type: 'email.bounced',
+            timestamp: new Date().toISOString(),
+            data: { site_key: 's', scheduled_email_id: 7, order_id: '1001', email: 'a@example.com', reason: '550 нет' },
+          });
+          const deliver = async (signWith: string) => {
+            const now = new Date();
+            return fetch(page.url, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                'webhook-id': 'msg_php',
+                'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                'webhook-signature': new Webhook(signWith).sign('msg_php', now, body),
+              },
+              body,
+            });
+          };
+          assert.equal((await deliver(secret)).status, 204);
+          assert.equal((await deliver(`whsec_${randomBytes(24).toString('base64')}`)).status, 400);
+          // php -S writes the page's error_log after the answer has gone: wait for the lines.
+          const logged = (re: RegExp) => until(() => re.test(page.log), 10_000, `${re} in ${page.log}`);
+          await logged(/webhook msg_php: email\.bounced a@example\.com order 1001 \(550 нет\)/);
+          await logged(/webhook refused: No matching signature/);
+        });
+
+        it('webhooks from the gateway: the PHP page and the TypeScript verifier take its real deliveries', async (t) => {
+          if (!(await have(t, 'php'))) return;
+          // A Node receiver that keeps what arrives, verified below with the TypeScript client.
+          const received: { raw: string; headers: IncomingHttpHeaders }[] = [];
+          const receiver = createServer((req, res) => {
+            let raw = '';
+            req.setEncoding('utf8');
+            req.on('data', (c: string) => (raw += c));
+            req.on('end', () => {
+              received.push({ raw, headers: req.headers });
+              res.writeHead(204).end();
+            });
+          });
+          await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+          t.after(() => {
+            receiver.closeAllConnections();
+            receiver.close();
+          });
+          const hooks = `/api/admin/projects/${gw.siteKey}/webhooks`;
+          const tsHook = await gw.admin('POST', hooks, {
+            url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+            events: ['email.sent'],
+          });
+          const phpPort = await freePort();
+          const phpHook = await gw.admin('POST', hooks, {
+            url: `http://127.0.0.1:${phpPort}/`,
+            events: ['email.sent'],
+          });
+          t.after(async () => {
+            for (const h of [tsHook, phpHook]) await gw.admin('DELETE', `${hooks}/${h.id}`);
+          });
+          const page = await startPhpWebhookPage(t, phpHook.secret, phpPort);
+
+          const order = unique('hook');
+          const sent = await new ts.mod.GatewayClient({ baseUrl: gw.url, apiKey: key }).sendTransactional({
+            event_type: 'course_paid',
+            email: 'hook@example.com',
+            order_id: order,
+          });
+          await until(
+            () =>
+              page.log.includes(`email.sent e-mail ${sent.scheduled_email_id} order ${order}`) &&
+              received.some((r) => r.raw.includes(order)),
+            60_000,
+            'both deliveries',
+          );
+          const delivery = received.find((r) => r.raw.includes(order))!;
+          const event = new ts.mod.WebhookVerifier(tsHook.secret).verify(delivery.raw, delivery.headers);
+          assert.equal(event.type, 'email.sent');
+          assert.equal(event.id, delivery.headers['webhook-id']);
+          assert.equal(event.data.site_key, gw.siteKey);
+          assert.equal(event.data.scheduled_email_id, sent.scheduled_email_id);
+          assert.equal(event.data.order_id, order);
+          assert.equal(event.data.event_type, 'course_paid');
+          assert.equal(event.data.idempotency_key, `${order}:course_paid`);
+          assert.equal(event.data.status, 'sent');
+          assert.throws(
+            () => new ts.mod.WebhookVerifier(phpHook.secret).verify(delivery.raw, delivery.headers),
+            ts.mod.WebhookVerificationError,
+            "another endpoint's secret",
+          );
+        });
+
         it('every PHP file parses, and composer.json is valid', async (t) => {
           if (!(await have(t, 'php')) || !(await have(t, 'composer'))) return;
           const files = (readdirSync(PHP_DIR, { recursive: true }) as string[]).filter((f) => f.endsWith('.php'));

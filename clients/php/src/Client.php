@@ -17,7 +17,16 @@ use EduGateway\Http\Transport;
  * and typed exceptions.
  *
  * Bodies are arrays with the members of the API (event_type, email, name, order_id, fields, …); answers
- * are the decoded JSON objects as arrays.
+ * are the decoded JSON objects as arrays (their members are listed on each method, as in the API document).
+ *
+ * @phpstan-type PlanItem array{scheduled_email_id: int|null, template_key: string|null, step: string|null,
+ *     due_at: string|null, status: string, reason: string|null}
+ * @phpstan-type ScopedEmail array{id: int, status: string, event_type: string|null, order_id: string|null,
+ *     template_key: string, to: string, due_at: string, sent_at: string|null, attempts: int,
+ *     outcome: string|null, reason: string|null}
+ * @phpstan-type ScopedEvent array{id: int, received_at: string, endpoint: string, event_type: string|null,
+ *     email: string|null, order_id: string|null, idempotency_key: string|null, key_last4: string|null,
+ *     http_status: int, accepted: bool, error_code: string|null, payload: mixed, effects: array<string, mixed>}
  */
 final class Client
 {
@@ -46,11 +55,13 @@ final class Client
      * @param callable|null $onRetry      fn(int $attempt, float $delaySeconds, GatewayException $why,
      *                                    ?string $idempotencyKey): called before each retry (logging)
      * @param string      $charset        the charset of your strings (e.g. windows-1251): converted to
-     *                                    UTF-8 before sending; answers are UTF-8
+     *                                    UTF-8 before sending, and the answers' strings back to it
      * @param callable|null $sleep        fn(float $seconds): how to wait (default usleep)
      */
     public function __construct(
         string $baseUrl,
+        // Kept out of stack traces and logs (PHP 8.2+; an attribute PHP 8.1 ignores).
+        #[\SensitiveParameter]
         private readonly string $apiKey,
         ?object $httpClient = null,
         ?object $requestFactory = null,
@@ -115,9 +126,12 @@ final class Client
      * @param array<string, mixed> $event        event_type, email, name, order_id, fields, idempotency_key
      * @param bool                 $respondAsync answer at once with status "queued" instead of waiting
      *                                           for the first delivery attempt
-     * @return array<string, mixed> ok, event_id, scheduled_email_id, sent, failed, status, …
+     * @param bool                 $dryRun       see dryRun below: checks, routing, rendering and plan;
+     *                                           nothing is sent; the answer has dry_run: true
+     * @return array<string, mixed> ok, event_id, scheduled_email_id, sent, failed, status, plan (one
+     *                              PlanItem: the e-mail, or why there is none), …
      */
-    public function sendTransactional(array $event, bool $respondAsync = false): array
+    public function sendTransactional(array $event, bool $respondAsync = false, bool $dryRun = false): array
     {
         $body = $this->normalise($event);
         if (!isset($body['idempotency_key']) || $body['idempotency_key'] === '') {
@@ -126,11 +140,11 @@ final class Client
                 ? $order . ':' . (string) ($body['event_type'] ?? '')
                 : self::randomKey();
         }
-        return $this->request(
-            'POST',
+        return $this->write(
             '/api/scoped/send/transactional',
             $body,
             $respondAsync ? ['Prefer' => 'respond-async'] : [],
+            $dryRun,
         );
     }
 
@@ -139,26 +153,28 @@ final class Client
      * nothing new.
      *
      * @param array<string, mixed> $order cart_type, email, name, order_id, course_name, fields
-     * @return array<string, mixed> ok, event_id, order_id, scheduled_email_ids, duplicate, …
+     * @return array<string, mixed> ok, event_id, order_id, scheduled_email_ids, duplicate, plan (a
+     *                              PlanItem per chain step: its e-mail and due time, or why it is skipped)
      */
-    public function orderCreated(array $order): array
+    public function orderCreated(array $order, bool $dryRun = false): array
     {
         $body = $this->normalise($order);
         $body['idempotency_key'] = ($body['idempotency_key'] ?? '') ?: self::callKey($body, 'order-created');
-        return $this->request('POST', '/api/scoped/events/order-created', $body);
+        return $this->write('/api/scoped/events/order-created', $body, [], $dryRun);
     }
 
     /**
      * An order was paid: stops its cart e-mails, adds the customer to the paid-customers address books.
      *
      * @param array<string, mixed> $purchase cart_type, email, order_id, course_id, amount, currency, fields
-     * @return array<string, mixed> ok, event_id, order_id, stopped, address_books, warnings, …
+     * @return array<string, mixed> ok, event_id, order_id, stopped, address_books, warnings, plan (a
+     *                              PlanItem per cart e-mail it cancelled)
      */
-    public function purchase(array $purchase): array
+    public function purchase(array $purchase, bool $dryRun = false): array
     {
         $body = $this->normalise($purchase);
         $body['idempotency_key'] = ($body['idempotency_key'] ?? '') ?: self::callKey($body, 'purchase');
-        return $this->request('POST', '/api/scoped/events/purchase', $body);
+        return $this->write('/api/scoped/events/purchase', $body, [], $dryRun);
     }
 
     /**
@@ -173,6 +189,115 @@ final class Client
             throw new \InvalidArgumentException('listId must be a positive integer');
         }
         return $this->request('POST', "/api/scoped/lists/$listId/contacts", $this->normalise($contact));
+    }
+
+    /**
+     * One of the project's e-mails: status, attempts, the last delivery note, why it will not go (never its
+     * body). Another project's e-mail is a 404, like an absent one (GatewayException, code not_found).
+     *
+     * @return ScopedEmail
+     */
+    public function email(int $scheduledEmailId): array
+    {
+        if ($scheduledEmailId < 1) {
+            throw new \InvalidArgumentException('scheduledEmailId must be a positive integer');
+        }
+        return $this->request('GET', "/api/scoped/emails/$scheduledEmailId", null)['email'];
+    }
+
+    /**
+     * One page of the project's e-mails of an order or an idempotency key, newest first.
+     *
+     * @param array{order_id?: string, idempotency_key?: string, limit?: int, cursor?: string} $query
+     * @return array{ok: true, items: list<ScopedEmail>, next_cursor: string|null}
+     */
+    public function emails(array $query): array
+    {
+        return $this->request('GET', '/api/scoped/emails' . $this->queryString($query), null);
+    }
+
+    /**
+     * Every e-mail of the query, page after page (`limit` is the page size): foreach ($c->iterateEmails(…) as $e).
+     *
+     * @param array{order_id?: string, idempotency_key?: string, limit?: int} $query
+     * @return \Generator<int, ScopedEmail>
+     */
+    public function iterateEmails(array $query): \Generator
+    {
+        return $this->pages(fn (array $q): array => $this->emails($q), $query);
+    }
+
+    /**
+     * One page of the project's chronology: every request it sent (accepted or refused) and what each did,
+     * newest first; 'order' => 'asc' with 'since' to poll.
+     *
+     * @param array{order_id?: string, since?: string|\DateTimeInterface, order?: 'asc'|'desc', limit?: int, cursor?: string} $query
+     * @return array{ok: true, items: list<ScopedEvent>, next_cursor: string|null}
+     */
+    public function events(array $query = []): array
+    {
+        if (($query['since'] ?? null) instanceof \DateTimeInterface) {
+            $query['since'] = $query['since']->format(\DateTimeInterface::RFC3339);
+        }
+        return $this->request('GET', '/api/scoped/events' . $this->queryString($query), null);
+    }
+
+    /**
+     * Every chronology row of the query, page after page (`limit` is the page size).
+     *
+     * @param array{order_id?: string, since?: string|\DateTimeInterface, order?: 'asc'|'desc', limit?: int} $query
+     * @return \Generator<int, ScopedEvent>
+     */
+    public function iterateEvents(array $query = []): \Generator
+    {
+        return $this->pages(fn (array $q): array => $this->events($q), $query);
+    }
+
+    /**
+     * @param callable(array<string, mixed>): array{items: list<array<string, mixed>>, next_cursor: string|null} $page
+     * @param array<string, mixed> $query
+     * @return \Generator<int, array<string, mixed>>
+     */
+    private function pages(callable $page, array $query): \Generator
+    {
+        unset($query['cursor']);
+        do {
+            $answer = $page($query);
+            yield from $answer['items'];
+            $query['cursor'] = $answer['next_cursor'];
+        } while (is_string($query['cursor']) && $query['cursor'] !== '');
+    }
+
+    /** @param array<string, mixed> $query */
+    private function queryString(array $query): string
+    {
+        $query = array_filter($this->normalise($query), static fn ($v): bool => $v !== null && $v !== '');
+        return $query === [] ? '' : '?' . http_build_query($query, '', '&', PHP_QUERY_RFC3986);
+    }
+
+    /**
+     * A gateway POST. With $dryRun, `?dry_run=true` and a check that the gateway treated it as one: a
+     * gateway too old to know dry runs would have handled it for real, which the caller must learn.
+     *
+     * @param array<string, mixed>  $body
+     * @param array<string, string> $headers
+     * @return array<string, mixed>
+     */
+    private function write(string $path, array $body, array $headers, bool $dryRun): array
+    {
+        if (!$dryRun) {
+            return $this->request('POST', $path, $body, $headers);
+        }
+        $answer = $this->request('POST', $path . '?dry_run=true', $body, $headers);
+        if (($answer['dry_run'] ?? null) !== true) {
+            throw new GatewayException(
+                "POST $path: this gateway does not know dry runs; the request was handled for real",
+                200,
+                'dry_run_unsupported',
+                ['code' => 'dry_run_unsupported', 'answer' => $answer],
+            );
+        }
+        return $answer;
     }
 
     /**
@@ -203,7 +328,7 @@ final class Client
                 $response = null;
             }
             if ($response !== null) {
-                $data = $response->body === '' ? null : json_decode($response->body, true);
+                $data = $this->fromUtf8($response->body === '' ? null : json_decode($response->body, true));
                 if ($response->status >= 200 && $response->status < 300) {
                     if (!is_array($data)) {
                         throw new GatewayException(
@@ -288,6 +413,19 @@ final class Client
             $body['fields'] = new \stdClass();
         }
         return $body;
+    }
+
+    /** The answer's strings in the site's charset (characters it lacks become "?"). */
+    private function fromUtf8(mixed $data): mixed
+    {
+        if (is_array($data) && strcasecmp($this->charset, 'UTF-8') !== 0) {
+            array_walk_recursive($data, function (&$v): void {
+                if (is_string($v)) {
+                    $v = mb_convert_encoding($v, $this->charset, 'UTF-8');
+                }
+            });
+        }
+        return $data;
     }
 
     /** @param array<string, mixed> $body */

@@ -54,6 +54,9 @@ final class Psr18AdapterTest extends TestCase
             'fields' => ['event_title' => 'E', 'work_title' => 'W'],
         ]);
         $this->assertIsInt($r['scheduled_email_id']);
+        // A scoped read (a GET without a body) and its query string through Guzzle too.
+        $this->assertSame($r['scheduled_email_id'], $client->email($r['scheduled_email_id'])['id']);
+        $this->assertSame([$r['scheduled_email_id']], array_column($client->emails(['order_id' => $order])['items'], 'id'));
         try {
             $client->sendTransactional(['event_type' => 'contest_results', 'email' => 'g@example.com', 'fields' => []]);
             $this->fail('no exception');

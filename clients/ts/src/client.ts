@@ -1,31 +1,28 @@
-// The gateway client: the four gateway calls plus the address-book upsert, with idempotency keys made
-// for the caller, retries that reuse them, and typed errors. Needs nothing but `fetch`.
+// The gateway client: the four gateway calls, the address-book upsert and the scoped reads, with
+// idempotency keys made for the caller, retries that reuse them, and typed errors. Needs nothing but `fetch`.
 import { ConnectionError, errorFor, GatewayError } from './errors.js';
-import type { paths } from './openapi.js';
+import type {
+  CatalogResponse,
+  DryRun,
+  EmailResponse,
+  EmailsQuery,
+  EmailsResponse,
+  EventsQuery,
+  EventsResponse,
+  ListContactRequest,
+  ListContactResponse,
+  OrderCreatedRequest,
+  OrderCreatedResponse,
+  PurchaseRequest,
+  PurchaseResponse,
+  ScopedEmail,
+  ScopedEvent,
+  TransactionalRequest,
+  TransactionalResponse,
+} from './types.js';
 
 /** Released with the gateway: the same version as the gateway's package.json. */
 export const VERSION = '0.1.0';
-
-type JsonBody<P extends keyof paths> = paths[P]['post'] extends {
-  requestBody: { content: { 'application/json': infer B } };
-}
-  ? B
-  : never;
-type JsonAnswer<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends {
-  responses: { 200: { content: { 'application/json': infer R } } };
-}
-  ? R
-  : never;
-
-export type CatalogResponse = JsonAnswer<'/api/scoped/events/catalog', 'get'>;
-export type TransactionalRequest = JsonBody<'/api/scoped/send/transactional'>;
-export type TransactionalResponse = JsonAnswer<'/api/scoped/send/transactional', 'post'>;
-export type OrderCreatedRequest = JsonBody<'/api/scoped/events/order-created'>;
-export type OrderCreatedResponse = JsonAnswer<'/api/scoped/events/order-created', 'post'>;
-export type PurchaseRequest = JsonBody<'/api/scoped/events/purchase'>;
-export type PurchaseResponse = JsonAnswer<'/api/scoped/events/purchase', 'post'>;
-export type ListContactRequest = JsonBody<'/api/scoped/lists/{list_id}/contacts'>;
-export type ListContactResponse = JsonAnswer<'/api/scoped/lists/{list_id}/contacts', 'post'>;
 
 export interface RetryInfo {
   /** The attempt that failed (1 for the first). */
@@ -36,7 +33,7 @@ export interface RetryInfo {
   error: GatewayError;
   method: string;
   path: string;
-  /** The key every attempt carries (null for the catalog and the address-book upsert). */
+  /** The key every attempt carries (null for the reads and the address-book upsert). */
   idempotencyKey: string | null;
 }
 
@@ -65,10 +62,21 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface TransactionalOptions extends CallOptions {
+export interface WriteOptions extends CallOptions {
+  /**
+   * `?dry_run=true`: the gateway runs the same checks, routing, rendering and plan, answers with
+   * `dry_run: true`, and writes nothing (but a chronology row marked as a dry run). A gateway too old to
+   * know dry runs would really send: the client then throws a GatewayError `dry_run_unsupported`.
+   */
+  dryRun?: boolean;
+}
+
+export interface TransactionalOptions extends WriteOptions {
   /** Answer at once with status `queued` instead of waiting for the first delivery attempt. */
   respondAsync?: boolean;
 }
+
+type DryRunOptions<O> = O & { dryRun: true };
 
 export class GatewayClient {
   private readonly baseUrl: string;
@@ -103,8 +111,14 @@ export class GatewayClient {
   /**
    * Sends (or schedules) the e-mail routed for `event_type`. Without `idempotency_key` the client uses
    * `<order_id>:<event_type>` when there is an order id (so the same event for the same order is sent
-   * once, whoever repeats it), else a random key for this call and its retries.
+   * once, whoever repeats it), else a random key for this call and its retries. The answer's `plan` says
+   * what the gateway did with the e-mail (or why it will not go).
    */
+  sendTransactional(
+    event: TransactionalRequest,
+    options: DryRunOptions<TransactionalOptions>,
+  ): Promise<DryRun<TransactionalResponse>>;
+  sendTransactional(event: TransactionalRequest, options?: TransactionalOptions): Promise<TransactionalResponse>;
   sendTransactional(event: TransactionalRequest, options: TransactionalOptions = {}): Promise<TransactionalResponse> {
     const body = normalise(event);
     if (!body.idempotency_key) {
@@ -114,21 +128,31 @@ export class GatewayClient {
           : randomKey();
     }
     const headers: Record<string, string> = options.respondAsync ? { prefer: 'respond-async' } : {};
-    return this.request('POST', '/api/scoped/send/transactional', body, headers, options.signal);
+    return this.write('/api/scoped/send/transactional', body, headers, options);
   }
 
-  /** An order was created: starts the abandoned-cart e-mails. A repeat for the same order schedules nothing. */
-  orderCreated(order: OrderCreatedRequest, options: CallOptions = {}): Promise<OrderCreatedResponse> {
+  /**
+   * An order was created: starts the abandoned-cart e-mails (`plan` lists each step, with its due time or
+   * why it is skipped). A repeat for the same order schedules nothing.
+   */
+  orderCreated(order: OrderCreatedRequest, options: DryRunOptions<WriteOptions>): Promise<DryRun<OrderCreatedResponse>>;
+  orderCreated(order: OrderCreatedRequest, options?: WriteOptions): Promise<OrderCreatedResponse>;
+  orderCreated(order: OrderCreatedRequest, options: WriteOptions = {}): Promise<OrderCreatedResponse> {
     const body = normalise(order);
     body.idempotency_key ||= callKey(body.order_id, 'order-created');
-    return this.request('POST', '/api/scoped/events/order-created', body, {}, options.signal);
+    return this.write('/api/scoped/events/order-created', body, {}, options);
   }
 
-  /** An order was paid: stops its cart e-mails and adds the customer to the paid-customers books. */
-  purchase(purchase: PurchaseRequest, options: CallOptions = {}): Promise<PurchaseResponse> {
+  /**
+   * An order was paid: stops its cart e-mails (`plan` lists each one cancelled) and adds the customer to
+   * the paid-customers books.
+   */
+  purchase(purchase: PurchaseRequest, options: DryRunOptions<WriteOptions>): Promise<DryRun<PurchaseResponse>>;
+  purchase(purchase: PurchaseRequest, options?: WriteOptions): Promise<PurchaseResponse>;
+  purchase(purchase: PurchaseRequest, options: WriteOptions = {}): Promise<PurchaseResponse> {
     const body = normalise(purchase);
     body.idempotency_key ||= callKey(body.order_id, 'purchase');
-    return this.request('POST', '/api/scoped/events/purchase', body, {}, options.signal);
+    return this.write('/api/scoped/events/purchase', body, {}, options);
   }
 
   /** Adds or updates a contact in the one address book a `list_contacts_write` key may write. */
@@ -139,6 +163,68 @@ export class GatewayClient {
   ): Promise<ListContactResponse> {
     if (!Number.isInteger(listId) || listId < 1) throw new TypeError('listId must be a positive integer');
     return this.request('POST', `/api/scoped/lists/${listId}/contacts`, normalise(contact), {}, options.signal);
+  }
+
+  /** One of the project's e-mails: status, attempts, the last delivery note, why it will not go. 404: not the project's. */
+  async email(scheduledEmailId: number, options: CallOptions = {}): Promise<ScopedEmail> {
+    if (!Number.isInteger(scheduledEmailId) || scheduledEmailId < 1)
+      throw new TypeError('scheduledEmailId must be a positive integer');
+    const answer = await this.request<EmailResponse>(
+      'GET',
+      `/api/scoped/emails/${scheduledEmailId}`,
+      undefined,
+      {},
+      options.signal,
+    );
+    return answer.email;
+  }
+
+  /** One page of the project's e-mails of an order or an idempotency key, newest first; `next_cursor` for the next. */
+  emails(query: EmailsQuery, options: CallOptions = {}): Promise<EmailsResponse> {
+    return this.request('GET', `/api/scoped/emails${queryString(query)}`, undefined, {}, options.signal);
+  }
+
+  /** Every e-mail of the query, page after page (`limit` is the page size). */
+  iterateEmails(query: Omit<EmailsQuery, 'cursor'>, options: CallOptions = {}): AsyncGenerator<ScopedEmail> {
+    return pages((cursor) => this.emails({ ...query, cursor }, options));
+  }
+
+  /**
+   * One page of the project's chronology (accepted and refused requests, what each did), newest first;
+   * `order: 'asc'` with `since` for polling.
+   */
+  events(query: EventsQuery = {}, options: CallOptions = {}): Promise<EventsResponse> {
+    return this.request('GET', `/api/scoped/events${queryString(query)}`, undefined, {}, options.signal);
+  }
+
+  /** Every chronology row of the query, page after page (`limit` is the page size). */
+  iterateEvents(query: Omit<EventsQuery, 'cursor'> = {}, options: CallOptions = {}): AsyncGenerator<ScopedEvent> {
+    return pages((cursor) => this.events({ ...query, cursor }, options));
+  }
+
+  /** A gateway POST; with `dryRun`, `?dry_run=true` and a check that the gateway did treat it as one. */
+  private async write<T>(
+    path: string,
+    body: Record<string, unknown>,
+    headers: Record<string, string>,
+    options: WriteOptions,
+  ): Promise<T> {
+    if (!options.dryRun) return this.request('POST', path, body, headers, options.signal);
+    const answer = await this.request<Record<string, unknown>>(
+      'POST',
+      `${path}?dry_run=true`,
+      body,
+      headers,
+      options.signal,
+    );
+    if (answer.dry_run !== true) {
+      throw new GatewayError(200, {
+        code: 'dry_run_unsupported',
+        message: `POST ${path}: this gateway does not know dry runs; the request was handled for real`,
+        answer,
+      });
+    }
+    return answer as T;
   }
 
   private async request<T>(
@@ -237,6 +323,26 @@ export class GatewayClient {
     const cap = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempt - 1));
     return Math.round(cap / 2 + Math.random() * (cap / 2));
   }
+}
+
+/** Every item of every page, following `next_cursor` until the gateway gives none. */
+async function* pages<T>(
+  page: (cursor: string | undefined) => Promise<{ items: T[]; next_cursor: string | null }>,
+): AsyncGenerator<T> {
+  let cursor: string | undefined;
+  do {
+    const answer = await page(cursor);
+    yield* answer.items;
+    cursor = answer.next_cursor ?? undefined;
+  } while (cursor);
+}
+
+/** `?a=1&b=2` from the members that are set, or ''. */
+function queryString(query: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
 }
 
 /** A copy of the body with what PHP-era sites often send fixed: a numeric order id becomes its string. */

@@ -4,19 +4,32 @@ export {
   parseRetryAfter,
   VERSION,
   type CallOptions,
-  type CatalogResponse,
   type GatewayClientOptions,
-  type ListContactRequest,
-  type ListContactResponse,
-  type OrderCreatedRequest,
-  type OrderCreatedResponse,
-  type PurchaseRequest,
-  type PurchaseResponse,
   type RetryInfo,
   type TransactionalOptions,
-  type TransactionalRequest,
-  type TransactionalResponse,
+  type WriteOptions,
 } from './client.js';
+export type {
+  CatalogResponse,
+  DryRun,
+  EmailReason,
+  EmailResponse,
+  EmailsQuery,
+  EmailsResponse,
+  EventsQuery,
+  EventsResponse,
+  ListContactRequest,
+  ListContactResponse,
+  OrderCreatedRequest,
+  OrderCreatedResponse,
+  PlanItem,
+  PurchaseRequest,
+  PurchaseResponse,
+  ScopedEmail,
+  ScopedEvent,
+  TransactionalRequest,
+  TransactionalResponse,
+} from './types.js';
 export {
   AuthError,
   ConnectionError,
@@ -27,4 +40,14 @@ export {
   ValidationError,
   type ErrorDetails,
 } from './errors.js';
-export type { components, paths } from './openapi.js';
+export {
+  WEBHOOK_EVENT_TYPES,
+  WebhookVerificationError,
+  WebhookVerifier,
+  type WebhookEvent,
+  type WebhookEventData,
+  type WebhookEventType,
+  type WebhookPayload,
+  type WebhookVerifierOptions,
+} from './webhooks.js';
+export type { components, paths, webhooks } from './openapi.js';
