@@ -41,6 +41,11 @@ export interface Deps {
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
+  /**
+   * Tests only: carry out accept plans statement by statement through Kysely (runPlan), the reference
+   * the SQLite statements and the PostgreSQL batches are compared with.
+   */
+  referenceAccept?: boolean;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */
