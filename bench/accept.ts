@@ -3,10 +3,15 @@
 // created (a new order per request: event, contact, order and a three-step cart chain), on SQLite and
 // PostgreSQL, each against the bare-Fastify baseline measured in the same run. The gateway runs as
 // `serve` with ROLE=api (the API process of the scale-out topology; the worker is measured by the
-// delivery and lag benches). After each run every 200 answer's event_id is looked up: the event row and
+// delivery and lag benches). Also against two hand-written servers (bench/handwritten-server.ts) on
+// each engine, transactional only. After each run every 200 answer's event_id is looked up: the event row and
 // its e-mails must be there (committed before the answer).
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { dropSchema } from '../src/db/index.js';
 import {
   freePort,
   freshDatabase,
@@ -15,12 +20,14 @@ import {
   loadBenchProject,
   log,
   machine,
+  PG_URL,
   QUICK,
   RUNTIME,
   spawnGateway,
   spawnNode,
   summary,
   type BenchDb,
+  type Child,
   type Kind,
   type LoadResult,
 } from './lib.js';
@@ -31,7 +38,18 @@ const CONNECTIONS = 64;
 /** The V8 heap settings docs/performance.md recommends where memory is tight. */
 const TUNED = process.env.BENCH_TUNED_NODE_OPTIONS ?? '--max-semi-space-size=4 --max-old-space-size=128';
 
+/** BENCH_TUNED=0 leaves out the runs with the heap capped (shorter iterations). */
+const TUNED_RUNS = process.env.BENCH_TUNED !== '0';
+
 type Endpoint = 'transactional' | 'order-created';
+/** BENCH_ENDPOINTS=transactional runs one endpoint only (the hand-written servers have only that one). */
+const ENDPOINTS = (process.env.BENCH_ENDPOINTS?.split(',') ?? ['transactional', 'order-created']) as Endpoint[];
+
+/** The machine is shared: every figure is printed with the load averages it was measured under. */
+const load1 = () =>
+  `load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
 const PATHS: Record<Endpoint, string> = {
   transactional: '/api/scoped/send/transactional',
   'order-created': '/api/scoped/events/order-created',
@@ -59,13 +77,24 @@ function bodyFor(endpoint: Endpoint, run: string): (i: number) => string {
     });
 }
 
-async function hammer(port: number, endpoint: Endpoint, key: string, collect: boolean): Promise<LoadResult> {
+/**
+ * Warm-up, then the measured load. With the server's process given, also its CPU time per answered
+ * request (user + system, µs): on a shared machine the least noisy figure of what a request costs.
+ */
+async function hammer(
+  port: number,
+  endpoint: Endpoint,
+  key: string,
+  collect: boolean,
+  server?: Child,
+): Promise<LoadResult & { cpuUs: number }> {
   const run = randomBytes(4).toString('hex');
   const headers: Record<string, string> = { 'x-api-key': key };
   if (endpoint === 'transactional') headers.prefer = 'respond-async';
   const url = `http://127.0.0.1:${port}${PATHS[endpoint]}`;
   await load({ url, headers, body: bodyFor(endpoint, `warm-${run}`), connections: CONNECTIONS, durationS: WARMUP_S });
-  return load({
+  const cpu0 = server?.cpuSeconds() ?? NaN;
+  const r = await load({
     url,
     headers,
     body: bodyFor(endpoint, run),
@@ -73,6 +102,8 @@ async function hammer(port: number, endpoint: Endpoint, key: string, collect: bo
     durationS: DURATION_S,
     collectEventIds: collect,
   });
+  const cpuUs = (((server?.cpuSeconds() ?? NaN) - cpu0) * 1e6) / Math.max(1, r.requests - r.non2xx);
+  return { ...r, cpuUs };
 }
 
 /** Every answered 200 names an event that is in the log with its e-mails: nothing answered was lost. */
@@ -107,10 +138,37 @@ async function verifyCommitted(
   return { ok, missing, emailsMissing };
 }
 
-export interface AcceptFigures {
-  baseline: Record<Endpoint, LoadResult & { rssMb: number }>;
-  gateway: Record<string, LoadResult & { rssMb: number; ratio: number; committed: boolean }>;
+/** A hand-written server (bench/handwritten-server.ts) on one engine, loaded like the gateway. */
+async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number; cpuUs: number }> {
+  const port = await freePort();
+  const env: Record<string, string> = { PORT: String(port), ENGINE: kind };
+  let cleanup: () => Promise<void>;
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'egw-handwritten-'));
+    env.SQLITE_PATH = join(dir, 'hand.db');
+    cleanup = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const tag = randomBytes(4).toString('hex');
+    Object.assign(env, { DATABASE_URL: PG_URL, SCHEMA: `hand_${tag}`, WORKER_SCHEMA: `hand_gw_${tag}` });
+    cleanup = async () => {
+      await dropSchema(PG_URL, env.SCHEMA);
+      await dropSchema(PG_URL, env.WORKER_SCHEMA);
+    };
+  }
+  try {
+    const srv = await spawnNode('bench/handwritten-server.ts', [], env, { port, name: `handwritten-${kind}` });
+    const r = await hammer(port, 'transactional', 'none', false, srv);
+    const rssMb = await srv.stop();
+    return { ...r, rssMb };
+  } finally {
+    await cleanup();
+  }
 }
+
+const HANDWRITTEN: Record<Kind, string> = {
+  sqlite: 'hand-written better-sqlite3 (WAL, synchronous=FULL), event + outbox row',
+  postgres: 'hand-written pg, event row + graphile-worker add_job',
+};
 
 export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
   log(`== accept path: ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up); ${machine()}`);
@@ -120,16 +178,32 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   const port = await freePort();
   const base = await spawnNode('bench/baseline-server.ts', [], { PORT: String(port) }, { port, name: 'baseline' });
   const baseline = {} as Record<Endpoint, LoadResult>;
-  for (const e of ['transactional', 'order-created'] as Endpoint[]) {
-    baseline[e] = await hammer(port, e, 'none', false);
+  for (const e of ENDPOINTS) {
+    const r = await hammer(port, e, 'none', false, base);
+    baseline[e] = r;
     log(
-      `baseline  ${e.padEnd(14)} ${baseline[e].rps.toFixed(0).padStart(6)} req/s  p50 ${baseline[e].p50} ms  p99 ${baseline[e].p99} ms  non-2xx ${baseline[e].non2xx}`,
+      `baseline  ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  CPU ${r.cpuUs.toFixed(0)} us/req  non-2xx ${r.non2xx}  (${load1()})`,
     );
   }
   const baseRss = await base.stop();
   log(`baseline  peak RSS ${baseRss.toFixed(0)} MiB`);
-  out.baseline_tx_rps = Math.round(baseline.transactional.rps);
-  out.baseline_order_rps = Math.round(baseline['order-created'].rps);
+  if (baseline.transactional) out.baseline_tx_rps = Math.round(baseline.transactional.rps);
+  if (baseline['order-created']) out.baseline_order_rps = Math.round(baseline['order-created'].rps);
+
+  // The hand-written alternatives, transactional send only (the table of issue 18).
+  const hand = {} as Record<Kind, LoadResult & { cpuUs: number }>;
+  for (const kind of kinds) {
+    const r = await handwritten(kind);
+    hand[kind] = r;
+    const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+    log(
+      `hand-written ${kind.padEnd(8)} transactional ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ` +
+        `CPU ${r.cpuUs.toFixed(0)} us/req  non-2xx ${r.non2xx} errors ${r.errors}  peak RSS ${r.rssMb.toFixed(0)} MiB  [${HANDWRITTEN[kind]}]  (${load1()})`,
+    );
+    out[`hand_${tag}_tx_rps`] = Math.round(r.rps);
+    out[`hand_${tag}_tx_p99_ms`] = r.p99;
+    out[`hand_${tag}_tx_cpu_us`] = Math.round(r.cpuUs);
+  }
 
   let allCommitted = true;
   for (const kind of kinds) {
@@ -142,20 +216,25 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       out[`${tag}_idle_rss_mb`] = Math.round(idle);
       log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) idle RSS ${idle.toFixed(0)} MiB after start`);
       try {
-        for (const e of ['transactional', 'order-created'] as Endpoint[]) {
-          const r = await hammer(gw.port, e, demo.key, true);
+        for (const e of ENDPOINTS) {
+          const r = await hammer(gw.port, e, demo.key, true, gw);
           const v = await verifyCommitted(b, e, r);
           allCommitted &&= v.ok;
           const ratio = r.rps / baseline[e].rps;
+          const vsHand = e === 'transactional' ? r.rps / hand[kind].rps : NaN;
           log(
             `${kind.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
-              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)`,
+              (e === 'transactional' ? `vs hand-written ${vsHand.toFixed(2)}  ` : '') +
+              `CPU ${r.cpuUs.toFixed(0)} us/req  ` +
+              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)  (${load1()})`,
           );
           const short = e === 'transactional' ? 'tx' : 'order';
           out[`${tag}_${short}_rps`] = Math.round(r.rps);
           out[`${tag}_${short}_p50_ms`] = r.p50;
           out[`${tag}_${short}_p99_ms`] = r.p99;
           out[`${tag}_${short}_ratio`] = Number(ratio.toFixed(2));
+          out[`${tag}_${short}_cpu_us`] = Math.round(r.cpuUs);
+          if (e === 'transactional') out[`${tag}_tx_vs_hand`] = Number(vsHand.toFixed(2));
           out[`${tag}_${short}_non2xx`] = r.non2xx;
         }
       } finally {
@@ -167,9 +246,10 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       await b.cleanup();
     }
   }
+  out.load_avg = loadavg()[0].toFixed(2);
   // Peak RSS is mostly V8 letting the heap grow under a high allocation rate (the live heap after a
   // full GC is ~30 MB). The same load with the heap capped as docs/performance.md recommends:
-  for (const kind of kinds) {
+  for (const kind of TUNED_RUNS ? kinds : []) {
     const b = await freshDatabase(kind);
     try {
       const demo = await loadBenchProject(b);

@@ -25,6 +25,12 @@ import {
   type Kind,
 } from './lib.js';
 import { contestTemplate, seedContacts, seedEmails } from './seed.js';
+import { loadConfig } from '../src/config.js';
+import { systemClock } from '../src/services/context.js';
+import { putDelivery } from '../src/services/delivery.js';
+
+// Per-project transports (issue 13): the worker decrypts each project's relay settings with this key.
+const BENCH_SECRET = 'bench-secret-key-for-per-project-delivery';
 
 const N = Number(process.env.BENCH_EMAILS) || (QUICK ? 2000 : 20_000);
 const POOL = Number(process.env.SMTP_POOL_SIZE) || 5; // the worker's SMTP_POOL_SIZE (default 5)
@@ -105,6 +111,65 @@ async function baselineRate(sink: Sink, n: number): Promise<number> {
   return rate;
 }
 
+/**
+ * Two projects, half of the e-mails each, each sending through its own relay (its own sink): the demo
+ * project and a copy of its contest template in a second one.
+ */
+async function seedTwoProjects(b: BenchDb, n: number, dueAt: number, sinks: [Sink, Sink]): Promise<void> {
+  const demo = await loadBenchProject(b);
+  const t = await contestTemplate(b, demo.projectId);
+  const now = Date.now();
+  const second = await b.db.db
+    .insertInto('projects')
+    .values({
+      site_key: 'bench-second',
+      name: 'Second',
+      from_email: 'noreply@second.example',
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const tpl = await b.db.db.selectFrom('templates').selectAll().where('id', '=', t.id).executeTakeFirstOrThrow();
+  const t2 = await b.db.db
+    .insertInto('templates')
+    .values({
+      project_id: second.id,
+      name: tpl.name,
+      subject: tpl.subject,
+      html: tpl.html,
+      text: tpl.text,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning(['id', 'name'])
+    .executeTakeFirstOrThrow();
+  const half = Math.floor(n / 2);
+  for (const [projectId, template, prefix, count] of [
+    [demo.projectId, t, 'reader', half],
+    [second.id, t2, 'other', n - half],
+  ] as const) {
+    await seedContacts(b, projectId, count, prefix);
+    const made = await seedEmails(b, {
+      projectId,
+      templateId: template.id,
+      templateKey: template.name,
+      contactPrefix: prefix,
+      status: 'queued',
+      dueAt,
+    });
+    if (made !== count) throw new Error(`seeded ${made} e-mails, wanted ${count}`);
+  }
+  const deps = {
+    db: b.db,
+    config: loadConfig({ DATABASE_URL: b.url }),
+    clock: systemClock,
+    secret: BENCH_SECRET,
+  };
+  await putDelivery(deps, demo.siteKey, { primary: { smtp_url: sinks[0].url, pool_size: POOL } });
+  await putDelivery(deps, 'bench-second', { primary: { smtp_url: sinks[1].url, pool_size: POOL } });
+}
+
 async function seed(b: BenchDb, n: number, dueAt: number): Promise<{ projectId: number }> {
   const demo = await loadBenchProject(b);
   const t = await contestTemplate(b, demo.projectId);
@@ -131,14 +196,23 @@ interface Run {
   cpuUsPerEmail: number;
 }
 
-async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', workers = 1): Promise<Run> {
+async function runOnce(
+  kind: Kind,
+  transport: 'smtp-sink' | 'node' | 'capture',
+  workers = 1,
+  perProject = false,
+): Promise<Run> {
   const b = await freshDatabase(kind);
   let sink: Sink | null = null;
+  let own: [Sink, Sink] | null = null;
   try {
     // Due a little in the future: the workers are up and idle before they fall due together.
-    const startAt = Date.now() + 8000 + 2000 * workers;
-    await seed(b, N, startAt);
-    if (transport !== 'capture') sink = await startSink(transport);
+    const startAt = Date.now() + 8000 + 2000 * workers + (perProject ? 6000 : 0);
+    if (perProject && transport !== 'capture') {
+      own = [await startSink(transport), await startSink(transport)];
+      await seedTwoProjects(b, N, startAt, own);
+    } else await seed(b, N, startAt);
+    if (transport !== 'capture' && !own) sink = await startSink(transport);
     const procs = await Promise.all(
       Array.from({ length: workers }, async (_, i) => {
         const metricsPort = await freePort();
@@ -150,6 +224,7 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
             LOG_LEVEL: 'warn',
             METRICS_PORT: String(metricsPort),
             ...(sink ? { SMTP_URL: sink.url } : {}),
+            ...(own ? { SECRET_KEY: BENCH_SECRET } : {}),
           },
           { port: metricsPort, name: `delivery-${kind}-${transport}-${i + 1}` },
         );
@@ -188,8 +263,13 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
       .executeTakeFirstOrThrow();
     const first = Number(span.first);
     const last = Number(span.last);
-    const received = sink ? await sink.stop() : null;
+    let received = sink ? await sink.stop() : null;
     sink = null;
+    if (own) {
+      const got = await Promise.all(own.map((x) => x.stop()));
+      received = got.every((g) => g !== null) ? got.reduce((a, g) => a + g, 0) : null;
+      own = null;
+    }
     return {
       rate: sent / Math.max(0.001, (last - first) / 1000),
       wallRate: sent / Math.max(0.001, (last - startAt) / 1000),
@@ -200,6 +280,7 @@ async function runOnce(kind: Kind, transport: 'smtp-sink' | 'node' | 'capture', 
     };
   } finally {
     if (sink) await sink.stop();
+    if (own) for (const x of own) await x.stop();
     await b.cleanup();
   }
 }
@@ -222,22 +303,26 @@ export async function runDelivery(kinds: Kind[] = KINDS): Promise<Record<string,
     out[`baseline_${s === 'node' ? 'nodesink' : 'smtpsink'}_per_s`] = Math.round(rate);
   }
   let allSent = true;
-  const runs: { kind: Kind; t: 'smtp-sink' | 'node' | 'capture'; workers: number }[] = [];
+  const runs: { kind: Kind; t: 'smtp-sink' | 'node' | 'capture'; workers: number; perProject?: boolean }[] = [];
   for (const kind of kinds) {
     for (const t of sinks) runs.push({ kind, t, workers: 1 });
+    // Per-project transports: two projects, each through its own relay (sink), one worker.
+    for (const t of sinks) runs.push({ kind, t, workers: 1, perProject: true });
     runs.push({ kind, t: 'capture', workers: 1 });
     // Scale-out: two worker processes on one PostgreSQL outbox (FOR UPDATE SKIP LOCKED).
     if (kind === 'postgres') for (const t of sinks) runs.push({ kind, t, workers: 2 });
   }
-  for (const { kind, t, workers } of runs) {
-    const r = await runOnce(kind, t, workers);
+  for (const { kind, t, workers, perProject } of runs) {
+    // BENCH_PER_PROJECT=compare: only the per-project runs and the one-worker single-sink runs beside them.
+    if (process.env.BENCH_PER_PROJECT === 'compare' && !perProject && (workers > 1 || t === 'capture')) continue;
+    const r = await runOnce(kind, t, workers, perProject);
     allSent &&= r.sent === N && (r.received === null || r.received === N);
-    const who = `${workers} worker${workers > 1 ? 's' : ' '}`;
+    const who = `${workers} worker${workers > 1 ? 's' : ' '}${perProject ? ', 2 projects on 2 sinks' : ''}`;
     log(
       `${kind.padEnd(9)} -> ${t.padEnd(9)} ${who} ${r.rate.toFixed(0).padStart(6)} e-mails/s (first to last send)  ${r.wallRate.toFixed(0)} /s from due time  ` +
         `sent ${r.sent}/${N}${r.received !== null ? ` sink got ${r.received}` : ''}  worker CPU ${r.cpuUsPerEmail.toFixed(0)} us/e-mail  peak RSS ${r.rssMb.toFixed(0)} MiB`,
     );
-    const tag = `${kind === 'sqlite' ? 'sqlite' : 'pg'}_${t === 'capture' ? 'capture' : t === 'node' ? 'nodesink' : 'smtpsink'}${workers > 1 ? `_${workers}workers` : ''}`;
+    const tag = `${kind === 'sqlite' ? 'sqlite' : 'pg'}_${t === 'capture' ? 'capture' : t === 'node' ? 'nodesink' : 'smtpsink'}${workers > 1 ? `_${workers}workers` : ''}${perProject ? '_perproject' : ''}`;
     out[`${tag}_per_s`] = Math.round(r.rate);
     out[`${tag}_rss_mb`] = Math.round(r.rssMb);
   }

@@ -11,6 +11,7 @@ import { changeApiKey, createApiKey, requireProject } from './services/admin.js'
 import { describeDemo, loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
+import { DELIVERY_USAGE, deliveryCommand } from './cliDelivery.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -25,6 +26,7 @@ const USAGE = `usage: edu-gateway <command>
                              create an API key; the full key is printed once
   keys list [--site SITE]    list keys (never the key itself)
   keys disable ID            disable a key
+${DELIVERY_USAGE}
 
 Configuration comes from the environment (see README).`;
 
@@ -117,6 +119,8 @@ async function main(argv: string[]): Promise<number> {
       console.log(`key ${id} disabled`);
       return 0;
     }
+    const code = cmd === 'delivery' || cmd === 'secrets' ? await deliveryCommand(deps, cmd, sub, rest) : null;
+    if (code !== null) return code;
     console.error(USAGE);
     return 1;
   } finally {

@@ -27,6 +27,10 @@ export interface Config {
   messageBodyRetentionDays: number;
   retry: RetryPolicy;
   smtpPoolSize: number;
+  /** Connect/greeting timeout of SMTP connections (SMTP_TIMEOUT_MS); a relay slower than this fails over. */
+  smtpTimeoutMs: number;
+  /** Circuit breaker per transport: failures in a row that open it, and how long it stays open. */
+  breaker: { failures: number; cooldownMs: number };
   /** Trust X-Forwarded-For from a reverse proxy (client addresses for login limits and logs). */
   trustProxy: boolean;
   /** Port of the metrics/health listener of a `worker` process (none when unset). */
@@ -162,6 +166,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       }
     })(),
     smtpPoolSize: int(env, 'SMTP_POOL_SIZE', 5, 1, 100),
+    smtpTimeoutMs: int(env, 'SMTP_TIMEOUT_MS', 30_000, 100, 600_000),
+    breaker: {
+      failures: int(env, 'BREAKER_FAILURES', 5, 1, 1000),
+      cooldownMs: int(env, 'BREAKER_COOLDOWN_MS', 60_000, 100, 86_400_000),
+    },
     trustProxy: bool(env, 'TRUST_PROXY'),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,

@@ -38,6 +38,13 @@ export class Metrics {
     labelNames: ['kind', 'outcome'],
     registers: [this.registry],
   });
+  /** Per-project transports (label `site_key/primary|fallback`): 0 closed, 1 open, 0.5 half open. */
+  readonly breakerState = new client.Gauge({
+    name: 'egw_delivery_breaker_state',
+    help: 'Circuit breaker of a project transport: 0 closed, 0.5 half open, 1 open',
+    labelNames: ['transport'],
+    registers: [this.registry],
+  });
   readonly sendDuration = new client.Histogram({
     name: 'egw_email_send_duration_seconds',
     help: 'Time to render and hand one e-mail to the transport',

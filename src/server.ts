@@ -8,6 +8,9 @@ import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createTransportFromConfig, type Transport } from './delivery/transports.js';
 import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worker.js';
+import { createRateCap } from './delivery/rateCap.js';
+import { DeliveryRouter } from './delivery/router.js';
+import { secretBox } from './services/secrets.js';
 import { createWebhookWorker, type WebhookWorker } from './delivery/webhookWorker.js';
 import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, installationSecret, LOG_REDACT } from './http/app.js';
@@ -53,6 +56,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const metrics = new Metrics();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
+  let router: DeliveryRouter | null = null;
   if ((role === 'all' || role === 'worker') && db.dialect === 'sqlite') {
     // An embedded database has one process at a time: leases still held belong to a process that died
     // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
@@ -60,10 +64,25 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
   }
   if (role === 'all' || role === 'worker') {
-    transport = opts.transport ?? createTransportFromConfig(config, { maxConnections: config.smtpPoolSize });
+    transport =
+      opts.transport ??
+      createTransportFromConfig(config, { maxConnections: config.smtpPoolSize, timeoutMs: config.smtpTimeoutMs });
+    router = new DeliveryRouter({
+      installation: transport,
+      box: secretBox(secret),
+      clock,
+      breaker: config.breaker,
+      smtpTimeoutMs: config.smtpTimeoutMs,
+      rateCap: createRateCap(config.redisUrl, (err) => log.warn({ err }, 'rate-cap store unavailable')),
+      onBreaker: (label, state) => {
+        metrics.breakerState.set({ transport: label }, state === 'open' ? 1 : state === 'half_open' ? 0.5 : 0);
+        log.warn({ transport: label, state }, 'transport circuit breaker changed state');
+      },
+    });
     worker = createWorker({
       db,
       transport,
+      router,
       clock,
       publicUrl: config.publicUrl,
       secret,
@@ -96,7 +115,16 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     metrics.rateLimitStoreErrors.inc();
     log.warn({ err }, 'rate-limit store unavailable: allowing requests');
   });
-  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics, log, resolveHost: opts.resolveHost };
+  const deps: Deps = {
+    ...base,
+    delivery,
+    rateLimiter,
+    secret,
+    metrics,
+    log,
+    resolveHost: opts.resolveHost,
+    ...(router ? { deliveryRouter: router } : {}),
+  };
 
   // The VERP listener (SPEC §12) runs with the worker, or alone in a `bounces` process.
   let bounces: BounceListener | null = null;
@@ -162,6 +190,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (bounces) await bounces.close();
       if (worker) await worker.stop();
       if (webhookWorker) await webhookWorker.stop();
+      if (router) await router.close();
       if (transport) await transport.close();
       await rateLimiter.close();
       await db.close();

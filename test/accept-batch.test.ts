@@ -1,6 +1,8 @@
-// The PostgreSQL batch accept (services/accept/acceptBatch.ts) against the per-request path:
+// The PostgreSQL batch accept (services/accept/acceptBatch.ts) and the SQLite accept statements
+// (services/accept/acceptSqlite.ts) against the per-request Kysely path (runPlan):
 //   - differential: the same requests, once one at a time (every plan through runPlan) and once in
-//     batches (writeBatch), on two databases seeded alike, leave the same rows in contacts, orders,
+//     batches (writeBatch on PostgreSQL; on SQLite made together, so they share group commits, through
+//     the prebuilt statements), on two databases seeded alike, leave the same rows in contacts, orders,
 //     events, scheduled e-mails and idempotency records, ids aside, and get the same answers;
 //   - loud fallback: a batch the database refuses is logged at error and counted, and every request is
 //     still answered correctly by the per-request path.
@@ -12,6 +14,7 @@ import { Metrics } from '../src/metrics.js';
 import { configSnapshot } from '../src/services/configCache.js';
 import type { GatewayCall, Logger } from '../src/services/context.js';
 import * as gateway from '../src/services/gateway.js';
+import type { Deps } from '../src/services/context.js';
 import { createTestApp, DIALECTS, keyCall, setupProject, type TestApp } from './support/harness.js';
 
 const pg = DIALECTS.find((d) => d.name === 'postgres')!;
@@ -38,10 +41,10 @@ interface Side {
   calls: Partial<Record<Endpoint, GatewayCall>>;
 }
 
-async function openSide(): Promise<Side> {
+async function openSide(dialect: 'postgres' | 'sqlite' = 'postgres', extra: Partial<Deps> = {}): Promise<Side> {
   const metrics = new Metrics();
   const log = new CapturingLogger();
-  const t = await createTestApp('postgres', {}, { metrics, log });
+  const t = await createTestApp(dialect, {}, { metrics, log, ...extra });
   t.clock.t = T0;
   const { key } = await setupProject(t.app);
   return { t, key, metrics, log, calls: {} };
@@ -194,6 +197,36 @@ async function metric(m: Metrics, name: string, labels: Record<string, string> =
   return hit?.value ?? 0;
 }
 
+/** Both sides wrote the same rows and gave the same answers, and the scenario covers what it says. */
+async function assertSameOutcome(alone: Side, other: Side, answersAlone: unknown[], answersOther: unknown[]) {
+  const a = await dump(alone);
+  const b = await dump(other);
+  for (const table of Object.keys(a.tables) as (keyof typeof a.tables)[])
+    assert.deepEqual(b.tables[table], a.tables[table], `rows of ${table}`);
+  assert.deepEqual(
+    answersOther.map((x) => b.norm(x)),
+    answersAlone.map((x) => a.norm(x)),
+    'answers',
+  );
+
+  // The scenario covers what it says it does (on either side, they are equal).
+  const answers = answersAlone.map((x) => x as any);
+  const all = GROUPS.flatMap((g) => g.requests);
+  const at = (i: number) => answers[i];
+  assert.deepEqual(
+    answers.map((x) => (x.ok ? x.value.status : x.error)),
+    all.map((_, i) => (i === all.length - 2 ? 'idempotency_key_reused' : 200)),
+  );
+  assert.equal(at(7).value.replayed, true, 'the repeat of k1 is replayed');
+  assert.equal(at(3).value.body.duplicate, true, 'known-order is a duplicate');
+  assert.deepEqual(at(4).value.body.scheduled_email_ids, [], 'paid-first schedules nothing');
+  assert.equal(at(2).value.body.scheduled_email_ids.length, 3, 'a new order schedules its chain');
+  assert.equal(at(5).value.body.status, 'no_template');
+  assert.ok(b.tables.contacts.some((c) => c.includes('"name":"Known Renamed"')));
+  assert.ok(b.tables.contacts.some((c) => c.includes('"name":"Renamed One"')));
+  assert.ok(b.tables.orders.some((o) => o.includes('"order_id":"paid-first"') && o.includes('"status":"paid"')));
+}
+
 describe('batch accept on PostgreSQL', { skip: pg.skip }, () => {
   describe('writes what the per-request path writes (differential)', () => {
     let alone: Side;
@@ -237,32 +270,7 @@ describe('batch accept on PostgreSQL', { skip: pg.skip }, () => {
       assert.equal(await fallbacks('other_error'), 0);
       assert.deepEqual(batched.log.errors, [], 'a repeated key falls back without an error in the log');
 
-      const a = await dump(alone);
-      const b = await dump(batched);
-      for (const table of Object.keys(a.tables) as (keyof typeof a.tables)[])
-        assert.deepEqual(b.tables[table], a.tables[table], `rows of ${table}`);
-      assert.deepEqual(
-        answersBatched.map((x) => b.norm(x)),
-        answersAlone.map((x) => a.norm(x)),
-        'answers',
-      );
-
-      // The scenario covers what it says it does (on either side, they are equal).
-      const answers = answersAlone.map((x) => x as any);
-      const all = GROUPS.flatMap((g) => g.requests);
-      const at = (i: number) => answers[i];
-      assert.deepEqual(
-        answers.map((x) => (x.ok ? x.value.status : x.error)),
-        all.map((_, i) => (i === all.length - 2 ? 'idempotency_key_reused' : 200)),
-      );
-      assert.equal(at(7).value.replayed, true, 'the repeat of k1 is replayed');
-      assert.equal(at(3).value.body.duplicate, true, 'known-order is a duplicate');
-      assert.deepEqual(at(4).value.body.scheduled_email_ids, [], 'paid-first schedules nothing');
-      assert.equal(at(2).value.body.scheduled_email_ids.length, 3, 'a new order schedules its chain');
-      assert.equal(at(5).value.body.status, 'no_template');
-      assert.ok(b.tables.contacts.some((c) => c.includes('"name":"Known Renamed"')));
-      assert.ok(b.tables.contacts.some((c) => c.includes('"name":"Renamed One"')));
-      assert.ok(b.tables.orders.some((o) => o.includes('"order_id":"paid-first"') && o.includes('"status":"paid"')));
+      await assertSameOutcome(alone, batched, answersAlone, answersBatched);
     });
   });
 
@@ -352,6 +360,49 @@ describe('batch accept on PostgreSQL', { skip: pg.skip }, () => {
         new RegExp(`egw_accept_batch_fallbacks_total\\{reason="database_error"\\} ${counted}`),
       );
       assert.equal(await metric(side.metrics, 'egw_accept_batch_size_count'), 0, 'no batch was written set-based');
+    });
+  });
+});
+
+describe('accept statements on SQLite', () => {
+  describe('write what the per-request Kysely path writes (differential)', () => {
+    let reference: Side;
+    let prebuilt: Side;
+    before(async () => {
+      reference = await openSide('sqlite', { referenceAccept: true });
+      prebuilt = await openSide('sqlite');
+      for (const side of [reference, prebuilt]) for (const r of SEED) await send(side, r);
+    });
+    after(async () => {
+      await reference?.t.close();
+      await prebuilt?.t.close();
+    });
+
+    it('the same rows in contacts, orders, events, e-mails and idempotency records, and the same answers', async () => {
+      const answersReference = [];
+      const answersPrebuilt = [];
+      for (const [i, g] of GROUPS.entries()) {
+        reference.t.clock.t = prebuilt.t.clock.t = T0 + (i + 1) * 60_000;
+        for (const r of g.requests) answersReference.push(await settle(send(reference, r)));
+        // Together: they share commits (a savepoint each), the repeat of a key rolling back alone.
+        answersPrebuilt.push(...(await Promise.all(g.requests.map((r) => settle(send(prebuilt, r))))));
+      }
+      await assertSameOutcome(reference, prebuilt, answersReference, answersPrebuilt);
+      // Each event row was written once, with its effects, under the id its e-mails and order name.
+      const db = prebuilt.t.deps.db.db;
+      const orphans = await db
+        .selectFrom('scheduled_emails')
+        .leftJoin('events', 'events.id', 'scheduled_emails.event_id')
+        .select('scheduled_emails.id')
+        .where('events.id', 'is', null)
+        .execute();
+      assert.deepEqual(orphans, [], 'every e-mail names an event that exists');
+      const orders = await db
+        .selectFrom('orders')
+        .innerJoin('events', 'events.id', 'orders.created_event_id')
+        .select(['orders.order_id', 'events.order_id as event_order'])
+        .execute();
+      for (const o of orders) assert.equal(o.event_order, o.order_id, 'an order names its own event');
     });
   });
 });

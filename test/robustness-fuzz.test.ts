@@ -214,6 +214,13 @@ interface Case {
   note: string;
 }
 
+/**
+ * A deep copy of a generated value: constants (constantFrom) are the same instance in every case, and a
+ * case that adds to a body it took from one must not change it for later cases (a cycle, once).
+ */
+const copy = (v: Value): Value =>
+  v instanceof Obj ? new Obj(v.pairs.map(([k, x]) => [k, copy(x)])) : Array.isArray(v) ? v.map(copy) : v;
+
 function makeCase(e: Endpoint, muts: Mutation[], pick: number[]): Case {
   const s = e.sample();
   let body: Value = s === null ? undefined : toObj(s);
@@ -229,20 +236,20 @@ function makeCase(e: Endpoint, muts: Mutation[], pick: number[]): Case {
       return;
     }
     if (m.kind === 'body') {
-      body = m.value;
+      body = copy(m.value);
       notes.push(`body=${enc(m.value).slice(0, 60)}`);
       return;
     }
     if (!(body instanceof Obj)) body = new Obj([]);
     if (m.kind === 'add') {
-      (body as Obj).pairs.push([m.key, m.value]);
+      (body as Obj).pairs.push([m.key, copy(m.value)]);
       notes.push(`add ${JSON.stringify(m.key)}=${enc(m.value).slice(0, 60)}`);
       return;
     }
     const paths = memberPaths(body as Obj);
     if (!paths.length) return;
     const path = paths[pick[i] % paths.length];
-    setAt(body, path, m.kind === 'delete' ? undefined : m.value);
+    setAt(body, path, m.kind === 'delete' ? undefined : copy(m.value));
     notes.push(m.kind === 'delete' ? `delete ${path.join('.')}` : `set ${path.join('.')}=${enc(m.value).slice(0, 60)}`);
   });
   let url = e.path;
@@ -447,6 +454,14 @@ describe('generated hostile requests', { concurrency: true }, () => {
             name: 'fuzz seq',
             steps: [{ template_id: tplId, delay_minutes: 30 }],
           }),
+          // Delivery per project (issue 13): a relay nothing listens on, so verify answers at once.
+          'PUT /api/admin/projects/:site_key/delivery': () => ({
+            primary: { smtp_url: 'smtp://fuzz:secret-pw@127.0.0.1:1', pool_size: 2, rate_per_second: 5 },
+            from_email: 'news@fuzz.example',
+            daily_quota: 100,
+            webhooks: { mailgun: { signing_key: 'key-fuzz-0123456789' } },
+          }),
+          'POST /api/admin/projects/:site_key/delivery/test': () => ({ template: 'paid_tpl', to: 'fuzz@example.org' }),
           'POST /api/campaigns': () => ({
             site_key: site,
             template_id: tplId,

@@ -27,9 +27,16 @@ import {
 import type { Dialect } from '../src/db/index.js';
 import type { Database } from '../src/db/schema.js';
 import { upsertContactsMany } from '../src/repos/contacts.js';
-import { insertEmailsMany } from '../src/repos/emails.js';
-import { insertEventsMany, listEvents } from '../src/repos/events.js';
-import { insertIdempotencyMany } from '../src/repos/idempotency.js';
+import type { NewEmail, NewEvent } from '../src/db/schema.js';
+import {
+  insertEmailOnce,
+  insertEventOnce,
+  insertIdempotencyOnce,
+  insertUnpaidOrderOnce,
+  upsertContactOnce,
+} from '../src/repos/acceptSqlite.js';
+import { insertAcceptedMany, listEvents } from '../src/repos/events.js';
+import type { NewIdempotencyRecord } from '../src/repos/idempotency.js';
 import { insertUnpaidOrdersMany } from '../src/repos/orders.js';
 import { claimDue, finishes, finishMany, nextDueAt } from '../src/repos/outbox.js';
 import { reserveIds } from '../src/repos/setBased.js';
@@ -84,6 +91,54 @@ interface Case {
 const BOTH: Dialect[] = ['sqlite', 'postgres'];
 const PG_ONLY: Dialect[] = ['postgres'];
 
+const EMAIL: NewEmail & { id: number } = {
+  id: 1,
+  project_id: 1,
+  kind: 'transactional' as const,
+  template_id: 1,
+  template_key: 't',
+  contact_id: 1,
+  to_email: 'a@example.com',
+  to_name: null,
+  order_id: null,
+  event_id: 1,
+  campaign_id: null,
+  chain_step: null,
+  context: '{}',
+  status: 'queued' as const,
+  due_at: NOW,
+  attempts: 0,
+  created_at: NOW,
+  updated_at: NOW,
+};
+const EVENT: NewEvent & { id: number } = {
+  id: 1,
+  project_id: 1,
+  key_id: 1,
+  key_last4: 'abcd',
+  endpoint: 'transactional',
+  event_type: 'contest_results',
+  email: 'a@example.com',
+  order_id: null,
+  idempotency_key: 'k',
+  http_status: 200,
+  accepted: 1,
+  error_code: null,
+  payload: '{}',
+  effects: '{}',
+  created_at: NOW,
+};
+const RECORD: NewIdempotencyRecord = {
+  project_id: 1,
+  idempotency_key: 'k',
+  request_hash: 'h',
+  endpoint: 'transactional',
+  response_status: 200,
+  response_body: '{}',
+  event_id: 1,
+  created_at: NOW,
+};
+
 const CASES: Case[] = [
   {
     name: 'outbox-claim',
@@ -118,7 +173,7 @@ const CASES: Case[] = [
   {
     name: 'batch-upsert-contacts',
     dialects: PG_ONLY,
-    // Nothing inserted (both known), then found with an older name: insert, select and rename are all sent.
+    // a renamed by the upsert, b known and left as it was: the upsert and the read of b are both sent.
     run: (db) =>
       upsertContactsMany(db, [
         { project_id: 1, email: 'a@example.com', name: 'Anna', now: NOW },
@@ -126,11 +181,8 @@ const CASES: Case[] = [
       ]),
     answer: (q) =>
       q.sql.includes('select c.id')
-        ? [
-            { id: 1, project_id: 1, email: 'a@example.com', name: 'Old' },
-            { id: 2, project_id: 1, email: 'b@example.com', name: 'Bea' },
-          ]
-        : [],
+        ? [{ id: 2, project_id: 1, email: 'b@example.com', name: 'Bea', status: 'active' }]
+        : [{ id: 1, project_id: 1, email: 'a@example.com', name: 'Anna', status: 'active' }],
   },
   {
     name: 'batch-insert-orders',
@@ -149,72 +201,26 @@ const CASES: Case[] = [
       ]),
   },
   {
-    name: 'batch-insert-emails',
+    name: 'batch-insert-accepted',
     dialects: PG_ONLY,
-    run: (db) =>
-      insertEmailsMany(db, [
-        {
-          id: 1,
-          project_id: 1,
-          kind: 'transactional',
-          template_id: 1,
-          template_key: 't',
-          contact_id: 1,
-          to_email: 'a@example.com',
-          to_name: null,
-          order_id: null,
-          event_id: 1,
-          campaign_id: null,
-          chain_step: null,
-          context: '{}',
-          status: 'queued',
-          due_at: NOW,
-          attempts: 0,
-          created_at: NOW,
-          updated_at: NOW,
-        },
-      ]),
+    run: (db) => insertAcceptedMany(db, { emails: [EMAIL], events: [EVENT], records: [RECORD] }),
   },
+  // The accept path's own statements on SQLite (repos/acceptSqlite.ts), in the order a new order runs them.
   {
-    name: 'batch-insert-events',
-    dialects: PG_ONLY,
-    run: (db) =>
-      insertEventsMany(db, [
-        {
-          id: 1,
-          project_id: 1,
-          key_id: 1,
-          key_last4: 'abcd',
-          endpoint: 'transactional',
-          event_type: 'contest_results',
-          email: 'a@example.com',
-          order_id: null,
-          idempotency_key: null,
-          http_status: 200,
-          accepted: 1,
-          error_code: null,
-          payload: '{}',
-          effects: '{}',
-          created_at: NOW,
-        },
-      ]),
-  },
-  {
-    name: 'batch-insert-idempotency',
-    dialects: PG_ONLY,
-    run: (db) =>
-      insertIdempotencyMany(db, [
-        {
-          project_id: 1,
-          idempotency_key: 'k',
-          request_hash: 'h',
-          endpoint: 'transactional',
-          response_status: 200,
-          response_body: '{}',
-          event_id: 1,
-          created_at: NOW,
-        },
-      ]),
+    name: 'accept-statements',
+    dialects: ['sqlite'],
+    answer: (q) => (q.sql.startsWith('insert into contacts') ? [{ id: 1, next_event_id: 1 }] : [{ id: 1 }]),
+    run: async (db) => {
+      await upsertContactOnce(db, 1, 'a@example.com', 'Anna', NOW);
+      await insertUnpaidOrderOnce(
+        db,
+        { project_id: 1, order_id: 'o-1', cart_type: 'course', contact_id: 1, course_name: null, event_id: 1 },
+        NOW,
+      );
+      await insertEmailOnce(db, EMAIL);
+      await insertEventOnce(db, 1, EVENT);
+      await insertIdempotencyOnce(db, RECORD);
+    },
   },
 ];
 

@@ -338,6 +338,7 @@ for (const d of DIALECTS) {
           scheduled: 3,
           queued: 1,
           sending: 0,
+          over_quota: 0,
           oldest_due_at: b.outbox.oldest_due_at,
           oldest_due_age_seconds: 86_460,
         });

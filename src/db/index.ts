@@ -1,5 +1,6 @@
 // One place that knows both dialects. Everything above this file talks to Kysely<Database> and asks
 // `dialect` only where SQL genuinely differs (row locking, upserts are portable through Kysely).
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -53,6 +54,7 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
     });
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
+    pool.on('connect', namePreparedStatements);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     // The schema in effect (search_path from the URL's options, PGOPTIONS or opts.schema) is where
     // the migration bookkeeping must live too.
@@ -93,6 +95,35 @@ function preparedOnce(conn: SQLite.Database): { prepare(sql: string): SQLite.Sta
     },
     close: () => conn.close(),
   };
+}
+
+/**
+ * Marks a PostgreSQL statement to be prepared once per connection (a named statement) instead of parsed
+ * and planned on every run: for the accept path's set-based statements, whose text is constant. Kysely
+ * sends unnamed statements only; the pool's clients name the marked ones (namePreparedStatements).
+ */
+export const PREPARED = '/* prepared */ ';
+
+function namePreparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  // Only the form Kysely uses, (text, values) awaited; every other call goes through as it was.
+  (client as { query: unknown }).query = (...args: unknown[]) => {
+    const [text, values] = args;
+    if (args.length === 2 && typeof text === 'string' && text.startsWith(PREPARED) && Array.isArray(values))
+      return query({ name: statementName(text), text, values });
+    return query(...args);
+  };
+}
+
+const names = new Map<string, string>();
+/** One name per text, the same in every connection (pg refuses a name reused for another text). */
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (!name) {
+    name = `egw_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    names.set(text, name);
+  }
+  return name;
 }
 
 export async function dropSchema(url: string, schema: string): Promise<void> {

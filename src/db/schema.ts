@@ -214,6 +214,8 @@ export interface ScheduledEmailsTable {
   rendered: string | null;
   /** The purchase event that cancelled this cart e-mail (SPEC §13). */
   cancelled_by_event_id: number | null;
+  /** A test send from the delivery settings (migration 007): left out of every statistic. */
+  is_test: Generated<number>;
   created_at: number;
   updated_at: number;
 }
@@ -240,6 +242,34 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   last_seen: number;
+}
+
+/** A project's own delivery settings (migration 007); `secrets` is AES-256-GCM ciphertext. */
+export interface ProjectDeliveryTable {
+  project_id: number;
+  settings: string;
+  secrets: string;
+  updated_at: number;
+}
+
+/** One delivery attempt of an e-mail: which transport, what the relay answered. */
+export interface EmailAttemptsTable {
+  id: Generated<number>;
+  scheduled_email_id: number;
+  attempt: number;
+  transport: string;
+  ok: number;
+  reply: string | null;
+  queue_id: string | null;
+  provider_message_id: string | null;
+  message_id: string | null;
+  at: number;
+}
+
+export interface DeliveryQuotaUsageTable {
+  project_id: number;
+  day: string;
+  used: number;
 }
 
 export interface WebhookEndpointsTable {
@@ -289,6 +319,9 @@ export interface WebhookAttemptsTable {
 }
 
 export interface Database {
+  project_delivery: ProjectDeliveryTable;
+  email_attempts: EmailAttemptsTable;
+  delivery_quota_usage: DeliveryQuotaUsageTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -39,6 +39,10 @@ export interface SmtpTransportOptions {
   maxMessages?: number;
   /** Connect/greeting timeout in ms (default 30 s); socket inactivity timeout is twice that. */
   timeoutMs?: number;
+  /** STARTTLS must succeed (`required`) or is used when offered (`opportunistic`, the default). */
+  requireTLS?: boolean;
+  /** Every message signed with this key (a project's DKIM settings). */
+  dkim?: { domainName: string; keySelector: string; privateKey: string };
 }
 
 function cleanHeaders(headers: Record<string, string>): Record<string, string> {
@@ -63,6 +67,8 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
     // Nothing we send refers to files or URLs; refuse them outright.
     disableFileAccess: true,
     disableUrlAccess: true,
+    ...(opts.requireTLS ? { requireTLS: true } : {}),
+    ...(opts.dkim ? { dkim: opts.dkim } : {}),
   });
   const offersSmtpUtf8 = smtpUtf8Probe(url, timeout);
   return {

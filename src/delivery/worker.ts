@@ -20,6 +20,10 @@ import {
   type Finish,
 } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
+import { recordAttempts, type AttemptsOf } from '../repos/delivery.js';
+import { giveBackQuota, senderOf, takeDailyQuota } from './projectPolicy.js';
+import { secretBox } from '../services/secrets.js';
+import { DeliveryRouter, type ProjectDelivery } from './router.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
 import { suppressionReason } from '../domain/suppression.js';
@@ -41,7 +45,10 @@ export interface WorkerLogger {
 
 export interface WorkerOptions {
   db: Db;
+  /** The installation's transport: SMTP_URL or capture, for projects without their own settings. */
   transport: Transport;
+  /** Per-project transports (SPEC §11); one is made over `transport` when absent and closed on stop. */
+  router?: DeliveryRouter;
   clock?: Clock;
   publicUrl: string;
   /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
@@ -133,6 +140,8 @@ interface BatchCache {
   templates: Map<number, Promise<TemplateRow | undefined>>;
   /** Read once per claimed batch (one query), right after the claim. */
   contacts: Map<number, Promise<ContactRow | undefined>>;
+  /** Each project's delivery settings, read once per batch: a change applies to the next claim. */
+  deliveries: Map<number, Promise<ProjectDelivery | null>>;
 }
 
 export function createWorker(opts: WorkerOptions): Worker {
@@ -151,6 +160,8 @@ export function createWorker(opts: WorkerOptions): Worker {
   const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
   const random = opts.random ?? Math.random;
   const log = opts.logger ?? noopLogger;
+  const ownRouter = !opts.router;
+  const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
 
   let running = false;
   let loopDone: Promise<void> | null = null;
@@ -181,7 +192,12 @@ export function createWorker(opts: WorkerOptions): Worker {
       wakeUp = done;
     });
 
-  const newCache = (): BatchCache => ({ projects: new Map(), templates: new Map(), contacts: new Map() });
+  const newCache = (): BatchCache => ({
+    projects: new Map(),
+    templates: new Map(),
+    contacts: new Map(),
+    deliveries: new Map(),
+  });
   const cached = <T>(m: Map<number, Promise<T>>, key: number, load: () => Promise<T>) => {
     let p = m.get(key);
     if (!p) m.set(key, (p = load()));
@@ -205,7 +221,8 @@ export function createWorker(opts: WorkerOptions): Worker {
         );
         const notices = batch.flatMap(({ f, row }) => {
           const kind = NOTIFIED[f.status];
-          return kind && done.has(f.id)
+          // A test send from the delivery settings is the administrator's, not the site's business.
+          return kind && done.has(f.id) && Number(row.is_test) !== 1
             ? [{ email: row, kind, reason: f.status === 'sent' ? null : (f.lastError ?? null) }]
             : [];
         });
@@ -216,6 +233,15 @@ export function createWorker(opts: WorkerOptions): Worker {
     },
   });
   const write = (row: EmailRow, f: Finish) => writeBatch({ f, row });
+
+  // What each attempt went through and what the relay said, written in batches like the outcomes.
+  const writeAttempts = batcher<AttemptsOf, void>({
+    maxBatch: FINISH_BATCH,
+    run: async (batch) => {
+      await recordAttempts(db, batch);
+      return batch.map(() => fulfilled(undefined));
+    },
+  });
 
   function emit(emailId: number, outcome: Outcome) {
     outcomeEvents.emit(`email:${emailId}`, outcome);
@@ -255,6 +281,18 @@ export function createWorker(opts: WorkerOptions): Worker {
     const reason = suppressionReason(contact.status, row.kind);
     if (reason) return record('suppressed', write(row, finishes.suppressed(row.id, { now: clock.now(), reason })));
 
+    let delivery: ProjectDelivery | null;
+    try {
+      delivery = await cached(cache.deliveries, project.id, () => router.load(database, project.id));
+    } catch (err) {
+      // Settings that cannot be decrypted (SECRET_KEY changed without `secrets rotate`): an operator's fix.
+      const error = `delivery settings unreadable: ${err instanceof Error ? err.message : String(err)}`;
+      const now = clock.now();
+      const dueAt = now + backoffDelay(row.attempts + 1, retry, random);
+      return record('queued', write(row, finishes.retry(row.id, { now, dueAt, error })));
+    }
+    const sender = senderOf(project, delivery);
+
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
     const context = buildContext({
       request: parseJson<Record<string, unknown>>(row.context, {}),
@@ -271,15 +309,16 @@ export function createWorker(opts: WorkerOptions): Worker {
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
 
-    const messageId = makeMessageId(row.id, project, opts.secret);
+    const messageId = makeMessageId(row.id, sender, opts.secret);
     const { from, to, headers, shown } = composeEmail({
-      project,
+      project: sender,
       email: row,
       contact,
       parts,
       unsubscribeUrl: unsubscribe,
       messageId,
     });
+    if (delivery?.settings.reply_to) headers['Reply-To'] = shown['Reply-To'] = delivery.settings.reply_to;
     const msg: OutgoingMessage = {
       from,
       to,
@@ -290,11 +329,30 @@ export function createWorker(opts: WorkerOptions): Worker {
     };
     const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
 
-    try {
-      const res = await transport.send(msg);
-      log.info({ email_id: row.id, message_id: messageId, response: res.response }, 'e-mail sent');
+    const quota = await takeDailyQuota(db, project.id, delivery, Number(row.is_test) === 1, clock.now());
+    if (!quota.taken) {
+      const { dueAt, reason } = quota;
+      return record('queued', write(row, finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));
+    }
+    const routed = await router.send(project, delivery, msg);
+    const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
+    logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
+    if (routed.ok) {
+      const res = routed.result;
+      log.info(
+        {
+          email_id: row.id,
+          message_id: messageId,
+          response: res.response,
+          transport: routed.attempts.at(-1)?.transport,
+        },
+        'e-mail sent',
+      );
       return record('sent', write(row, finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
-    } catch (err) {
+    }
+    {
+      const err = routed.error;
+      await giveBackQuota(db, project.id, quota);
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
       const now = clock.now();
@@ -453,6 +511,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         await Promise.all([...inFlight]);
         if (heartbeat) clearInterval(heartbeat);
         heartbeat = null;
+        if (ownRouter) await router.close();
       })();
       return stopping;
     },

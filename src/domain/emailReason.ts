@@ -12,6 +12,8 @@ export function emailReason(status: EmailStatus, note: string | null): EmailReas
     if (n.includes('invalid')) return 'contact_invalid';
     return null;
   }
+  // The project's daily quota is used up (issue 13): the e-mail waits for the next day.
+  if ((status === 'queued' || status === 'scheduled') && n.startsWith('quota:')) return 'quota';
   if (status === 'cancelled') {
     if (n.includes('order paid')) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';

@@ -11,6 +11,7 @@ import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './pl
 import { registerJsonBody } from './jsonBody.js';
 import { registerSessions } from './plugins/session.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
+import { adminDeliveryRoutes } from './routes/adminDelivery.js';
 import { automationRoutes } from './routes/automation.js';
 import { adminDataRoutes } from './routes/adminData.js';
 import { adminUiRoutes } from './routes/adminUi.js';
@@ -130,6 +131,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminAuth(deps));
     await admin.register(adminConfigRoutes, { deps });
+    await admin.register(adminDeliveryRoutes, { deps });
     await admin.register(adminDataRoutes, { deps });
     await admin.register(legacyRoutes, { deps });
     await admin.register(adminUiRoutes, { deps });

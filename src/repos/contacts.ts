@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
 import type { ContactStatusReason } from '../domain/statuses.js';
+import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor } from './types.js';
@@ -95,46 +96,42 @@ const WANTED = { project_id: 'bigint', email: 'text', name: 'text', now: 'bigint
 /**
  * upsertContact for many contacts at once (PostgreSQL; at most one row per project and address, no
  * fields): a new contact is inserted with the name given, a known one takes the name given when there is
- * one, keeps its status. Rows are taken in one order (project, e-mail) so concurrent writers cannot
- * deadlock on them. Returns the contacts by contactKey; one deleted meanwhile is missing.
+ * one, keeps its status. One statement inserts the new contacts, renames the known ones whose name
+ * changes and returns both; a second reads the known ones left as they were, only when there are any
+ * (updating them too would write a new row version of every known contact for nothing). Rows are taken
+ * in one order (project, e-mail) so concurrent writers cannot deadlock on them. Returns the contacts by
+ * contactKey; one deleted meanwhile is missing.
  */
 export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]): Promise<Map<string, ContactRef>> {
   const rows = [...wanted].sort(
     (a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
   );
   const out = new Map<string, ContactRef>();
-  const keep = (c: { id: number; project_id: number; email: string; status: string }, name: string | null) =>
-    out.set(contactKey(Number(c.project_id), c.email), { id: Number(c.id), email: c.email, name, status: c.status });
-  const created = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
-    insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
+  const keep = (c: { id: number; project_id: number; email: string; name: string | null; status: string }) =>
+    out.set(contactKey(Number(c.project_id), c.email), {
+      id: Number(c.id),
+      email: c.email,
+      name: c.name,
+      status: c.status,
+    });
+  const written = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
+    ${sql.raw(PREPARED)}insert into contacts as c (project_id, email, name, fields, status, created_at, updated_at)
     select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
     from ${unnest(rows, WANTED, true)}
     order by u.ord
-    on conflict (project_id, email) do nothing
+    on conflict (project_id, email) do update set name = excluded.name, updated_at = excluded.updated_at
+      where nullif(excluded.name, '') is not null and excluded.name is distinct from c.name
     returning id, project_id, email, name, status`.execute(db);
-  for (const c of created.rows) keep(c, c.name);
+  for (const c of written.rows) keep(c);
   const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
   if (!known.length) return out;
+  // A new statement: it also sees a contact another transaction committed while the upsert ran.
   const found = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
-    select c.id, c.project_id, c.email, c.name, c.status from contacts c
+    ${sql.raw(PREPARED)}select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
     db,
   );
-  const byKey = new Map(known.map((r) => [contactKey(r.project_id, r.email), r]));
-  const renames: { id: number; name: string; now: number }[] = [];
-  for (const c of found.rows) {
-    const w = byKey.get(contactKey(Number(c.project_id), c.email))!;
-    const name = w.name ? w.name : c.name;
-    if (name !== c.name) renames.push({ id: Number(c.id), name: name!, now: w.now });
-    keep(c, name);
-  }
-  if (renames.length) {
-    renames.sort((a, b) => a.id - b.id);
-    await sql`
-      update contacts as c set name = u.name, updated_at = u.now
-      from ${unnest(renames, { id: 'bigint', name: 'text', now: 'bigint' })}
-      where c.id = u.id`.execute(db);
-  }
+  for (const c of found.rows) keep(c);
   return out;
 }
 

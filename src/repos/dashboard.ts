@@ -112,6 +112,8 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     ])
     .where('scheduled_emails.created_at', '>=', f.since)
     .where('scheduled_emails.created_at', '<', f.until)
+    // Test sends from the delivery settings count in no statistic (SPEC §11).
+    .where('scheduled_emails.is_test', '=', 0)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
   if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
   const rows = await q.execute();
@@ -149,6 +151,8 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
         'queued',
       ),
       sql<number>`sum(case when status = 'sending' then 1 else 0 end)`.as('sending'),
+      // Held by the project's daily quota (issue 13): the worker wrote them back with this reason.
+      sql<number>`sum(case when status = 'queued' and last_error like 'quota:%' then 1 else 0 end)`.as('over_quota'),
       sql<
         number | null
       >`min(case when status in ('scheduled', 'queued') and due_at <= ${f.now} then due_at else null end)`.as(
@@ -163,6 +167,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
     scheduled: n(r?.scheduled),
     queued: n(r?.queued),
     sending: n(r?.sending),
+    over_quota: n(r?.over_quota),
     oldest_due_at: oldest === null ? null : new Date(oldest).toISOString(),
     oldest_due_age_seconds: oldest === null ? null : Math.max(0, Math.round((f.now - oldest) / 1000)),
   };
@@ -176,7 +181,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
 export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   const recovered = sql<number>`case when o.status = 'paid' and exists (
       select 1 from scheduled_emails e
-      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status in ('sent', 'delivered', 'bounced', 'soft_bounced', 'complained')
+      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status in ('sent', 'delivered', 'bounced', 'soft_bounced', 'complained') and e.is_test = 0
         and e.sent_at <= coalesce(pe.created_at, o.updated_at)
     ) then 1 else 0 end`;
   let inner = db

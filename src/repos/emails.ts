@@ -1,6 +1,6 @@
 // The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
 // them; the delivery worker claims and updates them.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { emailReason } from '../domain/emailReason.js';
@@ -35,12 +35,10 @@ const NEW_EMAIL = {
   updated_at: 'bigint',
 } as const;
 
-/** insertEmail for many rows in one statement (PostgreSQL), with ids drawn ahead (reserveIds). */
-export async function insertEmailsMany(db: Executor, rows: (NewEmail & { id: number })[]): Promise<void> {
-  if (!rows.length) return;
-  await sql`
-    insert into scheduled_emails (${columnList(NEW_EMAIL)})
-    select ${columnList(NEW_EMAIL, 'u')} from ${unnest(rows, NEW_EMAIL)}`.execute(db);
+/** insertEmail for many rows (PostgreSQL), ids drawn ahead (reserveIds): a statement for insertAcceptedMany. */
+export function insertEmailsStatement(rows: (NewEmail & { id: number })[]): RawBuilder<unknown> {
+  return sql`insert into scheduled_emails (${columnList(NEW_EMAIL)})
+    select ${columnList(NEW_EMAIL, 'u')} from ${unnest(rows, NEW_EMAIL)}`;
 }
 
 export async function findEmail(db: Executor, id: number): Promise<EmailRow | undefined> {
@@ -103,6 +101,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
       'scheduled_emails.last_error',
       'scheduled_emails.contact_id',
       'scheduled_emails.chain_step',
+      'scheduled_emails.is_test',
     ])
     .orderBy('scheduled_emails.id', 'desc')
     .limit(f.limit + 1);
@@ -141,6 +140,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    test: Number(r.is_test) === 1,
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
 }
@@ -172,6 +172,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    test: Number(r.is_test) === 1,
     message_id: r.message_id,
     cancelled_by_event_id: r.cancelled_by_event_id ?? null,
     context: parseJson<Record<string, unknown>>(r.context, {}),

@@ -1,7 +1,9 @@
 // The event log (chronology of incoming gateway requests, SPEC §5).
 import { sql } from 'kysely';
-import type { Dialect } from '../db/index.js';
-import type { EventRow, NewEvent } from '../db/schema.js';
+import { PREPARED, type Dialect } from '../db/index.js';
+import type { EventRow, NewEmail, NewEvent } from '../db/schema.js';
+import { insertEmailsStatement } from './emails.js';
+import { insertIdempotencyStatement, type NewIdempotencyRecord } from './idempotency.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor } from './types.js';
 
@@ -28,12 +30,26 @@ const NEW_EVENT = {
   created_at: 'bigint',
 } as const;
 
-/** insertEvent for many rows in one statement (PostgreSQL), with ids drawn ahead (reserveIds). */
-export async function insertEventsMany(db: Executor, rows: (NewEvent & { id: number })[]): Promise<void> {
-  if (!rows.length) return;
-  await sql`
-    insert into events (${columnList(NEW_EVENT)})
-    select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows, NEW_EVENT)}`.execute(db);
+/**
+ * What a batch of accepted requests writes last (PostgreSQL), in one statement: their e-mails, their
+ * event rows (ids drawn ahead with reserveIds, effects included) and their idempotency records, the
+ * first two as data-modifying CTEs of the third. Returns how many records were stored: fewer than given
+ * means a key was stored before (or by a concurrent request that committed first).
+ */
+export async function insertAcceptedMany(
+  db: Executor,
+  rows: {
+    emails: (NewEmail & { id: number })[];
+    events: (NewEvent & { id: number })[];
+    records: NewIdempotencyRecord[];
+  },
+): Promise<number> {
+  const res = await sql`
+    ${sql.raw(PREPARED)}with new_emails as (${insertEmailsStatement(rows.emails)}),
+    new_events as (insert into events (${columnList(NEW_EVENT)})
+      select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows.events, NEW_EVENT)})
+    ${insertIdempotencyStatement(rows.records)}`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
 }
 
 export async function setEventEffects(db: Executor, id: number, effects: Record<string, unknown>): Promise<void> {

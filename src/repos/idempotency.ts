@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { columnList, unnest } from './setBased.js';
 import type { Executor } from './types.js';
 
@@ -55,16 +55,12 @@ const NEW_RECORD = {
 } as const;
 
 /**
- * insertIdempotency for many records in one statement (PostgreSQL; one per project and key), in key
- * order so concurrent writers cannot deadlock. Returns how many were stored: fewer than given means a
- * key was stored before (or by a concurrent request that committed first).
+ * insertIdempotency for many records (PostgreSQL; one per project and key), in key order so concurrent
+ * writers cannot deadlock: a statement for insertAcceptedMany, which counts the records stored.
  */
-export async function insertIdempotencyMany(db: Executor, records: NewIdempotencyRecord[]): Promise<number> {
-  if (!records.length) return 0;
-  const res = await sql`
-    insert into idempotency (${columnList(NEW_RECORD)})
+export function insertIdempotencyStatement(records: NewIdempotencyRecord[]): RawBuilder<unknown> {
+  return sql`insert into idempotency (${columnList(NEW_RECORD)})
     select ${columnList(NEW_RECORD, 'u')} from ${unnest(records, NEW_RECORD)}
     order by u.project_id, u.idempotency_key
-    on conflict (project_id, idempotency_key) do nothing`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+    on conflict (project_id, idempotency_key) do nothing`;
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { PREPARED } from '../db/index.js';
 import type { OrderRow } from '../db/schema.js';
 import { unnest } from './setBased.js';
 import type { Executor } from './types.js';
@@ -49,7 +50,7 @@ export async function insertUnpaidOrdersMany(
     (a, b) => a.project_id - b.project_id || (a.order_id < b.order_id ? -1 : a.order_id > b.order_id ? 1 : 0),
   );
   const created = await sql<{ project_id: number; order_id: string }>`
-    insert into orders (project_id, order_id, cart_type, contact_id, status, course_name, created_event_id, created_at, updated_at)
+    ${sql.raw(PREPARED)}insert into orders (project_id, order_id, cart_type, contact_id, status, course_name, created_event_id, created_at, updated_at)
     select u.project_id, u.order_id, u.cart_type, u.contact_id, 'unpaid', u.course_name, u.event_id, u.now, u.now
     from ${unnest(rows, NEW_ORDER, true)}
     order by u.ord
@@ -59,7 +60,7 @@ export async function insertUnpaidOrdersMany(
   const existing = rows.filter((r) => !out.has(orderKey(r.project_id, r.order_id)));
   if (!existing.length) return out;
   const found = await sql<{ project_id: number; order_id: string; status: OrderRow['status'] }>`
-    select o.project_id, o.order_id, o.status from orders o
+    ${sql.raw(PREPARED)}select o.project_id, o.order_id, o.status from orders o
     join ${unnest(existing, { project_id: 'bigint', order_id: 'text' })} on o.project_id = u.project_id and o.order_id = u.order_id`.execute(
     db,
   );

@@ -181,6 +181,16 @@ export const finishes = {
     rendered: o.rendered,
     messageId: o.messageId,
   }),
+  /** Over the project's daily quota: waits, as `queued` with the reason, until `dueAt`; not an attempt. */
+  waitQuota: (id: number, o: { now: number; dueAt: number; reason: string }): Finish => ({
+    id,
+    now: o.now,
+    status: 'queued',
+    dueAt: o.dueAt,
+    lastError: o.reason,
+    releaseLock: true,
+    countAttempt: false,
+  }),
   suppressed: (id: number, o: { now: number; reason: string }): Finish => ({
     id,
     now: o.now,

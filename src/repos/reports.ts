@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { EmailReportRow, EmailReportsTable, EmailStatus } from '../db/schema.js';
 import type { Insertable } from 'kysely';
 import type { OutcomeStatus } from '../domain/statuses.js';
+import { emailIdByRelayId } from './delivery.js';
 import { iso, parseJson, type Executor } from './types.js';
 
 export type NewReport = Insertable<EmailReportsTable>;
@@ -104,9 +105,8 @@ export async function emailForReportByMessageId(
 }
 
 /**
- * The e-mail a provider knows by its own id. The ids are recorded per delivery attempt by per-project
- * delivery (issue 13, `email_attempts`); until that table exists this seam finds nothing and reports are
- * matched by Message-ID alone.
+ * The e-mail a provider knows by its own id: the relay's queue id or the provider's message id recorded
+ * per delivery attempt (`email_attempts`, SPEC §11), of the project the webhook is for.
  */
 export type ProviderIdLookup = (
   db: Executor,
@@ -114,7 +114,12 @@ export type ProviderIdLookup = (
   providerMessageId: string,
 ) => Promise<MatchedEmail | undefined>;
 
-export const findEmailByProviderId: ProviderIdLookup = async () => undefined;
+export const findEmailByProviderId: ProviderIdLookup = async (db, projectId, providerMessageId) => {
+  const id = await emailIdByRelayId(db, providerMessageId);
+  if (id === null) return undefined;
+  const e = await emailForReportById(db, id);
+  return e && e.project_id === projectId ? e : undefined;
+};
 
 /** Soft-bounced e-mails of a contact received since `since` (each e-mail counts once). */
 export async function softBouncedEmails(db: Executor, contactId: number, since: number): Promise<number> {

@@ -2,6 +2,7 @@
 // bound array per column, turned back into rows by unnest(), so a statement's text and its number of
 // parameters do not depend on how many rows it carries.
 import { sql, type RawBuilder } from 'kysely';
+import { PREPARED } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { Executor } from './types.js';
 
@@ -45,6 +46,8 @@ export async function reserveIds<T extends SequencedTable>(
     (t) =>
       sql`array(select nextval(pg_get_serial_sequence(${t}, 'id')) from generate_series(1, ${counts[t]}::int)) as ${sql.id(t)}`,
   );
-  const { rows } = await sql<Record<T, (string | number)[]>>`select ${sql.join(arrays)}`.execute(db);
+  const { rows } = await sql<Record<T, (string | number)[]>>`${sql.raw(PREPARED)}select ${sql.join(arrays)}`.execute(
+    db,
+  );
   return Object.fromEntries(tables.map((t) => [t, rows[0][t].map(Number)])) as Record<T, number[]>;
 }

@@ -1,6 +1,7 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
+import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
 import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES, REPORT_KINDS, REPORT_SOURCES } from '../domain/statuses.js';
 import {
@@ -272,6 +273,17 @@ export const EmailsQuery = Type.Object({
 });
 export type EmailsQuery = Static<typeof EmailsQuery>;
 
+const AttemptView = Type.Object({
+  attempt: Type.Integer(),
+  at: Type.String(),
+  transport: literalUnion(ATTEMPT_TRANSPORTS),
+  ok: Type.Boolean(),
+  reply: NullableString,
+  queue_id: NullableString,
+  provider_message_id: NullableString,
+  message_id: NullableString,
+});
+
 const EmailCommon = {
   id: Type.Integer(),
   site_key: Type.String(),
@@ -288,6 +300,7 @@ const EmailCommon = {
   chain_step: NullableString,
   attempts: Type.Integer(),
   last_error: NullableString,
+  test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
 };
 export const EmailListItem = Type.Object(EmailCommon);
 
@@ -321,6 +334,9 @@ export const EmailDetail = Type.Object({
   html: NullableString,
   text: NullableString,
   headers: Type.Record(Type.String(), Type.String()),
+  attempts_log: Type.Array(AttemptView, {
+    description: 'every delivery attempt: the transport and what the relay said',
+  }),
   reports: Type.Array(EmailReport),
 });
 

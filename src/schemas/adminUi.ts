@@ -85,6 +85,7 @@ export const DashboardResponse = Type.Object({
     scheduled: Count,
     queued: Count,
     sending: Count,
+    over_quota: Count,
     oldest_due_at: NullableString,
     oldest_due_age_seconds: Type.Union([Type.Integer(), Type.Null()]),
   }),

@@ -8,6 +8,8 @@ import type { ConfigSnapshot } from './configCache.js';
 import type { WebhookCredentialsLookup } from './providerWebhooks.js';
 import type { HttpGet } from '../bounces/providers/types.js';
 import type { ProviderIdLookup } from '../repos/reports.js';
+import type { DeliveryRouter } from '../delivery/router.js';
+import type { TxtLookup } from '../delivery/verify.js';
 import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
@@ -34,6 +36,10 @@ export interface Deps {
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
   metrics?: Metrics;
+  /** This process's per-project transports (breaker states for the UI); absent without a local worker. */
+  deliveryRouter?: DeliveryRouter;
+  /** DNS TXT lookups of the DKIM check (tests inject one; DNS may be unreachable). */
+  dnsTxt?: TxtLookup;
   /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
@@ -44,6 +50,11 @@ export interface Deps {
   providerIdLookup?: ProviderIdLookup;
   /** GET for SNS certificates and subscription confirmations; https by default, injected in tests. */
   httpGet?: HttpGet;
+  /**
+   * Tests only: carry out accept plans statement by statement through Kysely (runPlan), the reference
+   * the SQLite statements and the PostgreSQL batches are compared with.
+   */
+  referenceAccept?: boolean;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */

@@ -1,5 +1,6 @@
 // The outbox as the admin API and UI see it: lists, one e-mail, its preview, cancel and retry.
 import { notFound } from '../errors.js';
+import { attemptsLog } from '../repos/delivery.js';
 import { cancelEmail, retryEmail } from '../repos/emailActions.js';
 import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../repos/emails.js';
 import { findProjectById } from '../repos/projects.js';
@@ -35,7 +36,11 @@ export async function emails(deps: Deps, q: EmailsQuery) {
 export async function email(deps: Deps, id: number) {
   const row = await findEmailWithSite(deps.db.db, id);
   if (!row) throw notFound('E-mail');
-  return { ...emailDetail(row, deps.clock.now()), reports: await reportsOfEmail(deps.db.db, id) };
+  return {
+    ...emailDetail(row, deps.clock.now()),
+    attempts_log: await attemptsLog(deps.db.db, id),
+    reports: await reportsOfEmail(deps.db.db, id),
+  };
 }
 
 /** The e-mail as sent, or, before it is rendered, as its template renders it now. */

@@ -7,11 +7,12 @@ import type { WebhookProvider } from '../domain/statuses.js';
 import { AppError, notFound } from '../errors.js';
 import { findProjectBySiteKey } from '../repos/projects.js';
 import { bounceContext, recordReport } from './bounces.js';
+import { getProviderWebhookCredentials } from './delivery.js';
 import type { Deps } from './context.js';
 
 /**
- * The provider's credentials of a project (`webhooks.<provider>` of its delivery settings, issue 13).
- * Null: none configured, and every request is refused.
+ * The provider's credentials of a project (`webhooks.<provider>` of its delivery settings, SPEC §11).
+ * Null: none configured, and every request is refused. Tests inject their own.
  */
 export type WebhookCredentialsLookup = (
   deps: Deps,
@@ -19,8 +20,9 @@ export type WebhookCredentialsLookup = (
   provider: WebhookProvider,
 ) => Promise<Credentials | null>;
 
-/** Until per-project delivery settings exist, no project has credentials: every webhook is refused. */
-export const noWebhookCredentials: WebhookCredentialsLookup = async () => null;
+/** The project's delivery settings (`webhooks`, issue 13), decrypted; none set: every webhook is refused. */
+const storedWebhookCredentials: WebhookCredentialsLookup = (deps, projectId, provider) =>
+  getProviderWebhookCredentials(deps, projectId, provider);
 
 /** GET over https, bounded in time and size (the SNS certificate and subscription confirmation). */
 export const httpsGet: HttpGet = async (url) => {
@@ -61,7 +63,7 @@ export async function receiveProviderWebhook(
   const db = deps.db.db;
   const project = await findProjectBySiteKey(db, siteKey);
   if (!project) throw notFound(`Project ${siteKey}`);
-  const creds = await (deps.webhookCredentials ?? noWebhookCredentials)(deps, project.id, provider);
+  const creds = await (deps.webhookCredentials ?? storedWebhookCredentials)(deps, project.id, provider);
   if (!creds)
     throw new AppError(401, 'unauthorized', `No ${provider} webhook credentials are configured for ${siteKey}`);
   const result = await verifyAndRead(provider, req, creds, deps);

@@ -2,7 +2,7 @@
 // one transaction, or none of them does. A repeat of an idempotency key replays the first answer.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Database, NewEvent } from '../../db/schema.js';
 import { inTransaction } from '../../db/groupCommit.js';
 import { AppError } from '../../errors.js';
 import { insertEvent, setEventEffects } from '../../repos/events.js';
@@ -62,7 +62,7 @@ function canonical(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-export function requestHash(endpoint: string, body: Body): string {
+function requestHash(endpoint: string, body: Body): string {
   return createHash('sha256').update(endpoint).update('\n').update(canonical(body)).digest('hex');
 }
 
@@ -73,12 +73,96 @@ export interface Accepted<T> {
   replayed: boolean;
 }
 
-class IdempotencyRace extends Error {}
+/** Thrown inside the accept transaction when the idempotency key is stored already: roll back, replay. */
+export class IdempotencyRace extends Error {}
 
 /** What carrying out a request produced: its response body and the effects its event-log row records. */
 export interface Answer<T> {
   response: T;
   effects: Record<string, unknown>;
+}
+
+/** A request as the accept path sees it: the call, its body and what is derived from them once. */
+export interface Incoming {
+  call: GatewayCall;
+  body: Body;
+  d: Described;
+  /** requestHash of the body; empty without an idempotency key (nothing compares it then). */
+  hash: string;
+  now: number;
+}
+
+export function incoming(call: GatewayCall, body: Body): Incoming {
+  const d = describe(call.endpoint, body);
+  // The canonical form of the body is written only for an idempotency record to compare with.
+  return { call, body, d, hash: d.idempotency_key ? requestHash(call.endpoint, body) : '', now: call.deps.clock.now() };
+}
+
+/** The chronology row of an accepted request (its effects given as JSON text). */
+export function acceptedEventRow(r: Incoming, effects: string): NewEvent {
+  const { project, key, endpoint } = r.call;
+  return {
+    project_id: project.id,
+    key_id: key?.id ?? null,
+    key_last4: key?.last4 ?? null,
+    endpoint,
+    ...r.d,
+    http_status: 200,
+    accepted: 1,
+    error_code: null,
+    payload: storedPayload(r.body),
+    effects,
+    created_at: r.now,
+  };
+}
+
+/**
+ * Runs `write` (the request's transaction, which throws IdempotencyRace when the key is stored already)
+ * and, when the key was taken, answers as the repeat of the stored request: the stored answer for the
+ * same body, 422 for another.
+ */
+export async function withIdempotency<T>(
+  r: Incoming,
+  write: () => Promise<Accepted<T>>,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  try {
+    return await write();
+  } catch (e) {
+    // The key was stored before (a repeat) or by a concurrent request that committed first: ours rolled
+    // back, answer as the repeat of the stored request.
+    if (e instanceof IdempotencyRace && r.d.idempotency_key) {
+      const rec = await findIdempotency(r.call.deps.db.db, r.call.project.id, r.d.idempotency_key);
+      if (rec) return replay(r, rec, refresh);
+    }
+    throw e;
+  }
+}
+
+async function replay<T>(
+  r: Incoming,
+  rec: IdempotencyRecord,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  if (rec.request_hash !== r.hash) {
+    throw new AppError(
+      422,
+      'idempotency_key_reused',
+      'This idempotency_key was already used with a different request body',
+      {
+        idempotency_key: r.d.idempotency_key,
+        original_event_id: rec.event_id,
+      },
+    );
+  }
+  let stored = JSON.parse(rec.response_body) as T;
+  if (refresh) stored = await refresh(stored);
+  // The replay is itself a request the chronology should show, pointing at the original.
+  const eventId = await insertEvent(r.call.deps.db.db, {
+    ...acceptedEventRow(r, JSON.stringify({ replay_of: rec.event_id })),
+    http_status: rec.response_status,
+  });
+  return { status: rec.response_status, body: stored, eventId, replayed: true };
 }
 
 export async function acceptEvent<T extends object>(
@@ -87,96 +171,45 @@ export async function acceptEvent<T extends object>(
   work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Answer<T>>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  const { deps, project, key, endpoint } = call;
-  const d = describe(endpoint, body);
-  const hash = requestHash(endpoint, body);
-  const now = deps.clock.now();
-  if (call.dryRun) return dryRunEvent(call, body, d, hash, work, refresh);
-
-  const replay = async (rec: IdempotencyRecord): Promise<Accepted<T>> => {
-    if (rec.request_hash !== hash) {
-      throw new AppError(
-        422,
-        'idempotency_key_reused',
-        'This idempotency_key was already used with a different request body',
-        {
-          idempotency_key: d.idempotency_key,
-          original_event_id: rec.event_id,
-        },
-      );
-    }
-    let stored = JSON.parse(rec.response_body) as T;
-    if (refresh) stored = await refresh(stored);
-    // The replay is itself a request the chronology should show, pointing at the original.
-    const eventId = await insertEvent(deps.db.db, {
-      project_id: project.id,
-      key_id: key?.id ?? null,
-      key_last4: key?.last4 ?? null,
-      endpoint,
-      ...d,
-      http_status: rec.response_status,
-      accepted: 1,
-      error_code: null,
-      payload: storedPayload(body),
-      effects: JSON.stringify({ replay_of: rec.event_id }),
-      created_at: now,
-    });
-    return { status: rec.response_status, body: stored, eventId, replayed: true };
-  };
-
+  const r = incoming(call, body);
+  const { project, endpoint } = call;
+  if (call.dryRun) return dryRunEvent(call, body, r.d, r.hash, work, refresh);
   // Optimistic about idempotency keys: a new key (the common case) costs no read before the
   // transaction; a key already stored makes insertIdempotency fail, the work rolls back and the stored
-  // answer is replayed below.
-  try {
-    // Group-committed on SQLite: concurrent requests share one commit, each answered only after it.
-    return await inTransaction(deps.db, async (trx) => {
-      const eventId = await insertEvent(trx, {
-        project_id: project.id,
-        key_id: key?.id ?? null,
-        key_last4: key?.last4 ?? null,
-        endpoint,
-        ...d,
-        http_status: 200,
-        accepted: 1,
-        error_code: null,
-        payload: storedPayload(body),
-        effects: '{}',
-        created_at: now,
-      });
-      const { response, effects } = await work(trx, eventId, now);
-      // Last members, so a repeated replay is found by its tail (services/replay.ts).
-      await setEventEffects(
-        trx,
-        eventId,
-        call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
-      );
-      if (d.idempotency_key) {
-        const stored = await insertIdempotency(
+  // answer is replayed.
+  return withIdempotency(
+    r,
+    () =>
+      // Group-committed on SQLite: concurrent requests share one commit, each answered only after it.
+      inTransaction(call.deps.db, async (trx) => {
+        const eventId = await insertEvent(trx, acceptedEventRow(r, '{}'));
+        const { response, effects } = await work(trx, eventId, r.now);
+        // Last members, so a repeated replay is found by its tail (services/replay.ts).
+        await setEventEffects(
           trx,
-          {
-            project_id: project.id,
-            idempotency_key: d.idempotency_key,
-            request_hash: hash,
-            endpoint,
-            response_status: 200,
-            response_body: JSON.stringify(response),
-            event_id: eventId,
-          },
-          now,
+          eventId,
+          call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
         );
-        if (!stored) throw new IdempotencyRace();
-      }
-      return { status: 200, body: response, eventId, replayed: false };
-    });
-  } catch (e) {
-    // The key was stored before (a repeat) or by a concurrent request that committed first: ours rolled
-    // back, answer as the repeat of the stored request.
-    if (e instanceof IdempotencyRace && d.idempotency_key) {
-      const rec = await findIdempotency(deps.db.db, project.id, d.idempotency_key);
-      if (rec) return replay(rec);
-    }
-    throw e;
-  }
+        if (r.d.idempotency_key) {
+          const stored = await insertIdempotency(
+            trx,
+            {
+              project_id: project.id,
+              idempotency_key: r.d.idempotency_key,
+              request_hash: r.hash,
+              endpoint,
+              response_status: 200,
+              response_body: JSON.stringify(response),
+              event_id: eventId,
+            },
+            r.now,
+          );
+          if (!stored) throw new IdempotencyRace();
+        }
+        return { status: 200, body: response, eventId, replayed: false };
+      }),
+    refresh,
+  );
 }
 
 /**

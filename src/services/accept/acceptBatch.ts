@@ -22,18 +22,19 @@ import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { AcceptBatchFallbackReason } from '../../metrics.js';
 import { contactKey, normaliseEmail, upsertContactsMany, type ContactWanted } from '../../repos/contacts.js';
-import { insertEmailsMany } from '../../repos/emails.js';
-import { insertEventsMany } from '../../repos/events.js';
-import { insertIdempotencyMany, type NewIdempotencyRecord } from '../../repos/idempotency.js';
+import { insertAcceptedMany } from '../../repos/events.js';
+import type { NewIdempotencyRecord } from '../../repos/idempotency.js';
 import { insertUnpaidOrdersMany, orderKey, type NewUnpaidOrder } from '../../repos/orders.js';
 import { reserveIds } from '../../repos/setBased.js';
 import type { GatewayCall } from '../context.js';
-import { describe, requestHash, type Accepted, type Described } from './accept.js';
+import { incoming, type Accepted, type Incoming } from './accept.js';
 import { acceptAlone, plannedEmailRow, type AcceptPlan, type OrderState } from './acceptPlan.js';
+import { acceptOnSqlite } from './acceptSqlite.js';
 
 /**
  * Accepts a request by carrying out its plan: on PostgreSQL in a batch with the requests that arrive
- * with it, elsewhere (SQLite) in a transaction of its own. Same rows, same answer either way.
+ * with it, on SQLite with its own prebuilt statements in a unit of the group commit. Same rows, same
+ * answer either way, and as runPlan's (deps.referenceAccept runs that one, for the tests to compare).
  */
 export function executePlan<T extends object>(
   call: GatewayCall,
@@ -41,29 +42,20 @@ export function executePlan<T extends object>(
   plan: AcceptPlan<T>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  // A dry run is rolled back: it must not share a batch's transaction with real requests. A replay is
-  // rare and its effects record what it replays.
-  if (call.deps.db.dialect !== 'postgres' || call.dryRun || call.replayOf)
-    return acceptAlone(call, body, plan, refresh);
+  // A dry run is rolled back: it must not share a batch's transaction (or a group commit's unit written
+  // by the SQLite statements) with real requests. A replay is rare and its effects record what it replays.
+  if (call.deps.referenceAccept || call.dryRun || call.replayOf) return acceptAlone(call, body, plan, refresh);
+  if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({
-    call,
-    body,
-    plan: plan,
-    d: describe(call.endpoint, body),
-    hash: requestHash(call.endpoint, body),
-    now: call.deps.clock.now(),
+    ...incoming(call, body),
+    plan,
     alone: () => acceptAlone(call, body, plan, refresh),
   }) as Promise<Accepted<T>>;
 }
 
 /** A request waiting for its batch. */
-interface BatchedRequest {
-  call: GatewayCall;
-  body: Body;
+interface BatchedRequest extends Incoming {
   plan: AcceptPlan<unknown>;
-  d: Described;
-  hash: string;
-  now: number;
   /** The per-request path, for a batch of one or one rolled back. */
   alone(): Promise<Accepted<unknown>>;
 }
@@ -218,9 +210,7 @@ async function writeBatch(trx: Transaction<Database>, batch: BatchedRequest[]): 
     return { status: 200, body: answer.response, eventId, replayed: false };
   });
 
-  await insertEmailsMany(trx, emails);
-  await insertEventsMany(trx, events);
   // A repeat of a stored key: the batch rolls back and is redone request by request (which replays it).
-  if ((await insertIdempotencyMany(trx, records)) !== records.length) throw new StoredIdempotencyKey();
+  if ((await insertAcceptedMany(trx, { emails, events, records })) !== records.length) throw new StoredIdempotencyKey();
   return results;
 }

@@ -103,6 +103,10 @@ function draw(d) {
         [t('dashboard.later'), fmtNumber(o.scheduled)],
         [t('dashboard.sending'), fmtNumber(o.sending)],
         [
+          t('dashboard.overQuota'),
+          o.over_quota ? h('span', {}, fmtNumber(o.over_quota), ' ', badge(t('dashboard.quotaReached'), 'warn')) : '0',
+        ],
+        [
           t('dashboard.oldestDue'),
           o.oldest_due_age_seconds === null
             ? t('dashboard.none')

@@ -4,6 +4,7 @@
 // the actions an administrator has: cancel a pending e-mail, retry a failed one.
 import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js';
 import {
+  badge,
   code,
   confirmDialog,
   errorBox,
@@ -29,7 +30,10 @@ export function emailColumns() {
     { label: t('common.project'), cell: (e) => e.site_key },
     { label: t('common.template'), cell: (e) => code(e.template_key) },
     { label: t('emails.to'), cell: (e) => e.to },
-    { label: t('common.status'), cell: (e) => statusBadge(e.status) },
+    {
+      label: t('common.status'),
+      cell: (e) => h('span', {}, statusBadge(e.status), e.test ? [' ', badge(t('emails.test'), 'muted')] : null),
+    },
     { label: t('emails.due'), cell: (e) => time(e.due_at) },
     { label: t('emails.sent'), cell: (e) => time(e.sent_at) },
     { label: t('emails.attempts'), class: 'num', cell: (e) => String(e.attempts) },
@@ -207,7 +211,14 @@ export async function emailPage(ctx) {
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, t('emails.title', { id: e.id }), ' ', statusBadge(e.status)),
+    h(
+      'h1',
+      { tabindex: '-1' },
+      t('emails.title', { id: e.id }),
+      ' ',
+      statusBadge(e.status),
+      e.test ? [' ', badge(t('emails.test'), 'muted')] : null,
+    ),
     actions,
     facts([
       [t('common.project'), h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
@@ -239,6 +250,22 @@ export async function emailPage(ctx) {
       [t('emails.campaign'), e.campaign_id ? `#${e.campaign_id}` : '—'],
       [t('emails.messageId'), e.message_id ? code(e.message_id) : '—'],
     ]),
+    h('h2', {}, t('emails.attemptsLog')),
+    table(
+      [
+        { label: '#', class: 'num', cell: (a) => String(a.attempt) },
+        { label: t('emails.attemptAt'), cell: (a) => time(a.at) },
+        { label: t('emails.transport'), cell: (a) => t(`emails.transport.${a.transport}`) },
+        {
+          label: t('common.status'),
+          cell: (a) => badge(a.ok ? t('emails.accepted') : t('emails.refused'), a.ok ? 'ok' : 'bad'),
+        },
+        { label: t('emails.reply'), cell: (a) => (a.reply ? code(a.reply) : '—') },
+        { label: t('emails.queueId'), cell: (a) => (a.queue_id ? code(a.queue_id) : '—') },
+      ],
+      e.attempts_log ?? [],
+      { empty: t('emails.noAttempts') },
+    ),
     h('h2', {}, t('emails.reports')),
     reportsPart(e.reports ?? []),
     h('h2', {}, t('emails.content')),

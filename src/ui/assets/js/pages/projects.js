@@ -5,6 +5,7 @@ import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js
 import { code, errorBox, field, h, pagedTable, select, table, time, toast } from '../dom.js';
 import { t, tNodes } from '../i18n.js';
 import { cartChainTab, categoriesTab, paidListsTab } from './config.js';
+import { deliveryTab } from './delivery.js';
 import { keysTab } from './keys.js';
 import { listsTab } from './lists.js';
 import { routingTab } from './routing.js';
@@ -21,6 +22,7 @@ const TABS = [
   ['categories', categoriesTab],
   ['paid', paidListsTab],
   ['chain', cartChainTab],
+  ['delivery', deliveryTab],
   ['webhooks', webhooksTab],
 ];
 

@@ -1,0 +1,213 @@
+// Which relay an e-mail leaves through (SPEC §11): the project's own primary, its fallback when the
+// primary fails transiently, or the installation's transport when the project has no settings. Each own
+// transport is built once per version of the settings (a change applies to the next e-mail, no restart),
+// guarded by a circuit breaker and paced by its rate cap.
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/index.js';
+import {
+  urlWithPassword,
+  type AttemptTransport,
+  type DeliverySecrets,
+  type StoredSettings,
+  type StoredTransport,
+  type TransportRole,
+  parseRelayReply,
+} from '../domain/delivery.js';
+import { findDeliveryRow, type AttemptRecord } from '../repos/delivery.js';
+import { parseJson } from '../repos/types.js';
+import type { SecretBox } from '../services/secrets.js';
+import { systemClock, type Clock } from './clock.js';
+import { Breaker, type BreakerOptions, type BreakerState } from './breaker.js';
+import type { RateCap } from './rateCap.js';
+import { classifySmtpError } from './smtpErrors.js';
+import { createSmtpTransport, type OutgoingMessage, type SendResult, type Transport } from './transports.js';
+
+export interface ProjectDelivery {
+  settings: StoredSettings;
+  secrets: DeliverySecrets;
+  /** Changes whenever the stored settings do: the transport cache follows it. */
+  version: string;
+}
+
+export type RouteOutcome =
+  | { ok: true; result: SendResult; attempts: AttemptRecord[] }
+  | { ok: false; error: unknown; attempts: AttemptRecord[] };
+
+export interface RouterOptions {
+  installation: Transport;
+  box: SecretBox;
+  clock?: Clock;
+  breaker?: Partial<BreakerOptions>;
+  rateCap?: RateCap;
+  smtpTimeoutMs?: number;
+  /** Told when a transport's breaker changes state (metrics). */
+  onBreaker?: (label: string, state: BreakerState) => void;
+  createTransport?: typeof createSmtpTransport;
+}
+
+interface Built {
+  version: string;
+  siteKey: string;
+  transports: Partial<Record<TransportRole, { t: Transport; id: string; rate: number | null }>>;
+}
+
+export class CircuitOpenError extends Error {
+  readonly code = 'ECIRCUIT';
+}
+
+export class DeliveryRouter {
+  private readonly built = new Map<number, Built>();
+  private readonly decrypted = new Map<number, { version: string; delivery: ProjectDelivery }>();
+  readonly breaker: Breaker;
+  private readonly clock: Clock;
+
+  constructor(private readonly o: RouterOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.breaker = new Breaker(o.breaker, o.onBreaker);
+  }
+
+  /** The project's settings, decrypted (once per version), or null: it uses the installation's transport. */
+  async load(db: Db, projectId: number): Promise<ProjectDelivery | null> {
+    const row = await findDeliveryRow(db.db, projectId);
+    if (!row) return null;
+    const version = createHash('sha256').update(`${row.updated_at}\n${row.settings}\n${row.secrets}`).digest('hex');
+    const hit = this.decrypted.get(projectId);
+    if (hit?.version === version) return hit.delivery;
+    const delivery: ProjectDelivery = {
+      settings: parseJson<StoredSettings>(row.settings, null as never),
+      secrets: JSON.parse(this.o.box.open(row.secrets)) as DeliverySecrets,
+      version,
+    };
+    this.decrypted.set(projectId, { version, delivery });
+    return delivery;
+  }
+
+  private transportsFor(project: { id: number; site_key: string }, d: ProjectDelivery): Built {
+    const had = this.built.get(project.id);
+    if (had?.version === d.version) return had;
+    if (had) this.retire(had);
+    const make = this.o.createTransport ?? createSmtpTransport;
+    const build = (role: TransportRole, s: StoredTransport) => {
+      const url = urlWithPassword(s.url, d.secrets[role]);
+      return {
+        t: make(url, {
+          maxConnections: s.pool_size,
+          timeoutMs: this.o.smtpTimeoutMs,
+          requireTLS: s.starttls === 'required',
+          ...(d.settings.dkim && d.secrets.dkim
+            ? {
+                dkim: {
+                  domainName: d.settings.dkim.domain,
+                  keySelector: d.settings.dkim.selector,
+                  privateKey: d.secrets.dkim,
+                },
+              }
+            : {}),
+        }),
+        // The breaker and the rate cap belong to the relay account, named without its secret.
+        id: `${project.site_key}/${role}/${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
+        rate: s.rate_per_second,
+      };
+    };
+    const b: Built = {
+      version: d.version,
+      siteKey: project.site_key,
+      transports: {
+        primary: build('primary', d.settings.primary),
+        ...(d.settings.fallback ? { fallback: build('fallback', d.settings.fallback) } : {}),
+      },
+    };
+    this.built.set(project.id, b);
+    // The gauge shows every transport in use, closed until it fails.
+    for (const role of Object.keys(b.transports)) this.o.onBreaker?.(`${project.site_key}/${role}`, 'closed');
+    return b;
+  }
+
+  /** An old pool is closed a little later: e-mails already handed to it finish first. */
+  private retire(b: Built) {
+    const timer = setTimeout(() => {
+      for (const x of Object.values(b.transports)) void x?.t.close();
+    }, 30_000);
+    timer.unref();
+  }
+
+  /**
+   * Sends through the project's transports, or the installation's. A transient failure of the primary
+   * (no verdict, or a 4xx) goes to the fallback at once; a 5xx is the recipient's problem, not the
+   * relay's, and is returned as it is.
+   */
+  async send(
+    project: { id: number; site_key: string },
+    d: ProjectDelivery | null,
+    msg: OutgoingMessage,
+  ): Promise<RouteOutcome> {
+    const attempts: AttemptRecord[] = [];
+    const record = (transport: AttemptTransport, ok: boolean, reply: string) => {
+      const ids = ok ? parseRelayReply(reply) : { queueId: null, providerId: null };
+      attempts.push({ transport, ok, reply, queueId: ids.queueId, providerId: ids.providerId, at: this.clock.now() });
+    };
+    if (!d) {
+      const kind: AttemptTransport = this.o.installation.kind === 'capture' ? 'capture' : 'installation';
+      try {
+        const result = await this.o.installation.send(msg);
+        record(kind, true, result.response);
+        return { ok: true, result, attempts };
+      } catch (error) {
+        record(kind, false, classifySmtpError(error).message);
+        return { ok: false, error, attempts };
+      }
+    }
+    const b = this.transportsFor(project, d);
+    let last: unknown = null;
+    for (const role of ['primary', 'fallback'] as const) {
+      const x = b.transports[role];
+      if (!x) continue;
+      const label = `${b.siteKey}/${role}`;
+      if (!this.breaker.allow(x.id, label, this.clock.now())) {
+        const error = new CircuitOpenError(
+          `not tried: the ${role} relay failed ${this.breaker.failuresToOpen} times in a row (circuit open)`,
+        );
+        record(role, false, error.message);
+        last = error;
+        continue;
+      }
+      if (x.rate && this.o.rateCap) await this.o.rateCap.acquire(x.id, x.rate);
+      try {
+        const result = await x.t.send(msg);
+        this.breaker.success(x.id, label);
+        record(role, true, result.response);
+        return { ok: true, result, attempts };
+      } catch (error) {
+        const f = classifySmtpError(error);
+        record(role, false, f.message);
+        const relayFault = f.transient && (f.responseCode === null || f.responseCode < 500);
+        if (!relayFault) {
+          // The relay answered with a verdict on the message: it is up, and another relay would say the same.
+          this.breaker.success(x.id, label);
+          return { ok: false, error, attempts };
+        }
+        this.breaker.failure(x.id, label, this.clock.now());
+        last = error;
+      }
+    }
+    return { ok: false, error: last, attempts };
+  }
+
+  /** Breaker state of a project's transports as built in this process (UI), by role. */
+  breakerStates(projectId: number): Partial<Record<TransportRole, ReturnType<Breaker['view']>>> {
+    const b = this.built.get(projectId);
+    const out: Partial<Record<TransportRole, ReturnType<Breaker['view']>>> = {};
+    if (!b) return out;
+    for (const role of ['primary', 'fallback'] as const) {
+      const x = b.transports[role];
+      if (x) out[role] = this.breaker.view(x.id, this.clock.now());
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const b of this.built.values()) for (const x of Object.values(b.transports)) await x?.t.close();
+    this.built.clear();
+    await this.o.rateCap?.close();
+  }
+}

@@ -1,0 +1,71 @@
+// "Verify connection" (issue 13): connect, EHLO, STARTTLS and AUTH against a relay without sending, and
+// whether DNS serves a DKIM record. Failures carry the relay's answer in full (it says what is wrong).
+import { Resolver } from 'node:dns/promises';
+import nodemailer from 'nodemailer';
+import { dkimDnsRecord, type StoredSettings } from '../domain/delivery.js';
+
+export async function verifyRelay(
+  url: string,
+  o: { timeoutMs: number; requireTLS: boolean },
+): Promise<{ ok: boolean; reply: string }> {
+  const t = nodemailer.createTransport({
+    url,
+    connectionTimeout: o.timeoutMs,
+    greetingTimeout: o.timeoutMs,
+    socketTimeout: o.timeoutMs,
+    ...(o.requireTLS ? { requireTLS: true } : {}),
+  });
+  try {
+    await t.verify();
+    return {
+      ok: true,
+      reply: 'connected; EHLO, STARTTLS (when offered or required) and AUTH (when configured) accepted',
+    };
+  } catch (err) {
+    const e = err as { response?: unknown; code?: unknown; message?: unknown };
+    const reply =
+      typeof e.response === 'string' && e.response
+        ? e.response
+        : `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? err)}`;
+    return { ok: false, reply };
+  } finally {
+    t.close();
+  }
+}
+
+export type TxtLookup = (name: string) => Promise<string[][]>;
+
+export function systemTxtLookup(timeoutMs = 3000): TxtLookup {
+  const r = new Resolver({ timeout: timeoutMs, tries: 1 });
+  return (name) => r.resolveTxt(name);
+}
+
+/** Whether DNS serves the selector's record with this key; "not found" also when DNS cannot be reached. */
+export async function checkDkimDns(dkim: NonNullable<StoredSettings['dkim']>, lookup: TxtLookup) {
+  const want = dkimDnsRecord(dkim);
+  let records: string[][];
+  try {
+    records = await lookup(want.name);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return {
+      ok: false,
+      record: want,
+      found: null,
+      reply: `not found: no TXT record at ${want.name} (${typeof code === 'string' ? code : 'DNS unreachable'})`,
+    };
+  }
+  const texts = records.map((parts) => parts.join(''));
+  const p = (s: string) => /(?:^|;)\s*p=([^;\s]*)/.exec(s)?.[1] ?? null;
+  const match = texts.find((s) => p(s) === dkim.public_key) ?? null;
+  return {
+    ok: match !== null,
+    record: want,
+    found: texts,
+    reply: match
+      ? `found: ${want.name} publishes this key`
+      : texts.length
+        ? `mismatch: ${want.name} publishes another key`
+        : `not found: no TXT record at ${want.name}`,
+  };
+}

@@ -1,0 +1,85 @@
+// Admin API: a project's own delivery settings (SPEC §11).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { errors } from '../../schemas/common.js';
+import { SiteKeyParams } from '../../schemas/admin.js';
+import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../schemas/delivery.js';
+import * as delivery from '../../services/delivery.js';
+import type { Deps } from '../../services/context.js';
+
+const tags = ['admin'];
+const security = [{ adminToken: [] }];
+const errs = errors(401, 404, 422, 500);
+
+export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.put(
+    '/api/admin/projects/:site_key/delivery',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "Replace the project's delivery settings; a password or DKIM key left out is kept",
+        params: SiteKeyParams,
+        body: DeliveryBody,
+        response: { 200: DeliveryView, ...errs },
+      },
+    },
+    async (req) => delivery.putDelivery(deps, req.params.site_key, req.body),
+  );
+
+  app.get(
+    '/api/admin/projects/:site_key/delivery',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "The project's delivery settings, every secret masked",
+        params: SiteKeyParams,
+        response: { 200: DeliveryView, ...errs },
+      },
+    },
+    async (req) => delivery.getDelivery(deps, req.params.site_key),
+  );
+
+  app.delete(
+    '/api/admin/projects/:site_key/delivery',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "Back to the installation's SMTP_URL (or the capture transport)",
+        params: SiteKeyParams,
+        response: { 200: DeliveryView, ...errs },
+      },
+    },
+    async (req) => delivery.deleteDelivery(deps, req.params.site_key),
+  );
+
+  app.post(
+    '/api/admin/projects/:site_key/delivery/verify',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Connect, EHLO, STARTTLS and AUTH on each relay; check the DKIM record in DNS',
+        params: SiteKeyParams,
+        response: { 200: VerifyView, ...errs },
+      },
+    },
+    async (req) => delivery.verifyDelivery(deps, req.params.site_key),
+  );
+
+  app.post(
+    '/api/admin/projects/:site_key/delivery/test',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Send one test e-mail of a template with sample data; it counts in no statistics',
+        params: SiteKeyParams,
+        body: TestSendBody,
+        response: { 200: TestSendView, ...errs },
+      },
+    },
+    async (req) => delivery.testSend(deps, req.params.site_key, req.body),
+  );
+};

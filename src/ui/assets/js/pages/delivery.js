@@ -1,0 +1,285 @@
+// A project's delivery (SPEC §11): its own relays (primary and fallback), sender, DKIM and daily quota.
+// Secrets are never shown: a password or key left empty keeps the stored one. Verify connects to the
+// relays and looks the DKIM record up; a test send goes to any address with a template's sample data.
+import { api, describeError, enc } from '../api.js';
+import { badge, code, errorBox, facts, field, h, select, table, toast } from '../dom.js';
+import { t } from '../i18n.js';
+
+const STARTTLS = () => [
+  ['opportunistic', t('delivery.starttls.opportunistic')],
+  ['required', t('delivery.starttls.required')],
+];
+
+function transportFields(role, cur) {
+  const url = h('input', {
+    name: `${role}_url`,
+    spellcheck: 'false',
+    maxlength: '2000',
+    value: cur?.smtp_url ?? '',
+    placeholder: t('delivery.urlPlaceholder'),
+    required: role === 'primary',
+  });
+  const pool = h('input', { name: `${role}_pool`, type: 'number', min: '1', max: '50', value: cur?.pool_size ?? 5 });
+  const rate = h('input', {
+    name: `${role}_rate`,
+    type: 'number',
+    min: '0',
+    step: 'any',
+    value: cur?.rate_per_second ?? '',
+  });
+  const tls = select(STARTTLS(), cur?.starttls ?? 'opportunistic', { name: `${role}_starttls` });
+  const hint = cur?.password_set
+    ? t('delivery.passwordKept', { last4: cur.password_last4 ?? '' })
+    : t('delivery.urlHint');
+  const read = () => {
+    const v = url.value.trim();
+    if (!v) return undefined;
+    return {
+      smtp_url: v,
+      pool_size: Number(pool.value) || 5,
+      ...(Number(rate.value) > 0 ? { rate_per_second: Number(rate.value) } : {}),
+      starttls: tls.value,
+    };
+  };
+  const node = h(
+    'fieldset',
+    {},
+    h('legend', {}, t(`delivery.${role}`)),
+    field(t('delivery.url'), url, hint),
+    h(
+      'div',
+      { class: 'row' },
+      field(t('delivery.pool'), pool),
+      field(t('delivery.rate'), rate, t('delivery.rateHint')),
+      field(t('delivery.starttls'), tls),
+    ),
+  );
+  return { node, read };
+}
+
+function breakerTable(d) {
+  const rows = Object.entries(d.breaker ?? {}).map(([role, b]) => ({ role, ...b }));
+  if (!rows.length) return h('p', { class: 'muted' }, t('delivery.breakerNone'));
+  return table(
+    [
+      { label: t('delivery.transport'), cell: (r) => t(`delivery.${r.role}`) },
+      {
+        label: t('delivery.breakerState'),
+        cell: (r) => badge(t(`delivery.breaker.${r.state}`), r.state === 'closed' ? 'ok' : 'warn'),
+      },
+      { label: t('delivery.failures'), class: 'num', cell: (r) => String(r.failures) },
+    ],
+    rows,
+  );
+}
+
+function checkResult(label, r) {
+  return h(
+    'p',
+    { class: r.ok ? 'ok-text' : 'error-text' },
+    badge(r.ok ? t('delivery.ok') : t('delivery.failed'), r.ok ? 'ok' : 'bad'),
+    ` ${label}: `,
+    code(r.reply),
+  );
+}
+
+export async function deliveryTab(ctx, p) {
+  const site = p.site_key;
+  const base = `/api/admin/projects/${enc(site)}/delivery`;
+  const [d, templates] = await Promise.all([
+    api('GET', base),
+    api('GET', `/api/admin/projects/${enc(site)}/templates`),
+  ]);
+  const reload = () => ctx.navigate(`/ui/projects/${enc(site)}?tab=delivery`, { replace: true, keepFocus: true });
+  const primary = transportFields('primary', d.primary);
+  const fallback = transportFields('fallback', d.fallback);
+  const input = (name, value, attrs = {}) => h('input', { name, value: value ?? '', spellcheck: 'false', ...attrs });
+  const fromName = input('from_name', d.from_name, { maxlength: '200' });
+  const fromEmail = input('from_email', d.from_email, { inputmode: 'email', maxlength: '254' });
+  const replyTo = input('reply_to', d.reply_to, { inputmode: 'email', maxlength: '254' });
+  const quota = input('daily_quota', d.daily_quota, { type: 'number', min: '1' });
+  const dkimDomain = input('dkim_domain', d.dkim?.domain, { maxlength: '253' });
+  const dkimSelector = input('dkim_selector', d.dkim?.selector, { maxlength: '63' });
+  const dkimKey = h('textarea', {
+    name: 'dkim_key',
+    rows: '4',
+    spellcheck: 'false',
+    placeholder: d.dkim?.private_key_set ? t('delivery.keyKept') : t('delivery.keyPlaceholder'),
+  });
+  const status = h('div', { 'aria-live': 'polite' });
+
+  const form = h(
+    'form',
+    {
+      class: 'stack delivery-form',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        status.replaceChildren();
+        const body = { primary: primary.read() };
+        const fb = fallback.read();
+        if (fb) body.fallback = fb;
+        for (const [k, el] of [
+          ['from_name', fromName],
+          ['from_email', fromEmail],
+          ['reply_to', replyTo],
+        ])
+          if (el.value.trim()) body[k] = el.value.trim();
+        if (Number(quota.value) > 0) body.daily_quota = Number(quota.value);
+        if (dkimDomain.value.trim() || dkimSelector.value.trim()) {
+          body.dkim = { domain: dkimDomain.value.trim(), selector: dkimSelector.value.trim() };
+          if (dkimKey.value.trim()) body.dkim.private_key = dkimKey.value.trim();
+        }
+        try {
+          await api('PUT', base, body);
+          toast(t('delivery.saved'));
+          reload();
+        } catch (e) {
+          status.append(errorBox(describeError(e)));
+        }
+      },
+    },
+    h(
+      'p',
+      { class: 'muted' },
+      d.configured ? t('delivery.own') : t(`delivery.usesInstallation.${d.installation_transport}`),
+    ),
+    primary.node,
+    fallback.node,
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, t('delivery.sender')),
+      h(
+        'div',
+        { class: 'row' },
+        field(t('delivery.fromName'), fromName, t('delivery.fromHint', { name: p.name })),
+        field(t('delivery.fromEmail'), fromEmail, t('delivery.fromHint', { name: p.from_email })),
+        field(t('delivery.replyTo'), replyTo),
+        field(t('delivery.quota'), quota, t('delivery.quotaHint', { used: d.quota_used_today })),
+      ),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, t('delivery.dkim')),
+      h(
+        'div',
+        { class: 'row' },
+        field(t('delivery.dkimDomain'), dkimDomain),
+        field(t('delivery.selector'), dkimSelector),
+      ),
+      field(
+        t('delivery.privateKey'),
+        dkimKey,
+        d.dkim ? t('delivery.fingerprint', { fp: d.dkim.private_key_fingerprint }) : t('delivery.keyHint'),
+      ),
+      d.dkim
+        ? h(
+            'div',
+            { class: 'dns-record' },
+            h('p', {}, t('delivery.dnsPublish')),
+            facts([
+              [t('delivery.dnsName'), code(d.dkim.dns_record.name)],
+              [t('delivery.dnsType'), code(t('delivery.txt'))],
+              [t('delivery.dnsValue'), code(d.dkim.dns_record.value)],
+            ]),
+          )
+        : null,
+    ),
+    status,
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, t('delivery.save')),
+      d.configured
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: async () => {
+                try {
+                  await api('DELETE', base);
+                  toast(t('delivery.cleared'));
+                  reload();
+                } catch (e) {
+                  status.append(errorBox(describeError(e)));
+                }
+              },
+            },
+            t('delivery.clear'),
+          )
+        : null,
+    ),
+  );
+
+  const verifyOut = h('div', { 'aria-live': 'polite', class: 'verify-result' });
+  const verify = h(
+    'button',
+    {
+      type: 'button',
+      onclick: async () => {
+        verifyOut.replaceChildren(h('p', { class: 'muted' }, t('delivery.verifying')));
+        try {
+          const r = await api('POST', `${base}/verify`);
+          verifyOut.replaceChildren(
+            checkResult(t('delivery.primary'), r.primary),
+            r.fallback ? checkResult(t('delivery.fallback'), r.fallback) : '',
+            r.dkim ? checkResult(t('delivery.dkim'), r.dkim) : '',
+          );
+        } catch (e) {
+          verifyOut.replaceChildren(errorBox(describeError(e)));
+        }
+      },
+    },
+    t('delivery.verify'),
+  );
+
+  const tpl = select(
+    templates.items.map((x) => [x.name, x.name]),
+    templates.items[0]?.name ?? '',
+    { name: 'test_template' },
+  );
+  const to = h('input', { name: 'test_to', type: 'email', required: true, maxlength: '254', spellcheck: 'false' });
+  const testOut = h('div', { 'aria-live': 'polite' });
+  const testForm = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        testOut.replaceChildren();
+        try {
+          const r = await api('POST', `${base}/test`, { template: tpl.value, to: to.value.trim() });
+          testOut.append(
+            h(
+              'p',
+              {},
+              t('delivery.testQueued'),
+              ' ',
+              h('a', { href: `/ui/emails/${r.scheduled_email_id}` }, `#${r.scheduled_email_id}`),
+            ),
+          );
+        } catch (e) {
+          testOut.append(errorBox(describeError(e)));
+        }
+      },
+    },
+    h('div', { class: 'row' }, field(t('common.template'), tpl), field(t('delivery.testTo'), to)),
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('delivery.testSend'))),
+    testOut,
+  );
+
+  return h(
+    'div',
+    { class: 'stack' },
+    form,
+    h('h3', {}, t('delivery.check')),
+    h('div', { class: 'actions' }, verify),
+    verifyOut,
+    h('h3', {}, t('delivery.breakerTitle')),
+    breakerTable(d),
+    h('h3', {}, t('delivery.testTitle')),
+    testForm,
+  );
+}
