@@ -436,6 +436,62 @@ for (const d of DIALECTS) {
       assert.equal((await contactRow(e.contactId)).status, 'invalid');
     });
 
+    test('credentials from the delivery settings; a provider id matched through the attempts log', async () => {
+      const real = await createTestApp(d.name);
+      try {
+        const s = await seedProject(real.deps.db);
+        const put = await adminCall(real.app, 'PUT', '/api/admin/projects/pedsovet/delivery', {
+          primary: { smtp_url: 'smtp://relay.example:587' },
+          webhooks: { postmark: { username: 'pm-real', password: 'pm-real-password-1' } },
+        });
+        assert.equal(put.status, 200, JSON.stringify(put.body));
+        const contactId = await addContact(real.deps.db, s.projectId, 'attempts@example.net');
+        const id = await addEmail(real.deps.db, { ...s, contactId, to: 'attempts@example.net' });
+        await real.deps.db.db.updateTable('scheduled_emails').set({ status: 'sent' }).where('id', '=', id).execute();
+        await real.deps.db.db
+          .insertInto('email_attempts')
+          .values({
+            scheduled_email_id: id,
+            attempt: 1,
+            transport: 'primary',
+            ok: 1,
+            reply: '250 Ok 5f1e0b2c-pm',
+            queue_id: null,
+            provider_message_id: '5f1e0b2c-pm',
+            message_id: null,
+            at: Date.now(),
+          })
+          .execute();
+        const bounce = {
+          RecordType: 'Bounce',
+          ID: 7,
+          Type: 'HardBounce',
+          MessageID: '5f1e0b2c-pm',
+          Email: 'attempts@example.net',
+        };
+        const call = (user: string, pass: string) =>
+          rawCall(
+            real.app,
+            'POST',
+            '/api/webhooks/postmark/pedsovet',
+            {
+              'content-type': 'application/json',
+              authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`,
+            },
+            JSON.stringify(bounce),
+          );
+        assert.equal((await call('pm-real', 'wrong')).status, 401);
+        const r = await call('pm-real', 'pm-real-password-1');
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.matched, 1);
+        assert.equal((await emailRow(real.deps.db, id)).status, 'bounced');
+        const detail = await adminCall(real.app, 'GET', `/api/admin/emails/${id}`);
+        assert.equal(detail.body.reports[0].matched_by, 'provider_id');
+      } finally {
+        await real.close();
+      }
+    });
+
     test('no input makes a 500: garbage, wrong types, unknown provider or site, missing credentials', async () => {
       const bodies = ['', 'not json', '[]', '{}', 'null', '{"a":'.repeat(200), JSON.stringify({ Type: 1 }), '\u0000'];
       for (const provider of ['ses', 'postmark', 'sendgrid', 'mailgun', 'unisender_go']) {
