@@ -9,6 +9,7 @@ import * as m004 from './migrations/004_config_version.js';
 import * as m005 from './migrations/005_robustness.js';
 import * as m006inputs from './migrations/006_inputs.js';
 import * as m006locale from './migrations/006_project_locale.js';
+import * as m008 from './migrations/008_admin_accounts.js';
 import * as m010 from './migrations/010_site_webhooks.js';
 
 export interface MigrationContext {
@@ -24,6 +25,7 @@ const steps: Record<string, Step> = {
   '005_robustness': m005,
   '006_inputs': m006inputs,
   '006_project_locale': m006locale,
+  '008_admin_accounts': m008,
   '010_site_webhooks': m010,
 };
 

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { EventRow, NewEvent } from '../db/schema.js';
 import { columnList, unnest } from './setBased.js';
-import { iso, parseJson, type Executor } from './types.js';
+import { iso, parseJson, type Executor, idList, type ProjectFilter } from './types.js';
 
 export async function insertEvent(db: Executor, e: NewEvent): Promise<number> {
   const row = await db.insertInto('events').values(e).returning('id').executeTakeFirstOrThrow();
@@ -45,7 +45,7 @@ export async function setEventEffects(db: Executor, id: number, effects: Record<
 }
 
 export interface EventFilter {
-  projectId?: number;
+  projectId?: ProjectFilter;
   orderId?: string;
   eventType?: string;
   endpoint?: string;
@@ -66,7 +66,11 @@ export async function listEvents(db: Executor, f: EventFilter) {
     .select('projects.site_key')
     .orderBy('events.id', f.order)
     .limit(f.limit + 1);
-  if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('events.project_id', '=', f.projectId)
+        : q.where('events.project_id', 'in', idList(f.projectId));
   if (f.orderId !== undefined) q = q.where('events.order_id', '=', f.orderId);
   if (f.eventType !== undefined) q = q.where('events.event_type', '=', f.eventType);
   if (f.endpoint !== undefined) q = q.where('events.endpoint', '=', f.endpoint);
@@ -115,11 +119,15 @@ export function toEventView(r: EventRow & { site_key: string }) {
 export async function eventStats(
   db: Executor,
   dialect: Dialect,
-  f: { projectId?: number; endpoint?: string; since?: number; until?: number },
+  f: { projectId?: ProjectFilter; endpoint?: string; since?: number; until?: number },
 ) {
   const base = () => {
     let q = db.selectFrom('events');
-    if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+    if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('project_id', '=', f.projectId)
+        : q.where('project_id', 'in', idList(f.projectId));
     if (f.endpoint !== undefined) q = q.where('endpoint', '=', f.endpoint);
     if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
     if (f.until !== undefined) q = q.where('created_at', '<', f.until);
@@ -166,7 +174,11 @@ export async function eventStats(
     .execute();
 
   let eq = db.selectFrom('scheduled_emails').innerJoin('events', 'events.id', 'scheduled_emails.event_id');
-  if (f.projectId !== undefined) eq = eq.where('events.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    eq =
+      typeof f.projectId === 'number'
+        ? eq.where('events.project_id', '=', f.projectId)
+        : eq.where('events.project_id', 'in', idList(f.projectId));
   if (f.endpoint !== undefined) eq = eq.where('events.endpoint', '=', f.endpoint);
   if (f.since !== undefined) eq = eq.where('events.created_at', '>=', f.since);
   if (f.until !== undefined) eq = eq.where('events.created_at', '<', f.until);

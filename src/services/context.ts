@@ -5,6 +5,7 @@ import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
+import type { SetupCode } from './setup.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -30,6 +31,8 @@ export interface Deps {
   /** Signs unsubscribe links; the same in every process of an installation. */
   secret?: string;
   metrics?: Metrics;
+  /** The first-run setup code of this process (services/setup.ts), when one was printed. */
+  setup?: SetupCode;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
 }

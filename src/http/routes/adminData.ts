@@ -18,16 +18,18 @@ import {
 import * as chronology from '../../services/chronology.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
+import { scopeOf } from '../plugins/access.js';
 import * as outbox from '../../services/emails.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
-const errs = errors(401, 404, 422, 500);
+const errs = errors(401, 403, 404, 422, 500);
 
 export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/external-events',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -36,12 +38,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Page(EventView), ...errs },
       },
     },
-    async (req) => chronology.events(deps, req.query),
+    async (req) => chronology.events(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/external-events/stats',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -50,12 +53,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: StatsResponse, ...errs },
       },
     },
-    async (req) => chronology.statistics(deps, req.query),
+    async (req) => chronology.statistics(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/external-events/:id',
     {
+      config: { access: { object: { kind: 'event', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -69,6 +73,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.get(
     '/api/admin/emails',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -77,12 +82,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Page(EmailListItem), ...errs },
       },
     },
-    async (req) => outbox.emails(deps, req.query),
+    async (req) => outbox.emails(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/emails/:id',
     {
+      config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -97,6 +103,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.post(
     '/api/admin/contacts/:id/status',
     {
+      config: { access: { object: { kind: 'contact', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
