@@ -27,6 +27,7 @@ import {
   type AdminUserRow,
 } from '../repos/adminUsers.js';
 import { findProjectBySiteKey } from '../repos/projects.js';
+import { deleteUserSession } from '../repos/sessions.js';
 import { iso, type Executor } from '../repos/types.js';
 import { record, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
@@ -323,4 +324,9 @@ export async function accountInfo(deps: Deps, p: Principal) {
     projects,
     read_only: p.readOnly,
   };
+}
+
+export async function endOwnSession(deps: Deps, p: Principal, idPrefix: string) {
+  if (!(await deleteUserSession(deps.db.db, requireAccount(p), idPrefix))) throw notFound('Session');
+  return { ok: true as const };
 }

@@ -36,18 +36,37 @@ declare module 'fastify' {
     /** The project the route acts on, once checked (for the audit log). */
     accessSiteKey?: string | null;
     accessTarget?: string | null;
+    /** The project or object rule has been applied. */
+    accessChecked?: boolean;
   }
 }
 
 /** Admin and legacy routes: everything under /api/ but the gateway's /api/scoped/. */
 export const isAdminPath = (url: string) => url.startsWith('/api/') && !url.startsWith('/api/scoped/');
 
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  access: RouteAccess;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every admin route with its access rule (the roles test calls each one as each role). */
+    adminRoutes: DeclaredRoute[];
+  }
+}
+
 /** Startup check: an admin route without a declared access rule stops buildApp. */
 export function checkDeclaredAccess(app: FastifyInstance): void {
+  const routes: DeclaredRoute[] = [];
+  app.decorate('adminRoutes', routes);
   app.addHook('onRoute', (route) => {
     if (!isAdminPath(route.url)) return;
-    const problem = accessProblem((route.config as { access?: RouteAccess } | undefined)?.access);
+    const access = (route.config as { access?: RouteAccess } | undefined)?.access;
+    const problem = accessProblem(access);
     if (problem) throw new Error(`${String(route.method)} ${route.url} ${problem} (see src/http/plugins/access.ts)`);
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access: access! });
   });
 }
 
@@ -106,30 +125,42 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
     if (access.owner && access.write && !isOwner(p)) throw denied('Only an owner may do this', 'owner');
   });
 
-  app.addHook('preHandler', async (req: FastifyRequest) => {
+  // Before validation when the value is there (the body is parsed by then): a project the caller may
+  // not see is 404 whatever else is wrong with the request. Checked again after validation when the
+  // value was absent or unusable before it, so no route runs unchecked.
+  const check = (final: boolean) => async (req: FastifyRequest) => {
     const access = req.routeOptions.config.access;
     const p = req.principal;
-    if (!access || !p) return;
+    if (!access || !p || req.accessChecked) return;
     const at = access.project ?? access.filter;
     if (at) {
       const value = locate(req, at);
-      if (value === undefined && access.filter) return;
-      const siteKey = typeof value === 'string' ? value : '';
-      const project = siteKey ? await findProjectBySiteKey(deps.db.db, siteKey) : undefined;
-      if (!project) {
-        if (access.create && isOwner(p)) return void (req.accessSiteKey = siteKey);
-        if (access.create && siteKey && p.projectIds !== null && mayWrite(p))
-          throw denied('Only an owner may create a project', 'owner');
-        throw notFound(`Project ${siteKey}`);
+      if (value === undefined && access.filter) return void (req.accessChecked = true);
+      if (typeof value !== 'string' || value === '') {
+        if (!final) return;
+        throw notFound(`Project ${String(value ?? '')}`);
       }
-      if (!sees(p, project.id)) throw notFound(`Project ${siteKey}`);
+      const project = await findProjectBySiteKey(deps.db.db, value);
+      req.accessChecked = true;
+      if (!project) {
+        if (access.create && isOwner(p)) return void (req.accessSiteKey = value);
+        if (access.create && mayWrite(p)) throw denied('Only an owner may create a project', 'owner');
+        throw notFound(`Project ${value}`);
+      }
+      if (!sees(p, project.id)) throw notFound(`Project ${value}`);
       req.accessSiteKey = project.site_key;
       return;
     }
     if (access.object) {
-      const id = Number(locate(req, access.object.id));
-      const projectId = Number.isSafeInteger(id) ? await projectOfObject(deps.db.db, access.object.kind, id) : undefined;
+      const raw = locate(req, access.object.id);
+      const id = typeof raw === 'number' || (typeof raw === 'string' && /^\d{1,15}$/.test(raw)) ? Number(raw) : NaN;
+      if (!Number.isSafeInteger(id)) {
+        if (!final) return;
+        throw notFound(`${access.object.kind} ${String(raw)}`);
+      }
+      req.accessChecked = true;
       req.accessTarget = `${access.object.kind}:${id}`;
+      const projectId = await projectOfObject(deps.db.db, access.object.kind, id);
       // An unknown object is left to the route's own 404 for those who see everything.
       if (projectId === undefined) {
         if (p.projectIds === null) return;
@@ -137,8 +168,12 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
       }
       if (!sees(p, projectId)) throw notFound(`${access.object.kind} ${id}`);
       req.accessSiteKey = (await findProjectById(deps.db.db, projectId))?.site_key ?? null;
+      return;
     }
-  });
+    req.accessChecked = true;
+  };
+  app.addHook('preValidation', check(false));
+  app.addHook('preHandler', check(true));
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload) => {
     const access = req.routeOptions.config.access;
