@@ -1,4 +1,4 @@
-// The one CLI: serve, worker, migrate, keys, demo. `npm start` runs `serve`.
+// The one CLI: serve, worker, migrate, keys, admin, demo. `npm start` runs `serve`.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -11,6 +11,7 @@ import { changeApiKey, createApiKey, requireProject } from './services/admin.js'
 import { describeDemo, loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
+import { ADMIN_USAGE, adminCommand } from './cliAdmin.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -24,6 +25,7 @@ const USAGE = `usage: edu-gateway <command>
                              create an API key; the full key is printed once
   keys list [--site SITE]    list keys (never the key itself)
   keys disable ID            disable a key
+${ADMIN_USAGE}
 
 Configuration comes from the environment (see README).`;
 
@@ -71,6 +73,7 @@ async function main(argv: string[]): Promise<number> {
       for (const line of describeDemo(await loadDemo(deps))) console.log(line);
       return 0;
     }
+    if (cmd === 'admin') return await adminCommand(deps, sub, rest);
     if (cmd === 'keys' && sub === 'create') {
       const { values } = parseArgs({
         args: rest,

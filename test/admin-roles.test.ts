@@ -4,7 +4,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DeclaredRoute } from '../src/http/plugins/access.js';
 import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
-import { ADMIN_TOKEN, adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp } from './support/harness.js';
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  keyCall,
+  setupProject,
+  type TestApp,
+} from './support/harness.js';
 
 type Who = 'root' | 'owner' | 'admin' | 'viewer' | 'readonly';
 interface Fixture {
@@ -28,7 +36,9 @@ async function fixture(t: TestApp, site: string): Promise<Fixture> {
     }),
   );
   const email = send.scheduled_email_id ?? send.email_id ?? send.emails?.[0];
-  const contact = ok(await adminCall(t.app, 'POST', '/api/contacts/upsert', { site_key: site, email: `c@${site}.example` }));
+  const contact = ok(
+    await adminCall(t.app, 'POST', '/api/contacts/upsert', { site_key: site, email: `c@${site}.example` }),
+  );
   const templates = ok(await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates`)).items;
   const events = ok(await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}`)).items;
   const emails = ok(await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}`)).items;
@@ -132,7 +142,10 @@ for (const d of DIALECTS) {
                 : expected === 'not-auth'
                   ? ![401, 403].includes(res.status)
                   : res.status === expected;
-            if (!okay) failures.push(`${who} ${r.method} ${url}: ${res.status} (expected ${expected}) ${JSON.stringify(res.body).slice(0, 160)}`);
+            if (!okay)
+              failures.push(
+                `${who} ${r.method} ${url}: ${res.status} (expected ${expected}) ${JSON.stringify(res.body).slice(0, 160)}`,
+              );
             if (typeof expected === 'number' && expected === 403)
               assert.equal(res.body.detail.error.code, 'permission_denied', `${who} ${r.method} ${url}`);
           }
@@ -144,8 +157,17 @@ for (const d of DIALECTS) {
     it('lists hold only the projects one may see', async () => {
       for (const who of ['admin', 'viewer', 'readonly'] as Who[]) {
         const projects = (await bearerCall(t.app, tokens[who], 'GET', '/api/admin/projects')).body.items;
-        assert.deepEqual(projects.map((p: any) => p.site_key), ['mine'], who);
-        for (const path of ['/api/admin/keys', '/api/admin/emails', '/api/admin/external-events', '/api/admin/contacts']) {
+        assert.deepEqual(
+          projects.map((p: any) => p.site_key),
+          ['mine'],
+          who,
+        );
+        for (const path of [
+          '/api/admin/keys',
+          '/api/admin/emails',
+          '/api/admin/external-events',
+          '/api/admin/contacts',
+        ]) {
           const r = await bearerCall(t.app, tokens[who], 'GET', path);
           assert.equal(r.status, 200, path);
           assert.ok(r.body.items.length > 0, `${who} sees nothing in ${path}`);

@@ -20,6 +20,10 @@ export async function projectOfObject(db: Executor, kind: AccessObject, id: numb
 /** Site keys of these projects (the audit log is filtered by site key). */
 export async function siteKeysOf(db: Executor, ids: readonly number[]): Promise<string[]> {
   if (!ids.length) return [];
-  const rows = await db.selectFrom('projects').select('site_key').where('id', 'in', [...ids]).execute();
+  const rows = await db
+    .selectFrom('projects')
+    .select('site_key')
+    .where('id', 'in', [...ids])
+    .execute();
   return rows.map((r) => r.site_key);
 }

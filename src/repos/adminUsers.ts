@@ -14,7 +14,10 @@ const num = <T extends Record<string, unknown>>(row: T, cols: (keyof T)[]): T =>
 };
 
 export async function countUsers(db: Executor): Promise<number> {
-  const r = await db.selectFrom('admin_users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  const r = await db
+    .selectFrom('admin_users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
@@ -62,7 +65,10 @@ export async function updateUser(
 }
 
 /** Site keys each account may see, by account id. */
-export async function userProjects(db: Executor, userIds?: number[]): Promise<Map<number, { id: number; site_key: string }[]>> {
+export async function userProjects(
+  db: Executor,
+  userIds?: number[],
+): Promise<Map<number, { id: number; site_key: string }[]>> {
   let q = db
     .selectFrom('admin_user_projects')
     .innerJoin('projects', 'projects.id', 'admin_user_projects.project_id')
@@ -117,11 +123,18 @@ export async function findToken(db: Executor, id: number): Promise<AdminTokenRow
 
 export async function listTokens(db: Executor, userId: number): Promise<AdminTokenRow[]> {
   const rows = await db.selectFrom('admin_tokens').selectAll().where('user_id', '=', userId).orderBy('id').execute();
-  return rows.map((r) => num(r, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']));
+  return rows.map((r) =>
+    num(r, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']),
+  );
 }
 
 export async function revokeToken(db: Executor, id: number, now: number): Promise<void> {
-  await db.updateTable('admin_tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('admin_tokens')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function revokeUserTokens(db: Executor, userId: number, now: number): Promise<void> {

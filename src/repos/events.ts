@@ -124,10 +124,10 @@ export async function eventStats(
   const base = () => {
     let q = db.selectFrom('events');
     if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('project_id', '=', f.projectId)
-        : q.where('project_id', 'in', idList(f.projectId));
+      q =
+        typeof f.projectId === 'number'
+          ? q.where('project_id', '=', f.projectId)
+          : q.where('project_id', 'in', idList(f.projectId));
     if (f.endpoint !== undefined) q = q.where('endpoint', '=', f.endpoint);
     if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
     if (f.until !== undefined) q = q.where('created_at', '<', f.until);

@@ -5,7 +5,11 @@ import { Cursor, Email, literalUnion, Limit, SiteKey } from './common.js';
 import { Ok } from './admin.js';
 
 const Role = literalUnion(ADMIN_ROLES);
-const Password = Type.String({ minLength: 1, maxLength: 1000, description: 'at least 10 characters, not a common one' });
+const Password = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: 'at least 10 characters, not a common one',
+});
 const Projects = Type.Array(SiteKey, { maxItems: 1000, description: 'site keys, for project_admin and viewer' });
 const Name = Type.String({ maxLength: 200 });
 

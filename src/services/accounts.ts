@@ -42,7 +42,8 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
 export function normaliseAdminEmail(email: string): string {
   const e = email.trim();
-  if (!isValidAddress(e)) throw validationError('Not an e-mail address', { invalid_fields: { email: 'is not an e-mail address' } });
+  if (!isValidAddress(e))
+    throw validationError('Not an e-mail address', { invalid_fields: { email: 'is not an e-mail address' } });
   return canonicalAddress(e).toLowerCase();
 }
 
@@ -57,7 +58,10 @@ async function projectIds(db: Executor, role: AdminRole, siteKeys: string[] | un
   const ids: number[] = [];
   for (const key of new Set(siteKeys ?? [])) {
     const p = await findProjectBySiteKey(db, key);
-    if (!p) throw validationError(`Project ${key} does not exist`, { invalid_fields: { projects: `unknown site key ${key}` } });
+    if (!p)
+      throw validationError(`Project ${key} does not exist`, {
+        invalid_fields: { projects: `unknown site key ${key}` },
+      });
     ids.push(p.id);
   }
   return ids;
@@ -162,7 +166,12 @@ export async function changeUser(deps: Deps, who: AuditActor, id: number, patch:
     }
     const after = await viewOf(trx, (await findUser(trx, id))!);
     const action = patch.status === 'disabled' ? 'user.disable' : password_hash ? 'user.password' : 'user.change';
-    await record(trx, who, { action, target: `user:${id}`, before, after: { ...after, ...(password_hash ? { password: 'changed' } : {}) } }, now);
+    await record(
+      trx,
+      who,
+      { action, target: `user:${id}`, before, after: { ...after, ...(password_hash ? { password: 'changed' } : {}) } },
+      now,
+    );
     return after;
   });
 }
@@ -178,7 +187,8 @@ export async function ensureOwner(
   const existing = await findUserByEmail(deps.db.db, email);
   if (mode === 'create' && !existing) return createUser(deps, who, { ...input, email, role: 'owner' });
   if (!existing) throw notFound(`Account ${email}`);
-  if (mode === 'create') throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists; use admin reset-password`);
+  if (mode === 'create')
+    throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists; use admin reset-password`);
   return changeUser(deps, who, existing.id, { password: input.password, status: 'active' });
 }
 
@@ -200,7 +210,15 @@ export async function principalOf(
   const u = await findUser(db, userId);
   if (!u || u.status !== 'active') return null;
   const ids = u.role === 'owner' ? null : ((await userProjects(db, [u.id])).get(u.id) ?? []).map((p) => p.id);
-  return { userId: u.id, actor: u.email, role: u.role, projectIds: ids, readOnly: extra.readOnly ?? false, via, ...extra };
+  return {
+    userId: u.id,
+    actor: u.email,
+    role: u.role,
+    projectIds: ids,
+    readOnly: extra.readOnly ?? false,
+    via,
+    ...extra,
+  };
 }
 
 /** Why a bearer token was refused, in words that help (no root token configured is a common cause). */
@@ -240,9 +258,14 @@ function tokenView(t: AdminTokenRow, now: number) {
 
 function requireAccount(p: Principal): number {
   if (p.userId === null)
-    throw new AppError(403, 'permission_denied', 'The root token has no account: log in with an account to manage its tokens', {
-      permission: 'account',
-    });
+    throw new AppError(
+      403,
+      'permission_denied',
+      'The root token has no account: log in with an account to manage its tokens',
+      {
+        permission: 'account',
+      },
+    );
   return p.userId;
 }
 
@@ -256,7 +279,9 @@ export async function createToken(
   const now = deps.clock.now();
   const expires = input.expires_at !== undefined ? Date.parse(input.expires_at) : null;
   if (expires !== null && !(expires > now))
-    throw validationError('expires_at must be in the future', { invalid_fields: { expires_at: 'is not in the future' } });
+    throw validationError('expires_at must be in the future', {
+      invalid_fields: { expires_at: 'is not in the future' },
+    });
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   return deps.db.db.transaction().execute(async (trx) => {
     const row = await insertToken(
@@ -315,7 +340,9 @@ export async function sessions(deps: Deps, p: Principal) {
 export async function accountInfo(deps: Deps, p: Principal) {
   const u = p.userId === null ? undefined : await findUser(deps.db.db, p.userId);
   const projects =
-    p.projectIds === null ? null : ((u && (await userProjects(deps.db.db, [u.id])).get(u.id)) ?? []).map((x) => x.site_key);
+    p.projectIds === null
+      ? null
+      : ((u && (await userProjects(deps.db.db, [u.id])).get(u.id)) ?? []).map((x) => x.site_key);
   return {
     id: p.userId,
     email: u?.email ?? null,

@@ -18,7 +18,16 @@
 // 3. onSend: a successful `write` is recorded in the audit log (unless the route's service records its
 //    own row inside its transaction: `audited: true`).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { accessProblem, isOwner, mayWrite, sees, ROOT, type Locator, type Principal, type RouteAccess } from '../../domain/access.js';
+import {
+  accessProblem,
+  isOwner,
+  mayWrite,
+  sees,
+  ROOT,
+  type Locator,
+  type Principal,
+  type RouteAccess,
+} from '../../domain/access.js';
 import { AppError, notFound } from '../../errors.js';
 import { findProjectById, findProjectBySiteKey } from '../../repos/projects.js';
 import { badTokenMessage, principalOf, principalOfBearer } from '../../services/accounts.js';
@@ -66,12 +75,14 @@ export function checkDeclaredAccess(app: FastifyInstance): void {
     const access = (route.config as { access?: RouteAccess } | undefined)?.access;
     const problem = accessProblem(access);
     if (problem) throw new Error(`${String(route.method)} ${route.url} ${problem} (see src/http/plugins/access.ts)`);
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, access: access! });
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD') routes.push({ method, url: route.url, access: access! });
   });
 }
 
 /** The projects a list must be limited to: null for all. */
-export const scopeOf = (req: FastifyRequest): readonly number[] | null => (req.principal ? req.principal.projectIds : []);
+export const scopeOf = (req: FastifyRequest): readonly number[] | null =>
+  req.principal ? req.principal.projectIds : [];
 
 export function auditActor(req: FastifyRequest): AuditActor {
   const p = req.principal;
@@ -85,8 +96,7 @@ function locate(req: FastifyRequest, at: Locator): unknown {
 }
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);
-const denied = (message: string, permission: string) =>
-  new AppError(403, 'permission_denied', message, { permission });
+const denied = (message: string, permission: string) => new AppError(403, 'permission_denied', message, { permission });
 
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<Principal> {
   const h = req.headers.authorization;

@@ -74,7 +74,10 @@ export const adminAccountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         response: { 200: Type.Object({ ok: Ok, user: UserView }), ...errs },
       },
     },
-    async (req) => ({ ok: true as const, user: await accounts.changeUser(deps, auditActor(req), req.params.id, req.body) }),
+    async (req) => ({
+      ok: true as const,
+      user: await accounts.changeUser(deps, auditActor(req), req.params.id, req.body),
+    }),
   );
 
   app.post(
