@@ -101,6 +101,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           eventPayloadDays: config.eventPayloadRetentionDays,
           messageBodyDays: config.messageBodyRetentionDays,
           idempotencyDays: config.idempotencyRetentionDays,
+          auditDays: config.auditRetentionDays,
         },
         clock.now(),
       ).then(

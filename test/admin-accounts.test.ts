@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearerCall, createUser, login, PASSWORD, personalToken, sessionCall } from './support/accounts.js';
+import { purgeExpired } from '../src/delivery/retention.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, setupProject, type TestApp } from './support/harness.js';
 
 for (const d of DIALECTS) {
@@ -225,6 +226,33 @@ for (const d of DIALECTS) {
       assert.equal(seen.size, all.length);
       const bad = await adminCall(t.app, 'GET', '/api/admin/audit?cursor=garbage');
       assert.equal(bad.status, 422);
+    });
+
+    it('audit rows are kept for the configured period, then purged', async () => {
+      const db = t.deps.db.db;
+      const old = t.clock.now() - 400 * 86_400_000;
+      await db
+        .insertInto('audit_log')
+        .values({
+          at: old,
+          actor: 'root',
+          via: 'root',
+          address: null,
+          action: 'old.change',
+          site_key: null,
+          target: null,
+          before: null,
+          after: null,
+        })
+        .execute();
+      const before = (await db.selectFrom('audit_log').select('id').execute()).length;
+      const p = await purgeExpired(
+        db,
+        { eventPayloadDays: 90, messageBodyDays: 30, idempotencyDays: 7, auditDays: 365 },
+        t.clock.now(),
+      );
+      assert.equal(p.auditRows, 1);
+      assert.equal((await db.selectFrom('audit_log').select('id').execute()).length, before - 1);
     });
 
     it('the audit log cannot be changed through the API', () => {

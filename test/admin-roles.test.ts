@@ -2,7 +2,8 @@
 // and may not touch. A project one may not see is 404; a viewer's (or read-only token's) change is 403.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DeclaredRoute } from '../src/http/plugins/access.js';
+import Fastify from 'fastify';
+import { checkDeclaredAccess, type DeclaredRoute } from '../src/http/plugins/access.js';
 import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
 import {
   ADMIN_TOKEN,
@@ -84,6 +85,27 @@ function request(r: DeclaredRoute, f: Fixture, victimUser: number) {
           : {};
   return { url: a.filter?.startsWith('query.') ? `${url}?site_key=${f.site}` : url, body };
 }
+
+describe('declared access', () => {
+  it('an admin route without config.access stops the app from starting', async () => {
+    const app = Fastify();
+    checkDeclaredAccess(app);
+    await assert.rejects(async () => {
+      app.get('/api/admin/forgotten', async () => ({ ok: true }));
+      await app.ready();
+    }, /GET \/api\/admin\/forgotten declares no config.access/);
+    const fine = Fastify();
+    checkDeclaredAccess(fine);
+    fine.get('/api/scoped/not-admin', async () => ({ ok: true }));
+    fine.get('/api/admin/declared', { config: { access: { owner: true } } }, async () => ({ ok: true }));
+    await fine.ready();
+    assert.deepEqual(
+      fine.adminRoutes.map((r) => r.url),
+      ['/api/admin/declared'],
+    );
+    await fine.close();
+  });
+});
 
 for (const d of DIALECTS) {
   describe(`admin roles [${d.name}]`, { skip: d.skip }, () => {

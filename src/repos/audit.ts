@@ -1,5 +1,5 @@
 // The audit log (migration 008): append-only; nothing in the product updates or deletes a row except
-// the retention purge.
+// the retention purge (delivery/retention.ts).
 import type { Insertable, Selectable } from 'kysely';
 import type { AuditLogTable } from '../db/schema.js';
 import type { Executor } from './types.js';
@@ -30,9 +30,4 @@ export async function listAudit(db: Executor, f: AuditFilter): Promise<AuditRow[
   if (f.until !== undefined) q = q.where('at', '<', f.until);
   if (f.beforeId !== null) q = q.where('id', '<', f.beforeId);
   return (await q.execute()).map((r) => ({ ...r, id: Number(r.id), at: Number(r.at) }));
-}
-
-export async function purgeAudit(db: Executor, olderThan: number): Promise<number> {
-  const r = await db.deleteFrom('audit_log').where('at', '<', olderThan).executeTakeFirst();
-  return Number(r.numDeletedRows);
 }
