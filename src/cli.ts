@@ -11,7 +11,8 @@ import { changeApiKey, createApiKey, requireProject } from './services/admin.js'
 import { describeDemo, loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
-import { ADMIN_USAGE, adminCommand } from './cliAdmin.js';
+import { ADMIN_USAGE, adminCommand, cliActor } from './cliAdmin.js';
+import { record } from './services/audit.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -99,6 +100,12 @@ async function main(argv: string[]): Promise<number> {
         ...(values['list-id'] ? { list_id: Number(values['list-id']) } : {}),
       };
       const k = await createApiKey(deps, { site_key: values.site, name: values.name, rights });
+      await record(
+        deps.db.db,
+        cliActor(),
+        { action: 'key.create', site_key: k.site_key, target: `key:${k.id}`, after: k },
+        Date.now(),
+      );
       console.log(`created key ${k.id} (${k.name}) for ${k.site_key}:\n${k.key}\nStore it now: it is not shown again.`);
       return 0;
     }
@@ -115,7 +122,13 @@ async function main(argv: string[]): Promise<number> {
     if (cmd === 'keys' && sub === 'disable') {
       const id = Number(rest[0]);
       if (!Number.isInteger(id) || id < 1) throw new Error('keys disable needs a key id');
-      await changeApiKey(deps, id, { status: 'disabled' });
+      const k = await changeApiKey(deps, id, { status: 'disabled' });
+      await record(
+        deps.db.db,
+        cliActor(),
+        { action: 'key.disable', site_key: k.site_key, target: `key:${id}`, after: k },
+        Date.now(),
+      );
       console.log(`key ${id} disabled`);
       return 0;
     }

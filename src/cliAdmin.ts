@@ -49,6 +49,9 @@ export const ADMIN_USAGE = `  admin create-owner --email E [--name N] [--passwor
   admin reset-password --email E [--password-stdin]
                              set a new password for an account and enable it again`;
 
+/** Who the audit log names for a change made from the command line. */
+export const cliActor = (): AuditActor => ({ actor: `cli:${userInfo().username}`, via: 'cli', address: null });
+
 export async function adminCommand(deps: Deps, sub: string | undefined, args: string[]): Promise<number> {
   if (sub !== 'create-owner' && sub !== 'reset-password') {
     console.error(`usage:\n${ADMIN_USAGE}`);
@@ -59,7 +62,7 @@ export async function adminCommand(deps: Deps, sub: string | undefined, args: st
     options: { email: { type: 'string' }, name: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
   });
   if (!values.email) throw new Error(`admin ${sub} needs --email`);
-  const who: AuditActor = { actor: `cli:${userInfo().username}`, via: 'cli', address: null };
+  const who = cliActor();
   const secret = await password(values['password-stdin'] ?? false);
   const mode = sub === 'create-owner' ? 'create' : 'reset';
   const u = await ensureOwner(deps, who, { email: values.email, password: secret, name: values.name }, mode);
