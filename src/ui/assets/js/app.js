@@ -10,13 +10,19 @@ import { dashboardPage } from './pages/dashboard.js';
 import { emailPage, emailsPage } from './pages/emails.js';
 import { eventPage, eventsPage } from './pages/events.js';
 import { listPage } from './pages/lists.js';
+import { auditPage, tokensPage, usersPage } from './pages/accounts.js';
 import { loginPage } from './pages/login.js';
+import { setupPage } from './pages/setup.js';
 import { projectPage, projectsPage } from './pages/projects.js';
 import { templateEditorPage } from './pages/templates.js';
 
 const routes = [
   { re: /^\/ui\/?$/, page: dashboardPage, nav: 'dashboard' },
   { re: /^\/ui\/login$/, page: loginPage, public: true },
+  { re: /^\/ui\/setup$/, page: setupPage, public: true },
+  { re: /^\/ui\/users$/, page: usersPage, nav: 'users' },
+  { re: /^\/ui\/tokens$/, page: tokensPage, nav: 'tokens' },
+  { re: /^\/ui\/audit$/, page: auditPage, nav: 'audit' },
   { re: /^\/ui\/projects$/, page: projectsPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)$/, page: projectPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)\/templates\/new$/, page: (ctx) => templateEditorPage(ctx, true), nav: 'projects' },
@@ -41,6 +47,9 @@ const NAV = [
   ['events', '/ui/events'],
   ['emails', '/ui/emails'],
   ['contacts', '/ui/contacts'],
+  ['audit', '/ui/audit'],
+  ['users', '/ui/users', (account) => account.role === 'owner'],
+  ['tokens', '/ui/tokens', (account) => account.id !== null],
 ];
 
 const state = { session: null, renderSeq: 0, leave: [] };
@@ -61,6 +70,8 @@ async function logout() {
   }
   state.session = null;
   setCsrfToken(null);
+  document.body.removeAttribute('data-readonly');
+  document.body.removeAttribute('data-not-owner');
   navigate('/ui/login', { replace: true });
 }
 
@@ -89,7 +100,7 @@ function drawTopbar(active) {
         h(
           'ul',
           {},
-          NAV.map(([key, href]) =>
+          NAV.filter(([, , shown]) => !shown || shown(state.session.account)).map(([key, href]) =>
             h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, t(`nav.${key}`))),
           ),
         ),
@@ -97,7 +108,11 @@ function drawTopbar(active) {
     );
   }
   bar.append(languagePicker());
-  if (state.session) bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
+  if (state.session) {
+    const a = state.session.account;
+    bar.append(h('span', { class: 'who muted', title: t(`role.${a.role}`) }, a.email ?? t('app.root')));
+    bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
+  }
 }
 
 /** The parts of the shell outside the pages, in the current language. */
@@ -109,6 +124,11 @@ function drawShell() {
 export function loggedIn(session) {
   state.session = session;
   setCsrfToken(session.csrf_token);
+  // A viewer (or a read-only login) sees no control that would change anything: every such control is
+  // marked data-write, and the stylesheet hides them under this attribute. The server refuses anyway.
+  const readOnly = session.account.role === 'viewer' || session.account.read_only;
+  document.body.toggleAttribute('data-readonly', readOnly);
+  document.body.toggleAttribute('data-not-owner', session.account.role !== 'owner');
 }
 
 async function render({ keepFocus = false, focus = null } = {}) {
@@ -128,6 +148,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
     state: history.state ?? {},
     navigate,
     loggedIn,
+    session: state.session,
     onLeave: (fn) => state.leave.push(fn),
     isCurrent: () => seq === state.renderSeq,
   };

@@ -69,6 +69,7 @@ export async function contactPage(ctx) {
     'form',
     {
       class: 'row',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();
