@@ -50,6 +50,8 @@ describe('admin UI in a browser', { skip }, () => {
   };
 
   const shot = async (name: string, fullPage = true) => {
+    // Written only when asked, so a test run leaves the tree as it found it.
+    if (process.env.UPDATE_SCREENSHOTS !== '1') return;
     await page.evaluate(() => document.getElementById('toasts')?.replaceChildren()); // passing notices are not the page
     await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage });
   };
