@@ -16,6 +16,7 @@ import {
   log,
   machine,
   QUICK,
+  RUNTIME,
   spawnGateway,
   spawnNode,
   summary,
@@ -137,6 +138,9 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       const demo = await loadBenchProject(b);
       const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`);
       const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+      const idle = gw.rssMb();
+      out[`${tag}_idle_rss_mb`] = Math.round(idle);
+      log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) idle RSS ${idle.toFixed(0)} MiB after start`);
       try {
         for (const e of ['transactional', 'order-created'] as Endpoint[]) {
           const r = await hammer(gw.port, e, demo.key, true);
@@ -157,7 +161,7 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
       } finally {
         const rss = await gw.stop();
         out[`${tag}_peak_rss_mb`] = Math.round(rss);
-        log(`${kind.padEnd(9)} serve (ROLE=api) peak RSS ${rss.toFixed(0)} MiB`);
+        log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) peak RSS ${rss.toFixed(0)} MiB`);
       }
     } finally {
       await b.cleanup();

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import autocannon from 'autocannon';
+import { ensureBuilt } from '../scripts/ensure-build.mjs';
 import { loadConfig } from '../src/config.js';
 import { dropSchema, openDatabase, schemaUrl, type Db } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -25,6 +26,8 @@ export const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 /** Where --cpu-prof writes the spawned processes' profiles when BENCH_PROFILE=1 (git-ignored). */
 export const PROFILE_DIR = resolve(ROOT, '.bench', 'profiles');
 export const PROFILE = process.env.BENCH_PROFILE === '1';
+/** BENCH_RUNTIME=tsx runs the gateway from its sources through tsx; by default it runs dist/ as `npm start` does. */
+export const RUNTIME = process.env.BENCH_RUNTIME === 'tsx' ? 'tsx' : 'compiled';
 
 export type Kind = 'sqlite' | 'postgres';
 /** BENCH_DB=sqlite or postgres runs one engine only. */
@@ -109,7 +112,7 @@ export interface Demo {
 
 /** The example project (routed templates, cart chains) with one key whose rate limit is out of the way. */
 export async function loadBenchProject(b: BenchDb): Promise<Demo> {
-  const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url } as NodeJS.ProcessEnv), clock: systemClock };
+  const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url }), clock: systemClock };
   const r = await loadDemo(deps);
   const k = r.keys.find((x) => x.name.startsWith('site backend'))!;
   const row = await b.db.db
@@ -128,6 +131,8 @@ export interface Child {
   output(): string;
   /** Peak resident set (VmHWM) so far, in MiB; read while the process lives. */
   peakRssMb(): number;
+  /** Resident set now (VmRSS), in MiB. */
+  rssMb(): number;
   /** CPU time (user + system) the process has used so far, in seconds. */
   cpuSeconds(): number;
   /** SIGTERM, wait for exit; returns the last peak RSS seen. */
@@ -145,9 +150,9 @@ export function cpuSecondsOf(pid: number): number {
   }
 }
 
-export function vmHwmKb(pid: number): number {
+export function vmHwmKb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : 0;
   } catch {
     return 0;
@@ -155,8 +160,9 @@ export function vmHwmKb(pid: number): number {
 }
 
 /**
- * Starts a node process (`node --import tsx <script> ...args`) and, when `port` is given, waits for
- * /healthz. With BENCH_PROFILE=1 it runs under --cpu-prof, written to bench/profiles/ at exit.
+ * Starts a node process (`node --import tsx <script> ...args`; plain `node` for a compiled .js) and,
+ * when `port` is given, waits for /healthz. With BENCH_PROFILE=1 it runs under --cpu-prof, written to
+ * bench/profiles/ at exit.
  */
 export async function spawnNode(
   script: string,
@@ -164,7 +170,7 @@ export async function spawnNode(
   env: Record<string, string>,
   opts: { port?: number; name: string; healthPath?: string },
 ): Promise<Child> {
-  const flags = ['--import', 'tsx'];
+  const flags = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
   if (PROFILE) {
     // One directory per process: the main thread's profile is the big one (tsx's loader thread writes
     // a small one beside it).
@@ -174,7 +180,7 @@ export async function spawnNode(
   }
   const proc = spawn(process.execPath, [...flags, script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env } as NodeJS.ProcessEnv,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -182,8 +188,8 @@ export async function spawnNode(
     out += String(c);
     if (out.length > 200_000) out = out.slice(-100_000);
   };
-  proc.stdout!.on('data', keep);
-  proc.stderr!.on('data', keep);
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
   let exited = false;
   const exit = new Promise<void>((r) =>
     proc.once('exit', () => {
@@ -201,6 +207,7 @@ export async function spawnNode(
     proc,
     output: () => out,
     cpuSeconds: () => cpuSecondsOf(proc.pid!),
+    rssMb: () => vmHwmKb(proc.pid!, 'VmRSS') / 1024,
     peakRssMb: () => {
       if (!exited) peak = Math.max(peak, vmHwmKb(proc.pid!));
       return peak / 1024;
@@ -243,7 +250,7 @@ export async function spawnGateway(
 ): Promise<Child> {
   const port = command === 'serve' ? await freePort() : undefined;
   return spawnNode(
-    'src/cli.ts',
+    RUNTIME === 'tsx' ? 'src/cli.ts' : relative(ROOT, ensureBuilt()),
     [command],
     {
       ADMIN_TOKEN,
@@ -310,7 +317,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
           : {}),
       },
     ],
-  } as any);
+  });
   return {
     requests: result.requests.total,
     rps: result.requests.total / ((Date.now() - started) / 1000),

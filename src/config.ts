@@ -44,7 +44,7 @@ export class ConfigError extends Error {}
 
 /** The process environment, with a .env file of the working directory read into it first (the CLI's default). */
 function processEnv(): NodeJS.ProcessEnv {
-  if (existsSync('.env')) dotenv.config({ quiet: true } as dotenv.DotenvConfigOptions);
+  if (existsSync('.env')) dotenv.config({ quiet: true });
   return process.env;
 }
 

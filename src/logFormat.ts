@@ -20,7 +20,8 @@ export function prettyLine(json: string, colour = false): string {
     .join(' ');
   const label = LEVELS[level] ?? String(o.level);
   const shown = colour && COLOURS[level] ? `${COLOURS[level]}${label}\x1b[0m` : label;
-  return `${time} ${shown} ${String(o.msg ?? '')}${rest ? `  ${rest}` : ''}\n`;
+  const msg = typeof o.msg === 'string' ? o.msg : JSON.stringify(o.msg ?? '');
+  return `${time} ${shown} ${msg}${rest ? `  ${rest}` : ''}\n`;
 }
 
 /** A pino destination writing readable lines to stdout. */

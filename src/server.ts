@@ -72,7 +72,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
-    ? { wake: () => worker!.wake(), waitForOutcome: (id, ms) => worker!.waitForOutcome(id, ms) }
+    ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
     : { wake: () => {}, waitForOutcome: (id, ms) => waitForEmailOutcome(db, id, ms) };
   const rateLimiter = createRateLimiter(config.redisUrl, clock, (err) => {
     metrics.rateLimitStoreErrors.inc();
@@ -109,7 +109,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
         (err) => log.error({ err }, 'retention purge failed; retried next hour'),
       );
     void purge();
-    retentionTimer = setInterval(purge, 3_600_000);
+    retentionTimer = setInterval(() => void purge(), 3_600_000);
     retentionTimer.unref();
   }
   // A worker-only process has no API, but its metrics and health should still be scrapeable.

@@ -64,14 +64,14 @@ for (const d of DIALECTS) {
       assert.equal(r.body.failed, 0);
       const mail = smtp.accepted.find((m) => m.messageId && m.to && JSON.stringify(m.to).includes('anna@example.com'));
       assert.ok(mail, 'the SMTP server received the message');
-      assert.equal(mail!.subject, 'Anna <b>: contest_tpl');
-      assert.match(String(mail!.html), /Anna &lt;b&gt;/);
-      assert.equal(rawHeader(mail!, 'List-Unsubscribe'), undefined, 'transactional e-mails carry no List-Unsubscribe');
+      assert.equal(mail.subject, 'Anna <b>: contest_tpl');
+      assert.match(String(mail.html), /Anna &lt;b&gt;/);
+      assert.equal(rawHeader(mail, 'List-Unsubscribe'), undefined, 'transactional e-mails carry no List-Unsubscribe');
       const detail = (await adminCall(t.app, 'GET', `/api/admin/emails/${r.body.scheduled_email_id}`)).body;
       assert.equal(detail.status, 'sent');
       assert.equal(detail.subject, 'Anna <b>: contest_tpl');
       assert.match(detail.html, /Anna &lt;b&gt;/);
-      assert.equal(`<${mail!.messageId!.replace(/^<|>$/g, '')}>`, detail.message_id);
+      assert.equal(`<${mail.messageId!.replace(/^<|>$/g, '')}>`, detail.message_id);
     });
 
     it('a permanent rejection is reported failed and marks the contact invalid', async () => {
@@ -119,8 +119,8 @@ for (const d of DIALECTS) {
       assert.equal(await worker.waitForOutcome(h1, 3000), 'sent');
       const mail = smtp.accepted.find((m) => m.subject === 'Cart: cart_1h');
       assert.ok(mail, 'the 1 h e-mail went');
-      assert.match(String(rawHeader(mail!, 'List-Unsubscribe')), /^<https:\/\/gw\.example\.test\/u\//);
-      assert.equal(rawHeader(mail!, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
+      assert.match(String(rawHeader(mail, 'List-Unsubscribe')), /^<https:\/\/gw\.example\.test\/u\//);
+      assert.equal(rawHeader(mail, 'List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
       const p = await keyCall(t.app, key, 'POST', '/api/scoped/events/purchase', {
         cart_type: 'course',
         email: 'cart@example.com',

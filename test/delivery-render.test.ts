@@ -77,12 +77,12 @@ describe('checkTemplate', () => {
     const p = checkTemplate(tpl('Subject', html, 'text'));
     assert.equal(p?.part, 'html');
     assert.equal(p?.line, 3);
-    assert.match(p!.message, /not closed/);
+    assert.match(p.message, /not closed/);
 
     const s = checkTemplate(tpl('Hello {{ name ', '', ''));
     assert.equal(s?.part, 'subject');
     assert.equal(s?.line, 1);
-    assert.match(s!.message, /not closed/);
+    assert.match(s.message, /not closed/);
 
     const t = checkTemplate(tpl('ok', 'ok', 'a\nb\nxx{{ name | no_such_filter }}'));
     assert.deepEqual([t?.part, t?.line, t?.column], ['text', 3, 3]);

@@ -89,7 +89,7 @@ for (const d of DIALECTS) {
       const routes = (await adminCall(t.app, 'GET', `/api/admin/projects/${SITE}/routing`)).body.routes;
       assert.deepEqual(Object.keys(routes).sort(), [...ROUTED].sort());
       const byName = new Map((await templates()).map((x) => [x.name, x]));
-      for (const [key, name] of Object.entries(routes) as [string, string][]) {
+      for (const [key, name] of Object.entries<string>(routes)) {
         const tpl = byName.get(name)!;
         assert.ok(tpl, `${key} -> ${name}`);
         assert.equal(checkTemplate(tpl), null, name);

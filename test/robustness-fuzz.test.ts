@@ -175,12 +175,12 @@ function memberPaths(o: Obj): string[][] {
   for (const [k, v] of o.pairs) {
     out.push([k]);
     if (v instanceof Obj) for (const [k2] of v.pairs) out.push([k, k2]);
-    if (Array.isArray(v) && v[0] instanceof Obj) for (const [k2] of (v[0] as Obj).pairs) out.push([k, '0', k2]);
+    if (Array.isArray(v) && v[0] instanceof Obj) for (const [k2] of v[0].pairs) out.push([k, '0', k2]);
   }
   return out;
 }
 
-function setAt(root: Value, path: string[], value: Value | undefined): void {
+function setAt(root: Value, path: string[], value: Value): void {
   let cur: Value = root;
   for (let i = 0; i < path.length - 1; i++) {
     if (cur instanceof Obj) cur = cur.pairs.find(([k]) => k === path[i])?.[1];
@@ -465,9 +465,9 @@ describe('generated hostile requests', { concurrency: true }, () => {
           '/api/admin/emails/:id/cancel': String(sent),
           '/api/admin/emails/:id/retry': String(sent),
         };
-        const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+        const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
           paths: Record<string, Record<string, unknown>>;
-        };
+        }>();
         endpoints = [];
         for (const [oaPath, ops] of Object.entries(doc.paths)) {
           const path = oaPath.replace(/\{(\w+)\}/g, ':$1');

@@ -288,7 +288,7 @@ for (const d of DIALECTS) {
         const r = await adminCall(t.app, 'GET', url);
         envelope(r, 400, 'validation_error');
         const names = Object.keys(r.body.detail.error.invalid_fields);
-        assert.ok(names.length === 1 && /^(querystring|params)\.\w+$/.test(names[0]), `${url}: ${names}`);
+        assert.ok(names.length === 1 && /^(querystring|params)\.\w+$/.test(names[0]), `${url}: ${names.join(',')}`);
       }
       // An unpaired surrogate cannot be percent-encoded as UTF-8: that path is not a URL at all.
       envelope(await adminCall(t.app, 'GET', '/api/admin/projects/%ED%A0%80/routing'), 400, 'bad_request');
@@ -344,7 +344,7 @@ for (const d of DIALECTS) {
         new Promise<{ status: number; body: any }>((resolve, reject) => {
           const s = connect(port, '127.0.0.1');
           let data = '';
-          s.on('data', (c) => (data += c));
+          s.on('data', (c: Buffer) => (data += c.toString()));
           // The server may close while a large request is still being written; the answer is what counts.
           s.on('error', () => {});
           s.on('close', () => {

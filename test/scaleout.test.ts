@@ -46,15 +46,15 @@ interface Proc {
 
 function startProcess(name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN } as NodeJS.ProcessEnv,
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   const keep = (c: Buffer) => {
     out = (out + String(c)).slice(-20_000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   return { name, child, port, out: () => out };
 }
 
@@ -116,7 +116,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
     await migrateToLatest(db);
     const demo = await loadDemo({
       db,
-      config: loadConfig({ DATABASE_URL: url } as NodeJS.ProcessEnv),
+      config: loadConfig({ DATABASE_URL: url }),
       clock: systemClock,
     });
     siteKey = demo.site_key;
@@ -213,7 +213,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
     const elapsedS = (Date.now() - started) / 1000;
     const ok = statuses.filter((s) => s === 200).length;
     const refused = statuses.filter((s) => s === 429).length;
-    assert.equal(ok + refused, 80, `only 200 and 429 expected, got ${[...new Set(statuses)]}`);
+    assert.equal(ok + refused, 80, `only 200 and 429 expected, got ${[...new Set(statuses)].join(',')}`);
     // One shared bucket allows the burst plus what refills while the requests run. Two separate
     // buckets (one per process) would let about twice that through.
     const allowed = 10 + 5 * elapsedS;
@@ -423,9 +423,9 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
       for (const r of sent) {
         assert.equal(r.message_id, makeMessageId(r.id, project, secret));
         assert.equal(
-          received.get(r.message_id!),
+          received.get(r.message_id),
           1,
-          `e-mail ${r.id} (${r.message_id}) received ${received.get(r.message_id!) ?? 0} times`,
+          `e-mail ${r.id} (${r.message_id}) received ${received.get(r.message_id) ?? 0} times`,
         );
       }
       assert.equal(messages, sent.length, 'every message the server received is a sent e-mail, once');
@@ -464,7 +464,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
         // The race: a due step went out before the purchase, or was stopped by it. The later step never goes.
         assert.ok(
           mine.every((r) => r.status === 'sent' || r.status === 'cancelled'),
-          `order ${id}: ${mine.map((r) => r.status)}`,
+          `order ${id}: ${mine.map((r) => r.status).join(',')}`,
         );
         assert.equal(mine.find((r) => r.chain_step === 'step3')!.status, 'cancelled');
       }

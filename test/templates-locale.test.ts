@@ -79,7 +79,7 @@ describe('plural filter', () => {
       ['3', 'курса'],
       [-1, 'курс'],
     ];
-    for (const [n, want] of cases) assert.equal(ru(n), want, `n = ${n}`);
+    for (const [n, want] of cases) assert.equal(ru(n), want, `n = ${String(n)}`);
     assert.equal(one('{{ 3 | plural: "курс", "курса", "курсов" }}'), 'курса');
   });
   it('English takes two forms; a value that is no number takes the form of 0', () => {

@@ -67,5 +67,5 @@ export function inTransaction<T>(db: Db, work: Work<T>): Promise<T> {
     commit = batcher({ maxBatch: MAX_BATCH, run: (batch: Work<unknown>[]) => commitTogether(db, batch) });
     committers.set(db, commit);
   }
-  return commit(work as Work<unknown>) as Promise<T>;
+  return commit(work) as Promise<T>;
 }

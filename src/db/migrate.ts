@@ -72,7 +72,7 @@ async function run(database: Db, to?: string) {
   return retryingDroppedSchema(database, async () => {
     const m = migrator(database);
     const { error, results } = await (to === undefined ? m.migrateToLatest() : m.migrateTo(to));
-    if (error) throw error;
+    if (error) throw error as Error;
     return results ?? [];
   });
 }

@@ -1,6 +1,6 @@
 // Table types for Kysely. Times are integer milliseconds since the epoch in both dialects (comparable,
 // indexable, no time-zone surprises); JSON documents are stored as text and parsed in the repositories.
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 import type {
   AdminRole,
   AdminUserStatus,
@@ -290,4 +290,3 @@ export type EventRow = Selectable<EventsTable>;
 export type EmailRow = Selectable<ScheduledEmailsTable>;
 export type NewEmail = Insertable<ScheduledEmailsTable>;
 export type NewEvent = Insertable<EventsTable>;
-export type EmailUpdate = Updateable<ScheduledEmailsTable>;

@@ -52,7 +52,7 @@ function hasDayOfMonth(format: string): boolean {
 const implCache = new WeakMap<FilterImpl['context'], Map<Locale, FilterImpl>>();
 function withLocale(impl: FilterImpl, locale: Locale): FilterImpl {
   let perLocale = implCache.get(impl.context);
-  if (!perLocale) implCache.set(impl.context, (perLocale = new Map()));
+  if (!perLocale) implCache.set(impl.context, (perLocale = new Map<Locale, FilterImpl>()));
   let out = perLocale.get(locale);
   if (!out) {
     const context = Object.create(impl.context) as FilterImpl['context'];
@@ -72,6 +72,7 @@ function dateFilter(this: FilterImpl, value: unknown, format?: unknown, timezone
   const s = settingsOf(this);
   const impl = withLocale(this, s.locale);
   const tz = typeof timezone === 'string' || typeof timezone === 'number' ? timezone : s.timezone;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a template's argument: whatever its author wrote
   let fmt = format === undefined || format === null ? DEFAULT_FORMAT[s.locale] : String(format);
   if (fmt === undefined) return builtinDate.call(impl, value as string, undefined, tz);
   if (s.locale === 'ru' && /%[-_0^#:]*\d*[bBh]/.test(fmt) && hasDayOfMonth(fmt)) {
@@ -104,6 +105,7 @@ const pluralRules = new Map<Locale, Intl.PluralRules>();
  * A value that is not a number takes the form of 0.
  */
 function pluralFilter(this: FilterImpl, value: unknown, ...forms: unknown[]): string {
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a template's arguments: whatever its author wrote
   const words = forms.map((f) => (f === undefined || f === null ? '' : String(f)));
   if (!words.length) return '';
   const { locale } = settingsOf(this);

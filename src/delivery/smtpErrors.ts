@@ -49,8 +49,7 @@ function oneLine(s: string, max = 1000): string {
 }
 
 export function classifySmtpError(err: unknown): SmtpFailure {
-  const e: NodemailerLikeError =
-    typeof err === 'object' && err !== null ? (err as NodemailerLikeError) : { message: String(err) };
+  const e: NodemailerLikeError = typeof err === 'object' && err !== null ? err : { message: String(err) };
   const code = typeof e.code === 'string' ? e.code : null;
   const originalCode = typeof e.originalCode === 'string' ? e.originalCode : null;
   const response = typeof e.response === 'string' ? e.response : null;

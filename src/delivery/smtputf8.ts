@@ -27,12 +27,12 @@ export function smtpUtf8Probe(url: string, timeoutMs: number, ttlMs = 10 * 60_00
       });
       conn.once('error', (err) => {
         conn.close();
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
       });
       // connect() calls back after EHLO (and after the second one when STARTTLS was used): the last
       // reply is the capability list.
       conn.connect(() => {
-        const ehlo = String((conn as unknown as { lastServerResponse?: unknown }).lastServerResponse ?? '');
+        const ehlo = String((conn as unknown as { lastServerResponse?: string }).lastServerResponse ?? '');
         conn.quit();
         resolve(/^250[ -]SMTPUTF8\b/im.test(ehlo));
       });

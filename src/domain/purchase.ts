@@ -86,7 +86,7 @@ export function readPurchase(
     // An empty string is how PHP often says "no category": absent, as it always was.
     if (typeof v === 'string' && v.trim() === '') category = null;
     else if (typeof v === 'string' && v.length <= 200) category = v.trim();
-    else if (Number.isSafeInteger(v)) category = String(v);
+    else if (typeof v === 'number' && Number.isSafeInteger(v)) category = String(v);
     else warn('fields.course_category_id', 'must be a category id (a string or an integer)');
   }
   if (body.course_category_id !== undefined) {

@@ -24,7 +24,7 @@ export function requireObject(body: unknown): Body {
 const compiled = new WeakMap<TSchema, Map<string, ValidateFunction>>();
 function validator(schema: TSchema, limits: FieldLimits): ValidateFunction {
   let bySchema = compiled.get(schema);
-  if (!bySchema) compiled.set(schema, (bySchema = new Map()));
+  if (!bySchema) compiled.set(schema, (bySchema = new Map<string, ValidateFunction>()));
   const key = `${limits.maxMembers}/${limits.maxString}`;
   let v = bySchema.get(key);
   if (!v) {

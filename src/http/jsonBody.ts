@@ -128,7 +128,7 @@ export function registerJsonBody(app: FastifyInstance): void {
         return done(err as Error);
       }
       if (jsonTooDeep(text)) return done(tooDeepError());
-      parseText(req, text, done);
+      void parseText(req, text, done);
     },
   );
 }

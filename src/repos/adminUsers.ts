@@ -9,7 +9,9 @@ export type AdminTokenRow = Selectable<AdminTokensTable>;
 
 const num = <T extends Record<string, unknown>>(row: T, cols: (keyof T)[]): T => {
   const out = { ...row };
-  for (const c of cols) if (out[c] !== null && out[c] !== undefined) (out as any)[c] = Number(out[c]);
+  // bigint columns arrive as strings from some drivers: the row's numbers, as numbers.
+  for (const c of cols)
+    if (out[c] !== null && out[c] !== undefined) (out as Record<keyof T, unknown>)[c] = Number(out[c]);
   return out;
 };
 

@@ -59,8 +59,8 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
-  const byDay = new Map(
-    days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} as Record<string, number> }]),
+  const byDay = new Map<string, { day: string; accepted: number; rejected: number; by_type: Record<string, number> }>(
+    days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} }]),
   );
   // Keyed by endpoint and type: course_paid from a purchase is not course_paid from a transactional send.
   const byType = new Map<

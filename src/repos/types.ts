@@ -43,7 +43,7 @@ export function decodeCursor(cursor: string | undefined): number | null {
  * (exact, unbounded) and floating point on SQLite, whose integer sum() raises an error past 2^63
  * (a float is exact to 2^53 hundredths, 90 trillion currency units). Null when there are no amounts.
  */
-export function sumMinor(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>): RawBuilder<number | null> {
+export function sumMinor(column: RawBuilder<unknown>): RawBuilder<number | null> {
   return sql<number | null>`sum(${column} * 1.0)`;
 }
 

@@ -107,7 +107,6 @@ export function withFieldLimits<T>(schema: T, limits: FieldLimits): T {
 }
 
 export const CartTypeSchema = literalUnion(CART_TYPES);
-export const IsoTime = Type.String({ format: 'date-time' });
 
 export const Rights = Type.Object(
   {

@@ -242,14 +242,14 @@ export async function principalOfBearer(deps: Deps, token: string): Promise<Prin
 }
 
 function tokenView(t: AdminTokenRow, now: number) {
-  const state =
-    t.revoked_at !== null ? 'revoked' : t.expires_at !== null && t.expires_at <= now ? 'expired' : ('active' as const);
+  const state: 'active' | 'revoked' | 'expired' =
+    t.revoked_at !== null ? 'revoked' : t.expires_at !== null && t.expires_at <= now ? 'expired' : 'active';
   return {
     id: t.id,
     name: t.name,
     last4: t.last4,
     read_only: t.read_only === 1,
-    status: state as 'active' | 'revoked' | 'expired',
+    status: state,
     expires_at: iso(t.expires_at),
     created_at: iso(t.created_at)!,
     last_used_at: iso(t.last_used_at),

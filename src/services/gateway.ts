@@ -191,9 +191,7 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   if (!row) return r;
   const s = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
   const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
-  const plan = r.plan?.map((p) =>
-    p.scheduled_email_id === row.id ? { ...p, status: status as PlanEntry['status'] } : p,
-  );
+  const plan = r.plan?.map((p): PlanEntry => (p.scheduled_email_id === row.id ? { ...p, status } : p));
   return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };
 }
 

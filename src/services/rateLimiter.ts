@@ -90,11 +90,9 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(bucket: string, limit: RateLimit): Promise<Decision> {
     try {
-      const [allowed, tokens] = (await (this.redis as any).egwTake(
-        this.prefix + bucket,
-        limit.per_second,
-        limit.burst,
-      )) as [number, string];
+      // defineCommand adds the method at run time; ioredis's types do not know it.
+      const redis = this.redis as unknown as { egwTake(...args: (string | number)[]): Promise<[number, string]> };
+      const [allowed, tokens] = await redis.egwTake(this.prefix + bucket, limit.per_second, limit.burst);
       return decide(Number(tokens), allowed === 1, limit);
     } catch (err) {
       // Fail open: a rate-limit store outage must not stop e-mail; it is logged and counted.

@@ -78,7 +78,7 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const t = await testDatabase(dialect);
   await migrateToLatest(t.db);
-  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env } as NodeJS.ProcessEnv);
+  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env });
   const clock = new ManualClock();
   const deps: Deps = { db: t.db, config, clock, ...extra };
   const app = await buildApp(deps);

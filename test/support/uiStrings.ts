@@ -346,11 +346,11 @@ export function scanHtml(file: string, html: string): { findings: Finding[]; key
   const clean = html.replace(/<!--[\s\S]*?-->|<(script|style)\b[^>]*>[\s\S]*?<\/\1>/gi, (m) =>
     m.replace(/[^\n]/g, ' '),
   );
-  for (const m of clean.matchAll(/>([^<]+)</g)) check(m[1], m.index!);
+  for (const m of clean.matchAll(/>([^<]+)</g)) check(m[1], m.index);
   for (const tag of clean.matchAll(/<([a-z][\w-]*)\b([^>]*)>/gi)) {
     for (const a of tag[2].matchAll(/([\w:-]+)\s*=\s*"([^"]*)"/g)) {
       const isText = DISPLAY_ATTRS.has(a[1]) || (a[1] === 'content' && /name="description"/.test(tag[2]));
-      if (isText || a[1] === 'lang') check(a[2], tag.index!);
+      if (isText || a[1] === 'lang') check(a[2], tag.index);
     }
   }
   return { findings, keys };

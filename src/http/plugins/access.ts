@@ -72,7 +72,7 @@ export function checkDeclaredAccess(app: FastifyInstance): void {
   app.decorate('adminRoutes', routes);
   app.addHook('onRoute', (route) => {
     if (!isAdminPath(route.url)) return;
-    const access = (route.config as { access?: RouteAccess } | undefined)?.access;
+    const access = route.config?.access;
     const problem = accessProblem(access);
     if (problem) throw new Error(`${String(route.method)} ${route.url} ${problem} (see src/http/plugins/access.ts)`);
     for (const method of [route.method].flat())
@@ -148,7 +148,7 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
       if (value === undefined && access.filter) return void (req.accessChecked = true);
       if (typeof value !== 'string' || value === '') {
         if (!final) return;
-        throw notFound(`Project ${String(value ?? '')}`);
+        throw notFound('Project');
       }
       const project = await findProjectBySiteKey(deps.db.db, value);
       req.accessChecked = true;

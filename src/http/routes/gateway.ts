@@ -36,8 +36,7 @@ function answer<T>(reply: FastifyReply, r: Accepted<T>): T {
   if (r.replayed) reply.header('Idempotent-Replayed', 'true');
   reply.code(r.status);
   // A response stored for an idempotent replay before the plan existed (SPEC §13) answers with an empty one.
-  if (r.status === 200 && typeof r.body === 'object' && r.body && !('plan' in r.body))
-    return { ...r.body, plan: [] } as T;
+  if (r.status === 200 && typeof r.body === 'object' && r.body && !('plan' in r.body)) return { ...r.body, plan: [] };
   return r.body;
 }
 

@@ -3,7 +3,7 @@
 // memory with an ETag: a handful of small files, no path ever reaches the file system from a request,
 // so there is no traversal to defend against, and nothing is fetched from anywhere else (no CDN).
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -11,7 +11,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
 import { sendError } from '../plugins/errors.js';
 
-export const UI_ROOT = fileURLToPath(new URL('../../ui/', import.meta.url));
+// src/ui when run from the sources (tsx); from the compiled dist/http/routes/ the UI is still read from
+// src/ui (the build compiles TypeScript only; the UI is plain files served as they are).
+export const UI_ROOT = [new URL('../../ui/', import.meta.url), new URL('../../../src/ui/', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(join(dir, 'index.html')))!;
 
 // The e-mail previews are srcdoc iframes with sandbox="" (no scripts, unique origin); a srcdoc document
 // inherits this policy, which is why inline styles (e-mail HTML lives on them) and https images are

@@ -45,7 +45,7 @@ export function executePlan<T extends object>(
   return batchOf(call.deps.db)({
     call,
     body,
-    plan: plan as AcceptPlan<unknown>,
+    plan: plan,
     d: describe(call.endpoint, body),
     hash: requestHash(call.endpoint, body),
     now: call.deps.clock.now(),

@@ -1,9 +1,10 @@
-/* global fetch, URLSearchParams */
+// @ts-check
 // The admin API from the browser: same-origin fetch with the session cookie, the session's CSRF token on
 // every change, and the service's error envelope turned into an ApiError with its code and members.
 import { t } from './i18n.js';
 
 let csrfToken = null;
+/** @type {(err: ApiError) => void} */
 let onUnauthorized = () => {};
 
 export function setCsrfToken(token) {

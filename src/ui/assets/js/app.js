@@ -1,4 +1,4 @@
-/* global document, window, history, location, Element, URLSearchParams */
+// @ts-check
 // The admin UI's shell: session bootstrap, the top bar, and a small history-API router. Every page is
 // a module function that returns a DOM node; links are real links (keyboard, middle-click and bookmarks
 // work), and the router only intercepts plain clicks on same-origin /ui/ links.
@@ -40,16 +40,18 @@ const routes = [
   { re: /^\/ui\/contacts\/(\d+)$/, page: contactPage, nav: 'contacts' },
 ];
 
-// [key, href]: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may change).
+// { key, href, shown? }: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may
+// change); `shown(account)` hides an entry the account cannot use (accounts: owners; tokens: accounts).
+/** @type {{ key: string, href: string, shown?: (account: any) => boolean }[]} */
 const NAV = [
-  ['dashboard', '/ui/'],
-  ['projects', '/ui/projects'],
-  ['events', '/ui/events'],
-  ['emails', '/ui/emails'],
-  ['contacts', '/ui/contacts'],
-  ['audit', '/ui/audit'],
-  ['users', '/ui/users', (account) => account.role === 'owner'],
-  ['tokens', '/ui/tokens', (account) => account.id !== null],
+  { key: 'dashboard', href: '/ui/' },
+  { key: 'projects', href: '/ui/projects' },
+  { key: 'events', href: '/ui/events' },
+  { key: 'emails', href: '/ui/emails' },
+  { key: 'contacts', href: '/ui/contacts' },
+  { key: 'audit', href: '/ui/audit' },
+  { key: 'users', href: '/ui/users', shown: (account) => account.role === 'owner' },
+  { key: 'tokens', href: '/ui/tokens', shown: (account) => account.id !== null },
 ];
 
 const state = { session: null, renderSeq: 0, leave: [] };
@@ -100,7 +102,7 @@ function drawTopbar(active) {
         h(
           'ul',
           {},
-          NAV.filter(([, , shown]) => !shown || shown(state.session.account)).map(([key, href]) =>
+          NAV.filter(({ shown }) => !shown || shown(state.session.account)).map(({ key, href }) =>
             h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, t(`nav.${key}`))),
           ),
         ),
@@ -184,6 +186,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
 
 document.addEventListener('click', (ev) => {
   if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+  /** @type {HTMLAnchorElement | null} */
   const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
   if (!a || a.target || a.hasAttribute('download') || a.origin !== location.origin || !a.pathname.startsWith('/ui/'))
     return;
@@ -211,4 +214,4 @@ async function start() {
   await render();
 }
 
-start();
+void start();

@@ -1,4 +1,4 @@
-/* global document */
+// @ts-check
 // Charts drawn as SVG with the DOM API (no library, nothing from the network). Colours come from CSS
 // classes (c-ok, c-bad, c-0 … c-7), so the charts follow the stylesheet. Each chart carries a text
 // summary for screen readers and a table of its numbers behind a <details>.

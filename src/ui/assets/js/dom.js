@@ -1,4 +1,4 @@
-/* global document, navigator, setTimeout, Node */
+// @ts-check
 // DOM helpers. Every piece of data reaches the page as a text node or an attribute value set through
 // the DOM API: nothing is ever parsed as HTML, so a payload holding <script> shows as text.
 import { fmtTime, statusLabel, t } from './i18n.js';
@@ -33,7 +33,7 @@ export function clear(el) {
   return el;
 }
 
-export { fmtDuration, fmtMinutes, fmtNumber, fmtTime } from './i18n.js';
+export { fmtDuration, fmtMinutes, fmtNumber } from './i18n.js';
 
 export function time(iso) {
   return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso)) : '—';
@@ -94,6 +94,9 @@ export function facts(pairs) {
 /**
  * A table. columns: [{ label, cell(row) -> Node|string, class? }]. Empty rows show `empty`.
  * Tables only ever hold one page of rows: paging happens on the server or in `pageSlice`.
+ * @param {any[]} columns
+ * @param {any[]} rows
+ * @param {{ empty?: any, caption?: any, rowClass?: (row: any) => string | null | undefined }} [options]
  */
 export function table(columns, rows, { empty = t('common.nothing'), caption, rowClass } = {}) {
   const head = h(

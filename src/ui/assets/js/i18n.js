@@ -1,4 +1,4 @@
-/* global console, document, localStorage, navigator */
+// @ts-check
 // The UI's words and formats. Every string a person reads comes from a catalogue (i18n/en.js,
 // i18n/ru.js; a test fails on a literal elsewhere), in the language the user chose (remembered in
 // localStorage), else the one the server picked from the browser's Accept-Language (<html lang>), else
@@ -141,6 +141,7 @@ export function fmtTime(iso) {
 export function fmtDay(day, { short = false } = {}) {
   const d = new Date(`${day}T00:00:00Z`);
   if (Number.isNaN(d.getTime())) return String(day);
+  /** @type {Intl.DateTimeFormatOptions} */
   const opts = short
     ? { month: '2-digit', day: '2-digit', timeZone: 'UTC' }
     : { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: 'UTC' };

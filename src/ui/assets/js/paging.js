@@ -1,4 +1,4 @@
-/* global location, URLSearchParams, FormData */
+// @ts-check
 // Paging and filters for the long lists (events, e-mails, contacts, address-book members). The page's
 // URL holds the filters and the cursor, so every page is a bookmarkable link; the cursors of the pages
 // before this one travel in history.state so "Previous" walks back without the server keeping anything.

@@ -1,3 +1,4 @@
+// @ts-check
 // The admin UI's English words. Keys are `<area>.<what>`; {name} is filled from t()'s parameters; an
 // object of plural forms (one, other; Russian also few, many) is chosen by the parameter `count`.
 // Every key here must exist in ru.js too, with the same placeholders (test/ui-i18n.test.ts checks).

@@ -1,4 +1,4 @@
-/* global history */
+// @ts-check
 // Administrators (SPEC §14): accounts (owners), each account's own tokens and sessions, the audit log.
 import { api, describeError, projects, qs } from '../api.js';
 import {
@@ -344,6 +344,7 @@ export async function auditPage(ctx) {
       { empty: t('audit.empty') },
     ),
     pager({
+      info: null,
       prev: filters.cursor ? () => history.back() : null,
       next: page.next_cursor
         ? () =>

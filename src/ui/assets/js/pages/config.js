@@ -1,3 +1,4 @@
+// @ts-check
 // Per-project purchase and cart configuration (SPEC §3, §6): course categories, the address book of
 // paid orders per cart type, and the cart chain (the routed 1 h/1 d/3 d steps, or a sequence).
 import { api, describeError, enc, qs } from '../api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Contacts (SPEC §4): search by e-mail, and one person's page: status (changeable, admin_blocked
 // included), address books, and the events and e-mails for that person.
 import { api, describeError, enc, meta, projects, qs } from '../api.js';

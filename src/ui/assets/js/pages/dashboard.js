@@ -1,4 +1,4 @@
-/* global document, setInterval, clearInterval */
+// @ts-check
 // The dashboard: events per day by outcome and by type, e-mails by outcome, the outbox right now and
 // cart recovery. Refreshes itself every minute while the tab is visible (it is meant to stay open).
 import { api, projects, qs } from '../api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // E-mails (SPEC §6): the list with filters and server-side paging, and one e-mail's page: its rendered
 // HTML in an iframe with sandbox="" (no scripts), the text part, headers, attempts and last error, and
 // the actions an administrator has: cancel a pending e-mail, retry a failed one.

@@ -1,3 +1,4 @@
+// @ts-check
 // The event chronology (SPEC §5): filters, newest first, server-side paging; and one event's page with
 // its payload, error, effects and the e-mails it created. Payloads are shown as text, never as markup.
 import { api, enc, meta, projects, qs } from '../api.js';

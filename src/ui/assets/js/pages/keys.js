@@ -1,3 +1,4 @@
+// @ts-check
 // A project's API keys (SPEC §2): list, create (the full key is shown once, here, with a copy button,
 // and lives only in this page's memory), edit rights with checkboxes, disable after a confirmation.
 import { api, describeError, enc, qs } from '../api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Address books: the project's list (a tab) with a create form, and one book's members, paged by the
 // server, with a form that adds a contact (created first when the address is new to the project).
 import { api, ApiError, describeError, enc, qs } from '../api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // Log in (SPEC §14): with an account's e-mail and password, or with a token (the root ADMIN_TOKEN or a
 // personal token). Either goes to the server once and is exchanged for an HttpOnly session cookie; the
 // page never stores it.

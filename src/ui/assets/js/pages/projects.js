@@ -1,3 +1,4 @@
+// @ts-check
 // Projects: the list with a create form, and one project's page with its tabs (keys, routing,
 // templates, address books, course categories, paid-order books, cart chain).
 import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js';
@@ -10,6 +11,7 @@ import { routingTab } from './routing.js';
 import { templatesTab } from './templates.js';
 
 // [key, page]: the tab's label is t(`project.tab.${key}`).
+/** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
 const TABS = [
   ['keys', keysTab],
   ['routing', routingTab],

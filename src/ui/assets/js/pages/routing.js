@@ -1,3 +1,4 @@
+// @ts-check
 // A project's routing (SPEC §6): every catalog event type, further event type and cart-chain step with a
 // template picker. Rows without a template stand out; saving replaces the whole routing at once.
 import { api, describeError, enc } from '../api.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // First run (SPEC §14): the one-time link printed by `serve` opens this page; the first owner chooses
 // an e-mail and a password, and is logged in.
 import { api, ApiError, describeError } from '../api.js';

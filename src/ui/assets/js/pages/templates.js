@@ -1,4 +1,4 @@
-/* global setTimeout, clearTimeout */
+// @ts-check
 // Templates: the project's list (a tab) and the editor page with a live preview. The preview renders
 // the unsaved source on the server with the same engine as delivery, with sample values for the chosen
 // event's fields; the HTML part shows in an iframe with sandbox="" (no scripts, no same-origin access).
@@ -241,7 +241,7 @@ export async function templateEditorPage(ctx, isNew) {
     ),
   );
 
-  preview();
+  void preview();
   return h(
     'section',
     {},
