@@ -19,7 +19,7 @@ async function post(base: string, path: string, body: unknown, headers: Record<s
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  return { status: r.status, body: (await r.json()), headers: r.headers };
+  return { status: r.status, body: await r.json(), headers: r.headers };
 }
 
 describe('first run', () => {
