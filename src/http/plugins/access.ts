@@ -89,22 +89,30 @@ export function auditActor(req: FastifyRequest): AuditActor {
   return { actor: p?.actor ?? 'anonymous', via: p?.via ?? 'session', address: req.ip };
 }
 
+const SITE_KEY_SHAPE = /^[A-Za-z0-9_.-]{1,100}$/;
+
 function locate(req: FastifyRequest, at: Locator): unknown {
   const [part, name] = at.split('.', 2) as ['params' | 'query' | 'body', string];
   const holder = req[part] as Record<string, unknown> | undefined;
   return holder && typeof holder === 'object' ? holder[name] : undefined;
 }
 
-const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);
 const denied = (message: string, permission: string) => new AppError(403, 'permission_denied', message, { permission });
 
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<Principal> {
+  // Without a root token the usual cause is a script still sending one: say so.
+  const unauthorized = (message: string) =>
+    new AppError(
+      401,
+      'unauthorized',
+      deps.config.adminToken ? message : `${message} (ADMIN_TOKEN is not set: use an account or a personal token)`,
+    );
   const h = req.headers.authorization;
   if (h !== undefined) {
     const m = /^Bearer\s+(.+)$/i.exec(h);
     if (!m) throw unauthorized('Send the token as Authorization: Bearer <token>');
     const p = await principalOfBearer(deps, m[1].trim());
-    if (!p) throw unauthorized(badTokenMessage(deps));
+    if (!p) throw new AppError(401, 'unauthorized', badTokenMessage(deps));
     return p;
   }
   const row = req.adminSessionRow;
@@ -146,7 +154,9 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
     if (at) {
       const value = locate(req, at);
       if (value === undefined && access.filter) return void (req.accessChecked = true);
-      if (typeof value !== 'string' || value === '') {
+      // Only a well-formed site key is looked up: anything else (NUL, surrogates, 10 KB) is left to
+      // validation before the handler, and is no project after it.
+      if (typeof value !== 'string' || !SITE_KEY_SHAPE.test(value)) {
         if (!final) return;
         throw notFound('Project');
       }
