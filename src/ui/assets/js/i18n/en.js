@@ -459,7 +459,6 @@ export default {
   'role.owner': 'owner',
   'role.project_admin': 'project admin',
   'role.viewer': 'viewer',
-  'login.email': 'E-mail',
   'login.password': 'Password',
   'login.wrongPassword': 'Wrong e-mail or password.',
   'login.withToken': 'Log in with a token instead',

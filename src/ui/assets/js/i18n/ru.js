@@ -459,7 +459,6 @@ export default {
   'role.owner': 'владелец',
   'role.project_admin': 'администратор проекта',
   'role.viewer': 'наблюдатель',
-  'login.email': 'E-mail',
   'login.password': 'Пароль',
   'login.wrongPassword': 'Неверная почта или пароль.',
   'login.withToken': 'Вход по токену',

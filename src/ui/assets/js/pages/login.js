@@ -63,7 +63,7 @@ export async function loginPage(ctx) {
     h('h1', { tabindex: '-1' }, t('login.title')),
     h('p', { class: 'muted' }, t('login.about')),
     loginForm(ctx, {
-      fields: [field(t('login.email'), email), field(t('login.password'), password)],
+      fields: [field(t('common.email'), email), field(t('login.password'), password)],
       body: () => ({ email: email.value.trim(), password: password.value }),
       wrong: t('login.wrongPassword'),
       submitLabel: t('login.submit'),

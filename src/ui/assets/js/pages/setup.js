@@ -52,7 +52,7 @@ export async function setupPage(ctx) {
         }
       },
     },
-    field(t('login.email'), email),
+    field(t('common.email'), email),
     field(t('common.name'), name),
     field(t('login.password'), password, t('setup.passwordHint')),
     status,
