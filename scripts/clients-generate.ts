@@ -59,6 +59,8 @@ export function gatewaySubset(doc: Json): Json {
     openapi: doc.openapi,
     info: { title: doc.info?.title, version: doc.info?.version },
     paths,
+    // What a site receives (OpenAPI 3.1 webhooks, SPEC §13): typed for receivers written in TypeScript.
+    ...(doc.webhooks ? { webhooks: doc.webhooks } : {}),
     components,
   };
 }

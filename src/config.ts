@@ -38,6 +38,17 @@ export interface Config {
   rateLimit: RateLimit;
   /** Limits of a request's `fields` (SPEC §7), applied to the schemas by the app and the gateway's checks. */
   fieldLimits: FieldLimits;
+  /** Webhooks back to the sites (SPEC §13). */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOKS_ALLOW_PRIVATE: loopback and private addresses allowed (tests, closed networks). */
+  allowPrivate: boolean;
+  /** WEBHOOK_BACKOFF_BASE_MS: the first retry delay, doubled each time. */
+  backoffBaseMs: number;
+  /** WEBHOOK_TIMEOUT_MS: bound on one attempt, connect to last byte. */
+  timeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -55,6 +66,13 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const v = (env[name] ?? '').trim().toLowerCase();
+  if (!['', 'true', 'false', '1', '0'].includes(v))
+    throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+  return v === 'true' || v === '1';
 }
 
 function url(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | null {
@@ -122,12 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       }
     })(),
     smtpPoolSize: int(env, 'SMTP_POOL_SIZE', 5, 1, 100),
-    trustProxy: (() => {
-      const v = (env.TRUST_PROXY ?? '').trim().toLowerCase();
-      if (!['', 'true', 'false', '1', '0'].includes(v))
-        throw new ConfigError(`TRUST_PROXY must be true or false, got "${env.TRUST_PROXY}"`);
-      return v === 'true' || v === '1';
-    })(),
+    trustProxy: bool(env, 'TRUST_PROXY'),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
@@ -136,5 +149,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
     },
     fieldLimits,
+    webhooks: {
+      allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE'),
+      backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
   };
 }

@@ -8,9 +8,12 @@ import { openDatabase } from './db/index.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createTransportFromConfig, type Transport } from './delivery/transports.js';
 import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worker.js';
+import { createWebhookWorker, type WebhookWorker } from './delivery/webhookWorker.js';
+import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, installationSecret, LOG_REDACT } from './http/app.js';
 import { purgeExpired } from './delivery/retention.js';
 import { expireAllLeases } from './repos/outbox.js';
+import { expireWebhookLeases } from './repos/webhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
@@ -20,6 +23,7 @@ import { needsSetup, SETUP_CODE_TTL_MS, SetupCode } from './services/setup.js';
 export interface Running {
   app: FastifyInstance | null;
   worker: Worker | null;
+  webhookWorker: WebhookWorker | null;
   deps: Deps;
   stop(): Promise<void>;
 }
@@ -29,6 +33,8 @@ export interface StartOptions {
   clock?: Clock;
   transport?: Transport;
   logger?: pino.Logger;
+  /** Resolves webhook hosts (tests: there is no outside DNS). */
+  resolveHost?: Resolver;
   /** Listen (serve) or only build (tests that inject). */
   listen?: boolean;
 }
@@ -50,7 +56,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   if (role !== 'api' && db.dialect === 'sqlite') {
     // An embedded database has one process at a time: leases still held belong to a process that died
     // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
-    const released = await expireAllLeases(db.db);
+    const released = (await expireAllLeases(db.db)) + (await expireWebhookLeases(db.db));
     if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
   }
   if (role !== 'api') {
@@ -70,6 +76,17 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       },
     });
   }
+  const webhookWorker =
+    role === 'api'
+      ? null
+      : createWebhookWorker({
+          db,
+          config: config.webhooks,
+          secret,
+          clock,
+          resolve: opts.resolveHost,
+          logger: log.child({ component: 'webhooks' }),
+        });
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
@@ -78,7 +95,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     metrics.rateLimitStoreErrors.inc();
     log.warn({ err }, 'rate-limit store unavailable: allowing requests');
   });
-  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics, log };
+  const deps: Deps = { ...base, delivery, rateLimiter, secret, metrics, log, resolveHost: opts.resolveHost };
 
   let app: FastifyInstance | null = null;
   let setupCode: string | null = null;
@@ -92,6 +109,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
   }
   worker?.start();
+  webhookWorker?.start();
   let retentionTimer: NodeJS.Timeout | null = null;
   if (worker) {
     const purge = () =>
@@ -128,11 +146,12 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (app) await app.close();
       if (opsApp) await opsApp.close();
       if (worker) await worker.stop();
+      if (webhookWorker) await webhookWorker.stop();
       if (transport) await transport.close();
       await rateLimiter.close();
       await db.close();
     })());
-  return { app, worker, deps, stop };
+  return { app, worker, webhookWorker, deps, stop };
 }
 
 /** The few lines a person starting the service needs: where things are, and the first-run link. */

@@ -9,6 +9,9 @@ import type {
   EmailKind,
   EmailStatus,
   KeyStatus,
+  WebhookDeliveryStatus,
+  WebhookEndpointStatus,
+  WebhookKind,
 } from '../domain/statuses.js';
 
 // Re-exported for the repositories that name them beside the row types; defined in domain/statuses.ts.
@@ -256,7 +259,56 @@ export interface AuditLogTable {
   after: string | null;
 }
 
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  project_id: number;
+  url: string;
+  description: string | null;
+  /** JSON array of WebhookKind. */
+  events: string;
+  secret_sealed: string;
+  status: WebhookEndpointStatus;
+  /** First failure since the last success; three days of it disables the endpoint. */
+  failing_since: number | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  project_id: number;
+  endpoint_id: number;
+  /** The `webhook-id` header: the same on every attempt and re-send. */
+  msg_id: string;
+  kind: WebhookKind;
+  data: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  due_at: number;
+  locked_by: string | null;
+  locked_until: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  at: number;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 export interface Database {
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
   settings: SettingsTable;
   campaigns: CampaignsTable;
   projects: ProjectsTable;
@@ -290,3 +342,6 @@ export type EventRow = Selectable<EventsTable>;
 export type EmailRow = Selectable<ScheduledEmailsTable>;
 export type NewEmail = Insertable<ScheduledEmailsTable>;
 export type NewEvent = Insertable<EventsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

@@ -6,6 +6,7 @@ import type { ContactRow } from '../db/schema.js';
 import { signingForm } from '../domain/email.js';
 import { findContact, setContactStatus } from '../repos/contacts.js';
 import type { Executor } from '../repos/types.js';
+import { contactNotice, enqueueSiteWebhooks } from '../services/webhooks/enqueue.js';
 
 export interface TokenSubject {
   id: number;
@@ -76,6 +77,10 @@ export async function unsubscribeContact(
   now: number,
 ): Promise<ContactRow['status']> {
   if (contact.status !== 'active') return contact.status;
-  await setContactStatus(db, contact.id, 'unsubscribed', now, ['active']);
+  // The site hears of it through its webhooks, committed with the change itself (SPEC §13).
+  await db.transaction().execute(async (trx) => {
+    if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active']))
+      await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'link'), now);
+  });
   return 'unsubscribed';
 }

@@ -23,6 +23,8 @@ import { findProjectById } from '../repos/projects.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
 import { suppressionReason } from '../domain/suppression.js';
+import type { WebhookKind } from '../domain/statuses.js';
+import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
 import { composeEmail } from './compose.js';
 import { buildContext, renderMessage } from './render.js';
@@ -78,6 +80,13 @@ outcomeEvents.setMaxListeners(0);
 // While a worker runs here, most outcomes arrive as events and polling is only the safety net for
 // e-mails another process delivers; without one, polling is the only way to learn anything.
 let localWorkers = 0;
+
+/** The e-mail outcomes that are webhook kinds (a retry is not an outcome a site hears about). */
+const NOTIFIED: Partial<Record<EmailStatus, WebhookKind>> = {
+  sent: 'email.sent',
+  failed: 'email.failed',
+  suppressed: 'email.suppressed',
+};
 
 const noopLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -179,13 +188,31 @@ export function createWorker(opts: WorkerOptions): Worker {
   // Outcomes are written in batches: every delivery that finishes while a write is under way joins the
   // next one, a single UPDATE for all of them (on SQLite one fsync instead of one per e-mail). Each
   // learns whether its row was written (false: the lease was lost).
-  const write = batcher<Finish, boolean>({
+  //
+  // An outcome a site may subscribe to (sent, failed, suppressed) enqueues its webhooks in the same
+  // transaction as the status change: both commit or neither does (SPEC §13).
+  const writeBatch = batcher<{ f: Finish; row: EmailRow }, boolean>({
     maxBatch: FINISH_BATCH,
     run: async (batch) => {
-      const written = await finishMany(db, id, batch);
-      return batch.map((f) => fulfilled(written.has(f.id)));
+      const written = await db.transaction().execute(async (trx) => {
+        const done = await finishMany(
+          trx,
+          id,
+          batch.map((b) => b.f),
+        );
+        const notices = batch.flatMap(({ f, row }) => {
+          const kind = NOTIFIED[f.status];
+          return kind && done.has(f.id)
+            ? [{ email: row, kind, reason: f.status === 'sent' ? null : (f.lastError ?? null) }]
+            : [];
+        });
+        await enqueueEmailWebhooks(trx, notices, clock.now());
+        return done;
+      });
+      return batch.map(({ f }) => fulfilled(written.has(f.id)));
     },
   });
+  const write = (row: EmailRow, f: Finish) => writeBatch({ f, row });
 
   function emit(emailId: number, outcome: Outcome) {
     outcomeEvents.emit(`email:${emailId}`, outcome);
@@ -205,7 +232,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     };
     if (row.attempts >= retry.maxAttempts) {
       const error = `gave up after ${row.attempts} attempts; last error: ${row.last_error ?? 'none'}`;
-      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
+      return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
     const [contact, project, template] = await Promise.all([
       cached(cache.contacts, row.contact_id, () => findContact(db, row.contact_id)),
@@ -216,11 +243,14 @@ export function createWorker(opts: WorkerOptions): Worker {
       const what = !contact ? 'contact' : !project ? 'project' : `template ${row.template_id}`;
       return record(
         'failed',
-        write(finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false })),
+        write(
+          row,
+          finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false }),
+        ),
       );
     }
     const reason = suppressionReason(contact.status, row.kind);
-    if (reason) return record('suppressed', write(finishes.suppressed(row.id, { now: clock.now(), reason })));
+    if (reason) return record('suppressed', write(row, finishes.suppressed(row.id, { now: clock.now(), reason })));
 
     const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
     const context = buildContext({
@@ -235,7 +265,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
-      return record('failed', write(finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
+      return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
 
     const messageId = makeMessageId(row.id, project, opts.secret);
@@ -253,7 +283,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     try {
       const res = await transport.send(msg);
       log.info({ email_id: row.id, message_id: messageId, response: res.response }, 'e-mail sent');
-      return record('sent', write(finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
+      return record('sent', write(row, finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
     } catch (err) {
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
@@ -264,7 +294,10 @@ export function createWorker(opts: WorkerOptions): Worker {
           { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
           'send failed, will retry',
         );
-        return record('queued', write(finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })));
+        return record(
+          'queued',
+          write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
+        );
       }
       const error = f.transient ? `${f.message} (gave up after ${attempts} attempts)` : f.message;
       log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
@@ -272,7 +305,7 @@ export function createWorker(opts: WorkerOptions): Worker {
         // admin_blocked is the stronger statement about the contact and is kept.
         await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid']);
       }
-      return record('failed', write(finishes.failed(row.id, { now, error, rendered, messageId })));
+      return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
     }
   }
 

@@ -29,3 +29,26 @@ export type AdminUserStatus = (typeof ADMIN_USER_STATUSES)[number];
 /** How an audited change came in: a UI session, a personal token, the root ADMIN_TOKEN, the CLI. */
 export const AUDIT_VIAS = ['session', 'token', 'root', 'cli', 'setup'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
+
+/** What a site's webhook endpoint may subscribe to (SPEC §13). */
+export const WEBHOOK_KINDS = [
+  'email.sent',
+  'email.delivered',
+  'email.failed',
+  'email.bounced',
+  'email.soft_bounced',
+  'email.complained',
+  'email.suppressed',
+  'email.cancelled',
+  'contact.unsubscribed',
+  'event.rejected',
+] as const;
+export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
+
+/** A disabled endpoint gets nothing until an administrator enables it again. */
+export const WEBHOOK_ENDPOINT_STATUSES = ['active', 'disabled'] as const;
+export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
+
+/** pending (due at due_at) → sending (leased) → delivered, or failed once retries are over. */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];

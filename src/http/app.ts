@@ -23,6 +23,8 @@ import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { webhooksDocument } from '../schemas/webhooks.js';
 import { getOrCreateSecret } from '../repos/projects.js';
 
 export const API_VERSION = '1.0.0';
@@ -84,7 +86,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      // 3.1 for the `webhooks` section: what a site's endpoint receives (SPEC §13).
+      openapi: '3.1.0',
       info: {
         title: 'Educational messaging gateway',
         version: API_VERSION,
@@ -97,6 +100,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
           adminToken: { type: 'http', scheme: 'bearer' },
         },
       },
+      webhooks: webhooksDocument(),
       tags: [
         { name: 'gateway', description: 'What a site calls, with its project API key' },
         { name: 'admin', description: 'Administration (admin token)' },
@@ -132,6 +136,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(legacyRoutes, { deps });
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
+    await admin.register(webhookRoutes, { deps });
   });
 
   await app.register(uiRoutes);

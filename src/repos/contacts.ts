@@ -193,11 +193,12 @@ export async function setContactStatus(
   status: ContactStatus,
   now: number,
   onlyFrom?: ContactStatus[],
-): Promise<void> {
+): Promise<boolean> {
   let q = db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id);
   // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
   if (onlyFrom) q = q.where('status', 'in', onlyFrom);
-  await q.execute();
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export interface ListRow {

@@ -62,7 +62,7 @@ export async function cancelPendingCartEmails(
     .where('order_id', '=', orderId)
     .where('kind', '=', 'cart')
     .where('status', 'in', PENDING)
-    .returning(['id', 'template_key', 'chain_step', 'due_at'])
+    .returning(['id', 'project_id', 'event_id', 'order_id', 'to_email', 'template_key', 'chain_step', 'due_at'])
     .execute();
 }
 

@@ -118,6 +118,11 @@ export const TransactionalStatus = literalUnion(['sent', 'queued', 'scheduled', 
 
 const Nullable = <T extends import('typebox').TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
+/** SPEC §13: present (true) only in the answer to a dry run. */
+const DryRun = Type.Optional(
+  Type.Literal(true, { description: 'a dry run: nothing was written but a chronology row marked dry_run' }),
+);
+
 /** SPEC §13: additive to version 1; one entry per e-mail scheduled, cancelled or not scheduled. */
 export const Plan = Type.Array(
   Type.Object({
@@ -145,6 +150,7 @@ export const TransactionalResponse = Type.Object({
   failed: Type.Integer(),
   status: TransactionalStatus,
   plan: Plan,
+  dry_run: DryRun,
 });
 export type TransactionalResponse = Static<typeof TransactionalResponse>;
 
@@ -157,6 +163,7 @@ export const OrderCreatedResponse = Type.Object({
   scheduled_email_ids: Type.Array(Type.Integer()),
   duplicate: Type.Boolean(),
   plan: Plan,
+  dry_run: DryRun,
 });
 export type OrderCreatedResponse = Static<typeof OrderCreatedResponse>;
 
@@ -179,6 +186,7 @@ export const PurchaseResponse = Type.Object({
   ),
   duplicate: Type.Boolean(),
   plan: Plan,
+  dry_run: DryRun,
 });
 export type PurchaseResponse = Static<typeof PurchaseResponse>;
 
@@ -206,3 +214,8 @@ export const CatalogResponse = Type.Object({
   supported_events: Type.Array(Type.String()),
 });
 export type CatalogResponse = Static<typeof CatalogResponse>;
+
+/** `?dry_run=true` on the three gateway POSTs (SPEC §13); `Prefer: dry-run` does the same. */
+export const DryRunQuery = Type.Object({
+  dry_run: Type.Optional(Type.Boolean({ description: 'check, route, render and plan; write nothing' })),
+});

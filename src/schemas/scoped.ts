@@ -15,6 +15,7 @@ export const EMAIL_REASONS = [
   'quota',
   'cancelled_by_purchase',
   'cancelled_by_admin',
+  'template_error',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

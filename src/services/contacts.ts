@@ -20,6 +20,7 @@ import type { ContactUpsertBody, ListBody } from '../schemas/admin.js';
 import type { ContactsQuery } from '../schemas/adminUi.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { projectFilter, requireProject } from './admin.js';
+import { contactNotice, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 
 /** How many of a contact's events and e-mails its page shows; the full lists are a filter away. */
@@ -38,8 +39,16 @@ export async function saveContact(deps: Deps, input: ContactUpsertBody) {
 }
 
 export async function changeStatus(deps: Deps, id: number, status: ContactStatus) {
-  if (!(await findContact(deps.db.db, id))) throw notFound(`Contact ${id}`);
-  await setContactStatus(deps.db.db, id, status, deps.clock.now());
+  const contact = await findContact(deps.db.db, id);
+  if (!contact) throw notFound(`Contact ${id}`);
+  const now = deps.clock.now();
+  await deps.db.db.transaction().execute(async (trx) => {
+    // Only a change into unsubscribed is news for the site (SPEC §13).
+    const from = (['active', 'invalid', 'admin_blocked'] as const).filter((s) => s !== status);
+    const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined);
+    if (changed && status === 'unsubscribed')
+      await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'admin'), now);
+  });
   return { ok: true as const, contact_id: id, status };
 }
 

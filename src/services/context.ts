@@ -6,6 +6,7 @@ import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
 import type { SetupCode } from './setup.js';
+import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';
@@ -33,6 +34,8 @@ export interface Deps {
   metrics?: Metrics;
   /** The first-run setup code of this process (services/setup.ts), when one was printed. */
   setup?: SetupCode;
+  /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
+  resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
 }
@@ -43,6 +46,10 @@ export interface GatewayCall {
   project: Project;
   key: ApiKey | null;
   endpoint: string;
+  /** `?dry_run=true` or `Prefer: dry-run`: carried out, rolled back, only a marked chronology row kept. */
+  dryRun?: boolean;
+  /** An administrator's replay of this chronology event (its effects record `replay_of`). */
+  replayOf?: number;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
 }

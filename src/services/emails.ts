@@ -7,6 +7,7 @@ import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { conflict, projectFilter } from './admin.js';
+import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { previewStoredEmail } from './preview.js';
 
@@ -55,7 +56,15 @@ export async function emailPreview(deps: Deps, id: number) {
 
 /** Only a scheduled or queued e-mail can be cancelled (409 once it is being sent or done). */
 export async function cancel(deps: Deps, id: number) {
-  if (!(await cancelEmail(deps.db.db, id, deps.clock.now())))
+  const now = deps.clock.now();
+  const cancelled = await deps.db.db.transaction().execute(async (trx) => {
+    if (!(await cancelEmail(trx, id, now))) return false;
+    const row = await findEmail(trx, id);
+    if (row)
+      await enqueueEmailWebhooks(trx, [{ email: row, kind: 'email.cancelled', reason: 'cancelled_by_admin' }], now);
+    return true;
+  });
+  if (!cancelled)
     throw await actionRefused(deps, id, 'cancelled', 'only a scheduled or queued e-mail can be cancelled');
   return { ok: true as const, id, status: 'cancelled' };
 }

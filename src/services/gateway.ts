@@ -43,6 +43,7 @@ import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import { requireProject } from './admin.js';
+import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps, GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
@@ -331,6 +332,11 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
     );
     // Stopping the cart chain comes first and never depends on address-book configuration.
     const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now, eventId);
+    await enqueueEmailWebhooks(
+      trx,
+      stopped.map((email) => ({ email, kind: 'email.cancelled' as const, reason: 'cancelled_by_purchase' })),
+      now,
+    );
     const plan: PlanEntry[] = stopped.map((e) => ({
       scheduled_email_id: e.id,
       template_key: e.template_key,

@@ -53,8 +53,9 @@ export interface paths {
                       | 'quota'
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
+                      | 'template_error'
                     )
-                  | (never | null);
+                  | null;
                 sent_at: string | null;
                 /** @description scheduled, queued, sending, sent, failed, cancelled or suppressed */
                 status: string;
@@ -175,8 +176,9 @@ export interface paths {
                       | 'quota'
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
+                      | 'template_error'
                     )
-                  | (never | null);
+                  | null;
                 sent_at: string | null;
                 /** @description scheduled, queued, sending, sent, failed, cancelled or suppressed */
                 status: string;
@@ -467,7 +469,10 @@ export interface paths {
     /** An order or application was created: schedules the abandoned-cart chain */
     post: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description check, route, render and plan; write nothing */
+          dry_run?: boolean;
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -514,6 +519,11 @@ export interface paths {
           content: {
             'application/json': {
               cart_type: string;
+              /**
+               * @description a dry run: nothing was written but a chronology row marked dry_run
+               * @enum {boolean}
+               */
+              dry_run?: true;
               duplicate: boolean;
               event_id: number;
               /** @enum {boolean} */
@@ -521,7 +531,6 @@ export interface paths {
               order_id: string;
               /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
               plan: {
-                /** @description when it is due; null for one not scheduled */
                 due_at: string | null;
                 reason:
                   | (
@@ -533,11 +542,11 @@ export interface paths {
                       | 'quota'
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
+                      | 'template_error'
                     )
-                  | (never | null);
+                  | null;
                 scheduled_email_id: number | null;
                 status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
-                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
                 step: string | null;
                 template_key: string | null;
               }[];
@@ -647,7 +656,10 @@ export interface paths {
     /** An order was paid: stops its cart e-mails and fills the address books */
     post: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description check, route, render and plan; write nothing */
+          dry_run?: boolean;
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -700,6 +712,11 @@ export interface paths {
           content: {
             'application/json': {
               address_books: number[];
+              /**
+               * @description a dry run: nothing was written but a chronology row marked dry_run
+               * @enum {boolean}
+               */
+              dry_run?: true;
               duplicate: boolean;
               event_id: number;
               /** @enum {boolean} */
@@ -707,7 +724,6 @@ export interface paths {
               order_id: string;
               /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
               plan: {
-                /** @description when it is due; null for one not scheduled */
                 due_at: string | null;
                 reason:
                   | (
@@ -719,11 +735,11 @@ export interface paths {
                       | 'quota'
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
+                      | 'template_error'
                     )
-                  | (never | null);
+                  | null;
                 scheduled_email_id: number | null;
                 status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
-                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
                 step: string | null;
                 template_key: string | null;
               }[];
@@ -986,9 +1002,12 @@ export interface paths {
      */
     post: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description check, route, render and plan; write nothing */
+          dry_run?: boolean;
+        };
         header?: {
-          /** @description respond-async: answer at once with status queued */
+          /** @description respond-async: answer at once with status queued; dry-run: as ?dry_run=true */
           prefer?: string;
         };
         path?: never;
@@ -1041,6 +1060,11 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /**
+               * @description a dry run: nothing was written but a chronology row marked dry_run
+               * @enum {boolean}
+               */
+              dry_run?: true;
               email: string;
               event_id: number;
               event_type: string;
@@ -1049,7 +1073,6 @@ export interface paths {
               ok: true;
               /** @description each e-mail the request scheduled, cancelled or did not schedule, with why it will not go */
               plan: {
-                /** @description when it is due; null for one not scheduled */
                 due_at: string | null;
                 reason:
                   | (
@@ -1061,11 +1084,11 @@ export interface paths {
                       | 'quota'
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
+                      | 'template_error'
                     )
-                  | (never | null);
+                  | null;
                 scheduled_email_id: number | null;
                 status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
-                /** @description the cart-chain step (1h, 1d, 3d or stepN); null for a transactional e-mail */
                 step: string | null;
                 template_key: string | null;
               }[];
@@ -1166,7 +1189,768 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'contact.unsubscribed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * contact.unsubscribed: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'contact.unsubscribed';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.bounced': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.bounced: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.bounced';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.cancelled: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.cancelled';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.complained': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.complained: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.complained';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.delivered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.delivered: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.delivered';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.failed: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.failed';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.sent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.sent: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.sent';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.soft_bounced': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.soft_bounced: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.soft_bounced';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.suppressed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.suppressed: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.suppressed';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'event.rejected': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * event.rejected: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'event.rejected';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     /**

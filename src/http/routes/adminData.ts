@@ -20,6 +20,8 @@ import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
 import { scopeOf } from '../plugins/access.js';
 import * as outbox from '../../services/emails.js';
+import { replayEvent } from '../../services/replay.js';
+import { ReplayAnswer } from '../../schemas/webhooks.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -68,6 +70,23 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
       },
     },
     async (req) => chronology.event(deps, req.params.id),
+  );
+
+  app.post(
+    '/api/admin/external-events/:id/replay',
+    {
+      config: { access: { object: { kind: 'event', id: 'params.id' }, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Run a refused or template-less event again as a new event linked to it (replay_of)',
+        description:
+          "With the original key's rights as they are now and under its idempotency key: what was already sent is not sent again. 409 for an event that cannot be replayed or was already.",
+        params: IdParams,
+        response: { 200: ReplayAnswer, ...errors(401, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => replayEvent(deps, req.params.id),
   );
 
   app.get(

@@ -4,12 +4,13 @@
 // body and types req.body, but nothing has checked it yet: it goes to the service as `unknown`, whose
 // assertion (domain/validation.ts assertBody) gives it its type.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyError, FastifyReply, FastifySchemaCompiler } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { compileRequestValidator } from '../../schemas/ajv.js';
 import { errors, Id } from '../../schemas/common.js';
 import {
   CatalogResponse,
+  DryRunQuery,
   OrderCreatedBody,
   OrderCreatedResponse,
   PurchaseBody,
@@ -24,6 +25,12 @@ import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
 import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
 import { answerFor } from '../plugins/errors.js';
+
+const DRY_RUN_ENDPOINTS = new Set(['transactional', 'order-created', 'purchase']);
+const isDryRun = (req: FastifyRequest) => {
+  const q = (req.query as Record<string, unknown> | undefined)?.dry_run;
+  return q === 'true' || q === '1' || q === true || /\bdry-run\b/i.test(String(req.headers.prefer ?? ''));
+};
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
@@ -42,6 +49,10 @@ function answer<T>(reply: FastifyReply, r: Accepted<T>): T {
 
 export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.addHook('preValidation', refuseHeldRequest);
+  // Marked before the body is read, so a refusal of a dry run is logged as one too (and tells no webhook).
+  app.addHook('preParsing', async (req) => {
+    if (req.gateway && DRY_RUN_ENDPOINTS.has(req.gateway.endpoint) && isDryRun(req)) req.gateway.dryRun = true;
+  });
   // Every refused request of a known key goes into the chronology (SPEC §5), whatever refused it: the
   // service, the key's state (disabled, over its rate: held until the body is read), or Fastify (body
   // size, JSON, parameters). onError runs before the error handler answers, so the row is there when
@@ -89,8 +100,11 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         description:
           'Waits up to SEND_WAIT_MS for the first delivery attempt unless the request carries `Prefer: respond-async`.',
         headers: Type.Object({
-          prefer: Type.Optional(Type.String({ description: 'respond-async: answer at once with status queued' })),
+          prefer: Type.Optional(
+            Type.String({ description: 'respond-async: answer at once with status queued; dry-run: as ?dry_run=true' }),
+          ),
         }),
+        querystring: DryRunQuery,
         body: TransactionalBody,
         response: { 200: TransactionalResponse, ...postErrors },
       },
@@ -111,6 +125,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         tags,
         security,
         summary: 'An order or application was created: schedules the abandoned-cart chain',
+        querystring: DryRunQuery,
         body: OrderCreatedBody,
         response: { 200: OrderCreatedResponse, ...postErrors },
       },
@@ -127,6 +142,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         tags,
         security,
         summary: 'An order was paid: stops its cart e-mails and fills the address books',
+        querystring: DryRunQuery,
         body: PurchaseBody,
         response: { 200: PurchaseResponse, ...postErrors },
       },

@@ -11,6 +11,8 @@ import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import type { GatewayCall } from '../context.js';
+import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
+import { dryRunEvent } from './dryRun.js';
 
 export interface Described {
   event_type: string | null;
@@ -89,6 +91,7 @@ export async function acceptEvent<T extends object>(
   const d = describe(endpoint, body);
   const hash = requestHash(endpoint, body);
   const now = deps.clock.now();
+  if (call.dryRun) return dryRunEvent(call, body, d, hash, work, refresh);
 
   const replay = async (rec: IdempotencyRecord): Promise<Accepted<T>> => {
     if (rec.request_hash !== hash) {
@@ -141,7 +144,12 @@ export async function acceptEvent<T extends object>(
         created_at: now,
       });
       const { response, effects } = await work(trx, eventId, now);
-      await setEventEffects(trx, eventId, effects);
+      // Last members, so a repeated replay is found by its tail (services/replay.ts).
+      await setEventEffects(
+        trx,
+        eventId,
+        call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
+      );
       if (d.idempotency_key) {
         const stored = await insertIdempotency(
           trx,
@@ -183,17 +191,50 @@ export async function logRequest(
   effects: Record<string, unknown> = {},
 ): Promise<void> {
   const { deps, project, key, endpoint } = call;
-  await insertEvent(deps.db.db, {
+  const d = describe(endpoint, body);
+  const now = deps.clock.now();
+  const row = {
     project_id: project.id,
     key_id: key?.id ?? null,
     key_last4: key?.last4 ?? null,
     endpoint,
-    ...describe(endpoint, body),
+    ...d,
     http_status: status,
     accepted: code === null ? 1 : 0,
     error_code: code,
     payload: storedPayload(body),
     effects: JSON.stringify(effects),
-    created_at: deps.clock.now(),
+    created_at: now,
+  };
+  if (call.dryRun) row.effects = JSON.stringify({ ...effects, dry_run: true });
+  if (call.dryRun || !notifiesRejection(code)) {
+    await insertEvent(deps.db.db, row);
+    return;
+  }
+  // event.rejected commits with the chronology row it reports (SPEC §13).
+  await inTransaction(deps.db, async (trx) => {
+    const eventId = await insertEvent(trx, row);
+    await enqueueSiteWebhooks(
+      trx,
+      project.id,
+      'event.rejected',
+      {
+        event_id: eventId,
+        scheduled_email_id: null,
+        ...d,
+        status: 'rejected',
+        reason: code,
+        endpoint,
+        http_status: status,
+        error_code: code,
+      },
+      now,
+    );
   });
 }
+
+/**
+ * Which refusals a site hears of as event.rejected: every refusal of a request with a known key but
+ * rate limiting (429), which would answer a flood with a flood; the chronology has those.
+ */
+export const notifiesRejection = (code: string | null): code is string => code !== null && code !== 'rate_limited';

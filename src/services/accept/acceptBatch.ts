@@ -41,7 +41,10 @@ export function executePlan<T extends object>(
   plan: AcceptPlan<T>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  if (call.deps.db.dialect !== 'postgres') return acceptAlone(call, body, plan, refresh);
+  // A dry run is rolled back: it must not share a batch's transaction with real requests. A replay is
+  // rare and its effects record what it replays.
+  if (call.deps.db.dialect !== 'postgres' || call.dryRun || call.replayOf)
+    return acceptAlone(call, body, plan, refresh);
   return batchOf(call.deps.db)({
     call,
     body,

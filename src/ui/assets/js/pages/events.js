@@ -1,8 +1,21 @@
 // @ts-check
 // The event chronology (SPEC §5): filters, newest first, server-side paging; and one event's page with
 // its payload, error, effects and the e-mails it created. Payloads are shown as text, never as markup.
-import { api, enc, meta, projects, qs } from '../api.js';
-import { code, facts, field, h, jsonBlock, select, statusBadge, table, time } from '../dom.js';
+import { api, describeError, enc, meta, projects, qs } from '../api.js';
+import {
+  code,
+  confirmDialog,
+  errorBox,
+  facts,
+  field,
+  h,
+  jsonBlock,
+  select,
+  statusBadge,
+  table,
+  time,
+  toast,
+} from '../dom.js';
 import { hasKey, t, tNodes } from '../i18n.js';
 import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
@@ -136,6 +149,42 @@ export async function eventsPage(ctx) {
   );
 }
 
+// What services/replay.ts accepts: a refused gateway POST, or a transactional send without a template.
+const replayable = (e) =>
+  ['transactional', 'order-created', 'purchase'].includes(e.endpoint) &&
+  !e.effects?.dry_run &&
+  e.http_status !== 429 &&
+  (!e.accepted || (e.endpoint === 'transactional' && e.effects?.template_key === null));
+
+/** Replay after fixing the configuration: a new event linked to this one; the answer is shown here. */
+function replayBox(ctx, e) {
+  const result = h('div', { 'aria-live': 'polite' });
+  const run = async () => {
+    if (!(await confirmDialog(t('events.replayQuestion'), t('events.replay'), 'primary'))) return;
+    result.replaceChildren();
+    try {
+      const r = await api('POST', `/api/admin/external-events/${e.id}/replay`);
+      if (r.accepted && r.event_id) {
+        toast(t('events.replayed'));
+        ctx.navigate(`/ui/events/${r.event_id}`);
+      } else if (r.accepted) result.append(h('p', {}, t('events.replayStored')));
+      else
+        result.append(
+          errorBox(t('events.replayRefused', { status: r.http_status, code: r.answer?.error?.code ?? '—' })),
+        );
+    } catch (err) {
+      result.append(errorBox(describeError(err)));
+    }
+  };
+  return h(
+    'div',
+    { class: 'stack' },
+    h('p', { class: 'muted' }, t('events.replayHelp')),
+    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: run }, t('events.replay'))),
+    result,
+  );
+}
+
 export async function eventPage(ctx) {
   const id = ctx.params[0];
   const [{ event: e }, emails] = await Promise.all([
@@ -185,6 +234,14 @@ export async function eventPage(ctx) {
             }),
           ),
         ),
+    replayable(e) ? replayBox(ctx, e) : null,
+    e.effects?.replay_of && e.effects?.admin_replay
+      ? h(
+          'p',
+          {},
+          h('a', { href: `/ui/events/${e.effects.replay_of}` }, t('events.replayOf', { id: e.effects.replay_of })),
+        )
+      : null,
     h('h2', {}, t('events.payload')),
     jsonBlock(e.payload, t('events.payload')),
     h('h2', {}, t('events.effects')),

@@ -9,6 +9,7 @@ import { keysTab } from './keys.js';
 import { listsTab } from './lists.js';
 import { routingTab } from './routing.js';
 import { templatesTab } from './templates.js';
+import { webhooksTab } from './webhooks.js';
 
 // [key, page]: the tab's label is t(`project.tab.${key}`).
 /** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
@@ -20,6 +21,7 @@ const TABS = [
   ['categories', categoriesTab],
   ['paid', paidListsTab],
   ['chain', cartChainTab],
+  ['webhooks', webhooksTab],
 ];
 
 // What the time-zone field suggests; any IANA name the server knows is accepted.

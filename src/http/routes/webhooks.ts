@@ -1,0 +1,122 @@
+// Admin API: a project's webhook endpoints, their deliveries and re-sends (SPEC §13).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { errors } from '../../schemas/common.js';
+import { SiteKeyParams } from '../../schemas/admin.js';
+import {
+  CreatedWebhook,
+  CreateWebhookBody,
+  DeliveriesQuery,
+  DeliveryList,
+  DeliveryParams,
+  PatchWebhookBody,
+  ResendAnswer,
+  WebhookAnswer,
+  WebhookList,
+  WebhookParams,
+} from '../../schemas/webhooks.js';
+import type { Deps } from '../../services/context.js';
+import * as webhooks from '../../services/webhooks/endpoints.js';
+
+const tags = ['admin'];
+const security = [{ adminToken: [] }];
+const errs = errors(401, 404, 422, 500);
+const base = '/api/admin/projects/:site_key/webhooks';
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    base,
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Add a webhook endpoint; its signing secret is in this answer only',
+        params: SiteKeyParams,
+        body: CreateWebhookBody,
+        response: { 201: CreatedWebhook, ...errs },
+      },
+    },
+    async (req, reply) => {
+      reply.code(201);
+      return webhooks.createWebhook(deps, req.params.site_key, req.body);
+    },
+  );
+
+  app.get(
+    base,
+    {
+      config: { access: { project: 'params.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: "The project's webhook endpoints (never their secrets), disabled ones with the reason",
+        params: SiteKeyParams,
+        response: { 200: WebhookList, ...errs },
+      },
+    },
+    async (req) => webhooks.listWebhooks(deps, req.params.site_key),
+  );
+
+  app.patch(
+    `${base}/:id`,
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Change the URL, kinds or description; `enabled: true` turns a disabled endpoint back on',
+        params: WebhookParams,
+        body: PatchWebhookBody,
+        response: { 200: WebhookAnswer, ...errs },
+      },
+    },
+    async (req) => webhooks.changeWebhook(deps, req.params.site_key, req.params.id, req.body),
+  );
+
+  app.delete(
+    `${base}/:id`,
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Remove an endpoint with its deliveries',
+        params: WebhookParams,
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errs },
+      },
+    },
+    async (req) => webhooks.removeWebhook(deps, req.params.site_key, req.params.id),
+  );
+
+  app.get(
+    `${base}/:id/deliveries`,
+    {
+      config: { access: { project: 'params.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: "An endpoint's deliveries, newest first, each with every attempt",
+        params: WebhookParams,
+        querystring: DeliveriesQuery,
+        response: { 200: DeliveryList, ...errs },
+      },
+    },
+    async (req) => webhooks.webhookDeliveries(deps, req.params.site_key, req.params.id, req.query),
+  );
+
+  app.post(
+    `${base}/:id/deliveries/:delivery_id/resend`,
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Send a delivery again now, with the same webhook-id',
+        params: DeliveryParams,
+        response: { 200: ResendAnswer, ...errors(401, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => webhooks.resend(deps, req.params.site_key, req.params.id, req.params.delivery_id),
+  );
+};

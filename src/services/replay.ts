@@ -1,0 +1,90 @@
+// Replaying an event from the chronology (issue 15): a request the gateway refused (a missing template's
+// right, a right the key lacked) or a transactional send that found no template runs again, after the
+// administrator fixed the configuration, as a new event linked to the original (`replay_of`). It runs
+// with the original key's rights as they are now and under the original's idempotency key: if the site
+// has meanwhile sent it again successfully, the stored answer is replayed and nothing goes twice. A
+// template-less send already holds its key (with the no_template answer), so its replay runs without the
+// key and can be done once only.
+import { AppError, notFound } from '../errors.js';
+import { findKeyById } from '../repos/keys.js';
+import { findProjectById } from '../repos/projects.js';
+import { parseJson } from '../repos/types.js';
+import { logRequest } from './accept/accept.js';
+import type { Deps, GatewayCall } from './context.js';
+import { configSnapshot } from './configCache.js';
+import * as gateway from './gateway.js';
+
+const REPLAYABLE = ['transactional', 'order-created', 'purchase'];
+
+const conflict = (message: string) => new AppError(409, 'conflict', message);
+
+export async function replayEvent(deps: Deps, id: number) {
+  const db = deps.db.db;
+  const ev = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!ev) throw notFound(`Event ${id}`);
+  if (!REPLAYABLE.includes(ev.endpoint))
+    throw conflict(`Only transactional, order-created and purchase events can be replayed, not ${ev.endpoint}`);
+  const effects = parseJson<Record<string, unknown>>(ev.effects, {});
+  const templateLess = ev.accepted === 1 && ev.endpoint === 'transactional' && effects.template_key === null;
+  if (effects.dry_run) throw conflict('A dry run is not replayed: send the request without dry_run');
+  if (ev.accepted === 1 && !templateLess)
+    throw conflict('Only a refused event or a transactional send without a template can be replayed');
+  if (ev.http_status === 429) throw conflict('A rate-limited request is the site’s to send again');
+  const body = parseJson<Record<string, unknown> | null>(ev.payload, null);
+  if (!body || typeof body !== 'object' || Array.isArray(body) || '_truncated' in body)
+    throw conflict('The request body of this event is no longer kept (retention) or was not stored whole');
+  const marker = `%"replay_of":${Number(ev.id)},"admin_replay":true}`;
+  const done = await db
+    .selectFrom('events')
+    .select('id')
+    .where('project_id', '=', ev.project_id)
+    .where('accepted', '=', 1)
+    .where('effects', 'like', marker)
+    .executeTakeFirst();
+  if (done) throw conflict(`Event ${id} was already replayed as event ${done.id}`);
+
+  const project = await findProjectById(db, ev.project_id);
+  if (!project) throw notFound(`Project of event ${id}`);
+  const key = ev.key_id === null ? undefined : await findKeyById(db, ev.key_id);
+  if (!key) throw conflict('The API key of this event no longer exists');
+  if (key.status !== 'active') throw conflict(`The API key …${key.last4} of this event is disabled`);
+  const call: GatewayCall = {
+    deps,
+    project,
+    key,
+    endpoint: ev.endpoint,
+    config: await configSnapshot(deps.db),
+    replayOf: Number(ev.id),
+  };
+  if (templateLess) delete body.idempotency_key;
+  try {
+    const r =
+      ev.endpoint === 'transactional'
+        ? await gateway.transactional(call, body, { respondAsync: true })
+        : ev.endpoint === 'order-created'
+          ? await gateway.orderCreated(call, body)
+          : await gateway.purchase(call, body);
+    return {
+      ok: true as const,
+      replay_of: Number(ev.id),
+      accepted: true,
+      replayed_stored_answer: r.replayed,
+      event_id: r.eventId,
+      http_status: r.status,
+      answer: r.body as Record<string, unknown>,
+    };
+  } catch (e) {
+    if (!(e instanceof AppError) || e.status >= 500) throw e;
+    // Refused again: the chronology says so, linked to the original; the administrator reads why.
+    await logRequest(call, body, e.status, e.code, { replay_of: Number(ev.id) });
+    return {
+      ok: true as const,
+      replay_of: Number(ev.id),
+      accepted: false,
+      replayed_stored_answer: false,
+      event_id: null,
+      http_status: e.status,
+      answer: e.toBody().detail as unknown as Record<string, unknown>,
+    };
+  }
+}

@@ -1,0 +1,249 @@
+// @ts-check
+// A project's webhook endpoints (SPEC §13): add one (its signing secret is shown once, here), see which
+// are disabled and why, every delivery with each attempt, and send a delivery again.
+import { api, describeError, enc, qs } from '../api.js';
+import {
+  badge,
+  checkbox,
+  clear,
+  code,
+  confirmDialog,
+  copyButton,
+  errorBox,
+  field,
+  h,
+  pagedTable,
+  statusBadge,
+  time,
+  toast,
+} from '../dom.js';
+import { fmtTime, t } from '../i18n.js';
+
+// The kinds of SPEC §13; identifiers a site's code matches on, so shown as they are.
+const KINDS = [
+  'email.sent',
+  'email.delivered',
+  'email.failed',
+  'email.bounced',
+  'email.soft_bounced',
+  'email.complained',
+  'email.suppressed',
+  'email.cancelled',
+  'contact.unsubscribed',
+  'event.rejected',
+];
+
+function attemptsList(d) {
+  if (!d.attempts_log.length) return h('p', { class: 'muted' }, t('webhooks.noAttempts'));
+  return pagedTable(
+    [
+      { label: t('webhooks.attemptAt'), cell: (a) => time(a.at) },
+      { label: t('webhooks.httpStatus'), cell: (a) => (a.status_code === null ? '—' : String(a.status_code)) },
+      { label: t('webhooks.latency'), cell: (a) => t('webhooks.ms', { ms: a.latency_ms }) },
+      { label: t('webhooks.error'), cell: (a) => a.error ?? '—' },
+      {
+        label: t('webhooks.response'),
+        cell: (a) => (a.response_excerpt ? h('code', { class: 'excerpt' }, a.response_excerpt) : '—'),
+      },
+    ],
+    d.attempts_log,
+  );
+}
+
+export async function webhooksTab(ctx, p) {
+  const site = p.site_key;
+  const base = `/api/admin/projects/${enc(site)}/webhooks`;
+  const secretBox = h('div', { 'aria-live': 'polite' });
+  const tableBox = h('div', {});
+  const deliveriesBox = h('div', {});
+
+  async function refresh() {
+    drawTable((await api('GET', base)).items);
+  }
+
+  async function act(fn, message) {
+    try {
+      await fn();
+      if (message) toast(message);
+      await refresh();
+    } catch (e) {
+      toast(describeError(e), 'bad');
+    }
+  }
+
+  async function showDeliveries(w) {
+    const list = await api('GET', `${base}/${w.id}/deliveries${qs({ limit: 50 })}`);
+    const resend = (d) =>
+      act(async () => {
+        await api('POST', `${base}/${w.id}/deliveries/${d.id}/resend`);
+        await showDeliveries(w);
+      }, t('webhooks.resent'));
+    const heading = h('h3', { tabindex: '-1' }, t('webhooks.deliveriesOf', { url: w.url }));
+    clear(deliveriesBox).append(
+      heading,
+      pagedTable(
+        [
+          { label: t('common.created'), cell: (d) => time(d.created_at) },
+          { label: t('webhooks.kind'), cell: (d) => code(d.type) },
+          { label: t('common.status'), cell: (d) => statusBadge(d.status) },
+          {
+            label: t('webhooks.attempts'),
+            cell: (d) => h('details', {}, h('summary', {}, String(d.attempts)), attemptsList(d), code(d.webhook_id)),
+          },
+          { label: t('webhooks.nextAttempt'), cell: (d) => (d.next_attempt_at ? time(d.next_attempt_at) : '—') },
+          { label: t('webhooks.lastError'), cell: (d) => d.last_error ?? '—' },
+          {
+            label: t('common.actions'),
+            cell: (d) =>
+              d.status === 'sending'
+                ? '—'
+                : h('button', { type: 'button', class: 'small', onclick: () => resend(d) }, t('webhooks.resend')),
+          },
+        ],
+        list.items,
+        { empty: t('webhooks.noDeliveries') },
+      ),
+    );
+    heading.focus();
+  }
+
+  function drawTable(items) {
+    clear(tableBox).append(
+      pagedTable(
+        [
+          {
+            label: t('webhooks.url'),
+            cell: (w) => h('span', {}, code(w.url), w.description ? ` ${w.description}` : ''),
+          },
+          { label: t('webhooks.kinds'), cell: (w) => w.events.join(', ') },
+          {
+            label: t('common.status'),
+            cell: (w) =>
+              h(
+                'div',
+                {},
+                statusBadge(w.status),
+                w.status === 'disabled'
+                  ? h(
+                      'small',
+                      { class: 'muted' },
+                      ` ${t('webhooks.disabledOn', { date: fmtTime(w.disabled_at) })}: ${w.disabled_reason ?? ''}`,
+                    )
+                  : w.failing_since
+                    ? badge(t('webhooks.failingSince', { date: fmtTime(w.failing_since) }), 'warn')
+                    : null,
+              ),
+          },
+          { label: t('common.created'), cell: (w) => time(w.created_at) },
+          {
+            label: t('common.actions'),
+            cell: (w) =>
+              h(
+                'div',
+                { class: 'actions' },
+                h(
+                  'button',
+                  { type: 'button', class: 'small', onclick: () => showDeliveries(w) },
+                  t('webhooks.deliveries'),
+                ),
+                w.status === 'disabled'
+                  ? h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        onclick: () =>
+                          act(() => api('PATCH', `${base}/${w.id}`, { enabled: true }), t('webhooks.enabled')),
+                      },
+                      t('webhooks.enable'),
+                    )
+                  : h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: 'small',
+                        onclick: () =>
+                          act(() => api('PATCH', `${base}/${w.id}`, { enabled: false }), t('webhooks.disabledNow')),
+                      },
+                      t('webhooks.disable'),
+                    ),
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'small danger',
+                    onclick: async () => {
+                      if (await confirmDialog(t('webhooks.deleteQuestion', { url: w.url }), t('common.remove')))
+                        await act(() => api('DELETE', `${base}/${w.id}`), t('webhooks.deleted'));
+                    },
+                  },
+                  t('common.remove'),
+                ),
+              ),
+          },
+        ],
+        items,
+        { empty: t('webhooks.empty'), rowClass: (w) => (w.status === 'disabled' ? 'dim' : null) },
+      ),
+    );
+  }
+
+  function form() {
+    const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' });
+    const description = h('input', { name: 'description', maxlength: '500' });
+    const boxes = KINDS.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
+    const status = h('div', { 'aria-live': 'polite' });
+    return h(
+      'form',
+      {
+        class: 'stack',
+        onsubmit: async (ev) => {
+          ev.preventDefault();
+          status.replaceChildren();
+          const events = boxes
+            .map((b) => b.querySelector('input'))
+            .filter((i) => i.checked)
+            .map((i) => i.value);
+          try {
+            const created = await api('POST', base, {
+              url: url.value.trim(),
+              events,
+              ...(description.value.trim() ? { description: description.value.trim() } : {}),
+            });
+            const value = code(created.secret);
+            value.classList.add('secret');
+            clear(secretBox).append(
+              h(
+                'div',
+                { class: 'new-key', role: 'alert' },
+                h('h3', { tabindex: '-1' }, t('webhooks.created')),
+                h('p', {}, t('webhooks.secretHelp')),
+                h('div', { class: 'key-line' }, value, copyButton(created.secret, value)),
+              ),
+            );
+            url.value = '';
+            description.value = '';
+            await refresh();
+            secretBox.querySelector('h3')?.focus();
+          } catch (e) {
+            status.append(errorBox(describeError(e)));
+          }
+        },
+      },
+      h('h3', {}, t('webhooks.new')),
+      field(t('webhooks.url'), url, t('webhooks.urlHint')),
+      field(t('webhooks.description'), description),
+      h(
+        'fieldset',
+        { class: 'checks' },
+        h('legend', {}, t('webhooks.kinds')),
+        h('div', { class: 'check-grid' }, boxes),
+      ),
+      status,
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, t('webhooks.create'))),
+    );
+  }
+
+  await refresh();
+  return h('div', {}, h('p', { class: 'muted' }, t('webhooks.intro')), secretBox, tableBox, deliveriesBox, form());
+}
