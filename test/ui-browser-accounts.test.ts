@@ -230,6 +230,7 @@ describe('administrators in a browser', { skip }, () => {
       '/ui/projects/mine?tab=categories',
       '/ui/projects/mine?tab=paid',
       '/ui/projects/mine?tab=chain',
+      '/ui/projects/mine?tab=webhooks',
       `/ui/emails/${emailId}`,
       '/ui/contacts',
       '/ui/events',
