@@ -4,10 +4,10 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
-import { sumMinor, type Executor } from './types.js';
+import { sumMinor, type Executor, idList, type ProjectFilter } from './types.js';
 
 export interface DashboardFilter {
-  projectId?: number;
+  projectId?: ProjectFilter;
   since: number;
   until: number;
   now: number;
@@ -51,7 +51,11 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
     .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', 'events.accepted']);
-  if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('events.project_id', '=', f.projectId)
+        : q.where('events.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
@@ -103,7 +107,11 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     // Test sends from the delivery settings count in no statistic (SPEC §11).
     .where('scheduled_emails.is_test', '=', 0)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
-  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('scheduled_emails.project_id', '=', f.projectId)
+        : q.where('scheduled_emails.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
   const empty = () => ({ sent: 0, failed: 0, suppressed: 0, cancelled: 0, pending: 0 });
   const byDay = new Map(daysBetween(f.since, f.until).map((d) => [d, { day: d, ...empty() }]));
@@ -118,7 +126,7 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
 }
 
 /** The outbox now: waiting for their time, due and waiting for a worker, being sent; the oldest due. */
-export async function outboxDepth(db: Executor, f: { projectId?: number; now: number }) {
+export async function outboxDepth(db: Executor, f: { projectId?: ProjectFilter; now: number }) {
   let q = db
     .selectFrom('scheduled_emails')
     .select([
@@ -138,7 +146,11 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
       ),
     ])
     .where('status', 'in', ['scheduled', 'queued', 'sending']);
-  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('project_id', '=', f.projectId)
+        : q.where('project_id', 'in', idList(f.projectId));
   const r = await q.executeTakeFirst();
   const oldest = r?.oldest_due === null || r?.oldest_due === undefined ? null : Number(r.oldest_due);
   return {
@@ -176,7 +188,11 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     .where('o.created_event_id', 'is not', null)
     .where('o.created_at', '>=', f.since)
     .where('o.created_at', '<', f.until);
-  if (f.projectId !== undefined) inner = inner.where('o.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    inner =
+      typeof f.projectId === 'number'
+        ? inner.where('o.project_id', '=', f.projectId)
+        : inner.where('o.project_id', 'in', idList(f.projectId));
   const rows = await db
     .selectFrom(inner.as('x'))
     .select([

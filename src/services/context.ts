@@ -7,6 +7,7 @@ import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
 import type { DeliveryRouter } from '../delivery/router.js';
 import type { TxtLookup } from '../delivery/verify.js';
+import type { SetupCode } from './setup.js';
 import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
@@ -37,6 +38,8 @@ export interface Deps {
   deliveryRouter?: DeliveryRouter;
   /** DNS TXT lookups of the DKIM check (tests inject one; DNS may be unreachable). */
   dnsTxt?: TxtLookup;
+  /** The first-run setup code of this process (services/setup.ts), when one was printed. */
+  setup?: SetupCode;
   /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */

@@ -70,6 +70,7 @@ export async function contactPage(ctx) {
     'form',
     {
       class: 'row',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();
