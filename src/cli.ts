@@ -1,4 +1,4 @@
-// The one CLI: serve, worker, migrate, keys, demo. `npm start` runs `serve`.
+// The one CLI: serve, worker, migrate, keys, admin, demo. `npm start` runs `serve`.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -12,6 +12,8 @@ import { describeDemo, loadDemo } from './services/demo.js';
 import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
 import { DELIVERY_USAGE, deliveryCommand } from './cliDelivery.js';
+import { ADMIN_USAGE, adminCommand, cliActor } from './cliAdmin.js';
+import { record } from './services/audit.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -27,6 +29,7 @@ const USAGE = `usage: edu-gateway <command>
   keys list [--site SITE]    list keys (never the key itself)
   keys disable ID            disable a key
 ${DELIVERY_USAGE}
+${ADMIN_USAGE}
 
 Configuration comes from the environment (see README).`;
 
@@ -74,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
       for (const line of describeDemo(await loadDemo(deps))) console.log(line);
       return 0;
     }
+    if (cmd === 'admin') return await adminCommand(deps, sub, rest);
     if (cmd === 'keys' && sub === 'create') {
       const { values } = parseArgs({
         args: rest,
@@ -99,6 +103,12 @@ async function main(argv: string[]): Promise<number> {
         ...(values['list-id'] ? { list_id: Number(values['list-id']) } : {}),
       };
       const k = await createApiKey(deps, { site_key: values.site, name: values.name, rights });
+      await record(
+        deps.db.db,
+        cliActor(),
+        { action: 'key.create', site_key: k.site_key, target: `key:${k.id}`, after: k },
+        Date.now(),
+      );
       console.log(`created key ${k.id} (${k.name}) for ${k.site_key}:\n${k.key}\nStore it now: it is not shown again.`);
       return 0;
     }
@@ -115,7 +125,13 @@ async function main(argv: string[]): Promise<number> {
     if (cmd === 'keys' && sub === 'disable') {
       const id = Number(rest[0]);
       if (!Number.isInteger(id) || id < 1) throw new Error('keys disable needs a key id');
-      await changeApiKey(deps, id, { status: 'disabled' });
+      const k = await changeApiKey(deps, id, { status: 'disabled' });
+      await record(
+        deps.db.db,
+        cliActor(),
+        { action: 'key.disable', site_key: k.site_key, target: `key:${id}`, after: k },
+        Date.now(),
+      );
       console.log(`key ${id} disabled`);
       return 0;
     }

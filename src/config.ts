@@ -25,6 +25,8 @@ export interface Config {
   idempotencyRetentionDays: number;
   eventPayloadRetentionDays: number;
   messageBodyRetentionDays: number;
+  /** How long audit rows are kept (SPEC §14; default one year). */
+  auditRetentionDays: number;
   retry: RetryPolicy;
   smtpPoolSize: number;
   /** Connect/greeting timeout of SMTP connections (SMTP_TIMEOUT_MS); a relay slower than this fails over. */
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
     idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),
     eventPayloadRetentionDays: int(env, 'EVENT_PAYLOAD_RETENTION_DAYS', 90, 1, 36500),
     messageBodyRetentionDays: int(env, 'MESSAGE_BODY_RETENTION_DAYS', 30, 1, 36500),
+    auditRetentionDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36500),
     retry: (() => {
       try {
         return retryPolicyFromEnv(env);

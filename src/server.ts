@@ -20,6 +20,8 @@ import { expireWebhookLeases } from './repos/webhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
+import { prettyStdout } from './logFormat.js';
+import { needsSetup, SETUP_CODE_TTL_MS, SetupCode } from './services/setup.js';
 import { startBounceListener, type BounceListener } from './bounces/listener.js';
 import { bounceContext, recordReport } from './services/bounces.js';
 
@@ -46,7 +48,9 @@ export interface StartOptions {
 
 export async function start(config: Config, opts: StartOptions = {}): Promise<Running> {
   const role = opts.role ?? config.role;
-  const log = opts.logger ?? pino({ level: config.logLevel, redact: LOG_REDACT });
+  const log =
+    opts.logger ??
+    pino({ level: config.logLevel, redact: LOG_REDACT }, process.stdout.isTTY ? prettyStdout : undefined);
   const db = await openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   const clock = opts.clock ?? systemClock;
@@ -97,16 +101,16 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     });
   }
   const webhookWorker =
-    role === 'api'
-      ? null
-      : createWebhookWorker({
+    role === 'all' || role === 'worker'
+      ? createWebhookWorker({
           db,
           config: config.webhooks,
           secret,
           clock,
           resolve: opts.resolveHost,
           logger: log.child({ component: 'webhooks' }),
-        });
+        })
+      : null;
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
@@ -146,10 +150,14 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
 
   let app: FastifyInstance | null = null;
+  let setupCode: string | null = null;
   if (role === 'all' || role === 'api') {
+    // First run: no account and no root token. Only this process knows the code it prints.
+    if (await needsSetup(deps)) {
+      deps.setup = new SetupCode();
+      setupCode = deps.setup.issue(clock.now());
+    }
     app = await buildApp(deps, { logger: log });
-    if (!config.adminToken)
-      app.log.warn('ADMIN_TOKEN is not set: the admin API, legacy endpoints and admin UI refuse every request');
     if (opts.listen !== false) await app.listen({ port: config.port, host: config.host });
   }
   worker?.start();
@@ -163,6 +171,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           eventPayloadDays: config.eventPayloadRetentionDays,
           messageBodyDays: config.messageBodyRetentionDays,
           idempotencyDays: config.idempotencyRetentionDays,
+          auditDays: config.auditRetentionDays,
         },
         clock.now(),
       ).then(
@@ -180,6 +189,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     await opsApp.listen({ port: config.metricsPort, host: config.host });
   }
   log.info({ role, database: db.dialect, transport: transport?.kind ?? null, rateLimits: rateLimiter.kind }, 'started');
+  if (app && opts.listen !== false) process.stderr.write(welcome(config, app, setupCode));
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
@@ -196,4 +206,24 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       await db.close();
     })());
   return { app, worker, webhookWorker, bounces, deps, stop };
+}
+
+/** The few lines a person starting the service needs: where things are, and the first-run link. */
+function welcome(config: Config, app: FastifyInstance, setupCode: string | null): string {
+  const address = app.server.address();
+  const port = address && typeof address === 'object' ? address.port : config.port;
+  // An explicit PUBLIC_URL is where people reach the service; otherwise where it listens.
+  const base = config.port === 0 ? `http://${config.host}:${port}` : config.publicUrl;
+  const lines = ['', 'edu-gateway is running', `  API   ${base}/api/`, `  UI    ${base}/ui/`, `  Docs  ${base}/docs`];
+  if (setupCode) {
+    lines.push(
+      '',
+      `First run: no administrator exists yet. Create the first owner within ${SETUP_CODE_TTL_MS / 60_000} minutes at`,
+      `  ${base}/ui/setup?code=${setupCode}`,
+      '(the link works once, and only while this process runs; or use: edu-gateway admin create-owner --email E)',
+    );
+  } else if (!config.adminToken) {
+    lines.push('', 'Log in with an administrator account (ADMIN_TOKEN, the root token, is not set).');
+  }
+  return `${lines.join('\n')}\n\n`;
 }

@@ -90,7 +90,7 @@ describe('bounces in a browser', { skip }, () => {
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(`${base}/ui/login`);
+    await page.goto(`${base}/ui/login?via=token`);
     await page.locator('input[name=token]').fill(ADMIN_TOKEN);
     await page.keyboard.press('Enter');
     await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();

@@ -183,11 +183,12 @@ describe('admin UI in Russian and English', { skip }, () => {
     assert.equal(await page.title(), 'Вход · Почтовый шлюз');
     await assertRussian('login');
     await shot('login', false);
+    await page.locator('summary', { hasText: 'Вход по токену' }).click();
     await page.getByLabel('Токен администратора').fill('wrong');
-    await page.getByRole('button', { name: 'Войти' }).click();
+    await page.getByRole('button', { name: 'Войти по токену' }).click();
     await page.getByRole('alert').filter({ hasText: 'Это не токен администратора.' }).waitFor();
     await page.getByLabel('Токен администратора').fill(ADMIN_TOKEN);
-    await page.getByRole('button', { name: 'Войти' }).click();
+    await page.getByRole('button', { name: 'Войти по токену' }).click();
     await heading().filter({ hasText: 'Сводка' }).waitFor();
   });
 

@@ -124,9 +124,14 @@ describe('admin UI in a browser', { skip }, () => {
     await shot('login');
     assert.equal(
       await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name),
-      'token',
-      'the token field has the focus',
+      'email',
+      'the e-mail field has the focus',
     );
+    // The root token is behind "Log in with a token instead" (accounts log in with e-mail and password).
+    await page.locator('summary', { hasText: 'Log in with a token instead' }).focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name), 'token');
     await page.keyboard.type('certainly-not-the-token');
     await page.keyboard.press('Enter');
     await page.getByRole('alert').filter({ hasText: 'not the admin token' }).waitFor();

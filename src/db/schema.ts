@@ -2,6 +2,9 @@
 // indexable, no time-zone surprises); JSON documents are stored as text and parsed in the repositories.
 import type { Generated, Insertable, Selectable } from 'kysely';
 import type {
+  AdminRole,
+  AdminUserStatus,
+  AuditVia,
   ContactStatus,
   ContactStatusReason,
   EmailKind,
@@ -242,6 +245,50 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   last_seen: number;
+  /** The account logged in; null for a session opened with the root ADMIN_TOKEN (migration 008). */
+  user_id?: number | null;
+}
+
+export interface AdminUsersTable {
+  id: Generated<number>;
+  email: string;
+  name: string;
+  password_hash: string;
+  role: AdminRole;
+  status: AdminUserStatus;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AdminUserProjectsTable {
+  user_id: number;
+  project_id: number;
+}
+
+export interface AdminTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  token_hash: string;
+  last4: string;
+  read_only: number;
+  expires_at: number | null;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  via: AuditVia;
+  address: string | null;
+  action: string;
+  site_key: string | null;
+  target: string | null;
+  before: string | null;
+  after: string | null;
 }
 
 /** A project's own delivery settings (migration 007); `secrets` is AES-256-GCM ciphertext. */
@@ -343,6 +390,10 @@ export interface Database {
   idempotency: IdempotencyTable;
   scheduled_emails: ScheduledEmailsTable;
   sessions: SessionsTable;
+  admin_users: AdminUsersTable;
+  admin_user_projects: AdminUserProjectsTable;
+  admin_tokens: AdminTokensTable;
+  audit_log: AuditLogTable;
   email_reports: EmailReportsTable;
 }
 

@@ -9,12 +9,15 @@ export interface RetentionPolicy {
   eventPayloadDays: number;
   messageBodyDays: number;
   idempotencyDays: number;
+  /** The audit log (SPEC §14), AUDIT_RETENTION_DAYS; not purged when absent. */
+  auditDays?: number;
 }
 
 export interface Purged {
   eventPayloads: number;
   messageBodies: number;
   idempotencyKeys: number;
+  auditRows?: number;
 }
 
 const DAY = 86_400_000;
@@ -80,5 +83,14 @@ export async function purgeExpired(db: Kysely<Database>, policy: RetentionPolicy
       .executeTakeFirst();
     return Number(r.numDeletedRows ?? 0);
   });
-  return { eventPayloads, messageBodies, idempotencyKeys };
+  if (policy.auditDays === undefined) return { eventPayloads, messageBodies, idempotencyKeys };
+  const auditCutoff = now - policy.auditDays * DAY;
+  const auditRows = await chunked(async () => {
+    const r = await db
+      .deleteFrom('audit_log')
+      .where('id', 'in', (eb) => eb.selectFrom('audit_log').select('id').where('at', '<', auditCutoff).limit(CHUNK))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows ?? 0);
+  });
+  return { eventPayloads, messageBodies, idempotencyKeys, auditRows };
 }

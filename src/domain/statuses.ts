@@ -64,6 +64,17 @@ export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const KEY_STATUSES = ['active', 'disabled'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
+/** Administrator roles (SPEC §14): owner sees everything; the two others only their chosen projects. */
+export const ADMIN_ROLES = ['owner', 'project_admin', 'viewer'] as const;
+export type AdminRole = (typeof ADMIN_ROLES)[number];
+
+export const ADMIN_USER_STATUSES = ['active', 'disabled'] as const;
+export type AdminUserStatus = (typeof ADMIN_USER_STATUSES)[number];
+
+/** How an audited change came in: a UI session, a personal token, the root ADMIN_TOKEN, the CLI. */
+export const AUDIT_VIAS = ['session', 'token', 'root', 'cli', 'setup'] as const;
+export type AuditVia = (typeof AUDIT_VIAS)[number];
+
 /** What a site's webhook endpoint may subscribe to (SPEC §13). */
 export const WEBHOOK_KINDS = [
   'email.sent',

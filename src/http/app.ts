@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { compileRequestValidator } from '../schemas/ajv.js';
 import { ErrorEnvelope, withFieldLimits } from '../schemas/common.js';
 import type { Deps } from '../services/context.js';
-import { adminAuth } from './plugins/auth.js';
+import { checkDeclaredAccess, registerAccess } from './plugins/access.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './jsonBody.js';
 import { registerSessions } from './plugins/session.js';
+import { adminAccountRoutes } from './routes/adminAccounts.js';
 import { adminConfigRoutes } from './routes/adminConfig.js';
 import { adminDeliveryRoutes } from './routes/adminDelivery.js';
 import { automationRoutes } from './routes/automation.js';
@@ -115,8 +116,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     },
   });
 
-  // Before any admin route: turns a valid UI session cookie into req.adminSession (plugins/auth.ts).
+  // Every admin route must declare who may call it (plugins/access.ts): checked as routes are added.
+  checkDeclaredAccess(app);
+  // Before any admin route: turns a valid UI session cookie into req.adminSessionRow; then the access
+  // hooks turn the session or a bearer token into req.principal and apply each route's declared rule.
   await registerSessions(app, deps);
+  registerAccess(app, deps);
   deps.log ??= app.log;
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
@@ -129,7 +134,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(scopedReadRoutes, { deps });
   await app.register(providerWebhookRoutes, { deps });
   await app.register(async (admin) => {
-    admin.addHook('onRequest', adminAuth(deps));
+    await admin.register(adminAccountRoutes, { deps });
     await admin.register(adminConfigRoutes, { deps });
     await admin.register(adminDeliveryRoutes, { deps });
     await admin.register(adminDataRoutes, { deps });

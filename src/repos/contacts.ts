@@ -6,7 +6,7 @@ import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
-import { parseJson, type Executor } from './types.js';
+import { parseJson, type Executor, idList, type ProjectFilter } from './types.js';
 
 /**
  * Contacts are unique per project by this form of the address (SPEC §4, §10): trimmed, lower-cased, the
@@ -157,7 +157,7 @@ function containsPattern(text: string): string {
  */
 export async function searchContacts(
   db: Executor,
-  o: { projectId?: number; email?: string; limit: number; afterId: number | null },
+  o: { projectId?: ProjectFilter; email?: string; limit: number; afterId: number | null },
 ) {
   let q = db
     .selectFrom('contacts')
@@ -173,7 +173,11 @@ export async function searchContacts(
     ])
     .orderBy('contacts.id', 'desc')
     .limit(o.limit + 1);
-  if (o.projectId !== undefined) q = q.where('contacts.project_id', '=', o.projectId);
+  if (o.projectId !== undefined)
+    q =
+      typeof o.projectId === 'number'
+        ? q.where('contacts.project_id', '=', o.projectId)
+        : q.where('contacts.project_id', 'in', idList(o.projectId));
   // Addresses are stored normalised (trimmed, lower case), so the search text is normalised the same way.
   const text = o.email ? normaliseEmail(o.email) : '';
   if (text) q = q.where(sql<boolean>`${sql.ref('contacts.email')} like ${containsPattern(text)} escape '!'`);

@@ -5,10 +5,10 @@ import { SENT_STATUSES } from '../domain/statuses.js';
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
-import { sumMinor, type Executor } from './types.js';
+import { sumMinor, type Executor, idList, type ProjectFilter } from './types.js';
 
 export interface DashboardFilter {
-  projectId?: number;
+  projectId?: ProjectFilter;
   since: number;
   until: number;
   now: number;
@@ -52,7 +52,11 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
     .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', 'events.accepted']);
-  if (f.projectId !== undefined) q = q.where('events.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('events.project_id', '=', f.projectId)
+        : q.where('events.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
@@ -115,7 +119,11 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     // Test sends from the delivery settings count in no statistic (SPEC §11).
     .where('scheduled_emails.is_test', '=', 0)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
-  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('scheduled_emails.project_id', '=', f.projectId)
+        : q.where('scheduled_emails.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
   const empty = (): Record<Outcome, number> => ({
     sent: 0,
@@ -140,7 +148,7 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
 }
 
 /** The outbox now: waiting for their time, due and waiting for a worker, being sent; the oldest due. */
-export async function outboxDepth(db: Executor, f: { projectId?: number; now: number }) {
+export async function outboxDepth(db: Executor, f: { projectId?: ProjectFilter; now: number }) {
   let q = db
     .selectFrom('scheduled_emails')
     .select([
@@ -160,7 +168,11 @@ export async function outboxDepth(db: Executor, f: { projectId?: number; now: nu
       ),
     ])
     .where('status', 'in', ['scheduled', 'queued', 'sending']);
-  if (f.projectId !== undefined) q = q.where('project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('project_id', '=', f.projectId)
+        : q.where('project_id', 'in', idList(f.projectId));
   const r = await q.executeTakeFirst();
   const oldest = r?.oldest_due === null || r?.oldest_due === undefined ? null : Number(r.oldest_due);
   return {
@@ -198,7 +210,11 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     .where('o.created_event_id', 'is not', null)
     .where('o.created_at', '>=', f.since)
     .where('o.created_at', '<', f.until);
-  if (f.projectId !== undefined) inner = inner.where('o.project_id', '=', f.projectId);
+  if (f.projectId !== undefined)
+    inner =
+      typeof f.projectId === 'number'
+        ? inner.where('o.project_id', '=', f.projectId)
+        : inner.where('o.project_id', 'in', idList(f.projectId));
   const rows = await db
     .selectFrom(inner.as('x'))
     .select([
@@ -257,7 +273,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
  * Per project, the e-mails sent in the last 7 and 30 days (by sent_at) and how many of them bounced
  * (hard) or drew a complaint: the deliverability rates of the dashboard (SPEC §12).
  */
-export async function deliverabilityFigures(db: Executor, f: { projectId?: number; now: number }) {
+export async function deliverabilityFigures(db: Executor, f: { projectId?: ProjectFilter; now: number }) {
   const d7 = f.now - 7 * 86_400_000;
   const d30 = f.now - 30 * 86_400_000;
   const when = (since: number, status: string | null) =>
@@ -280,7 +296,12 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: numbe
     .where('e.status', 'in', [...SENT_STATUSES])
     .groupBy('p.site_key')
     .orderBy('p.site_key');
-  if (f.projectId !== undefined) q = q.where('e.project_id', '=', f.projectId);
+  // A viewer's dashboard covers the projects they may see (a list), an administrator's one or all.
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('e.project_id', '=', f.projectId)
+        : q.where('e.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
   return rows.map((r) => ({
     site_key: r.site_key,

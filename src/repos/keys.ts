@@ -1,7 +1,7 @@
 import type { ApiKeyRow } from '../db/schema.js';
 import type { KeyStatus } from '../domain/statuses.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
-import { parseJson, type Executor } from './types.js';
+import { idList, parseJson, type Executor, type ProjectFilter } from './types.js';
 
 export interface ApiKey {
   id: number;
@@ -51,9 +51,13 @@ export async function findKeyById(db: Executor, id: number): Promise<ApiKey | un
   return row && toKey(row);
 }
 
-export async function listKeys(db: Executor, projectId?: number): Promise<ApiKey[]> {
+export async function listKeys(db: Executor, projectId?: ProjectFilter): Promise<ApiKey[]> {
   let q = withSite(db).orderBy('api_keys.id');
-  if (projectId !== undefined) q = q.where('api_keys.project_id', '=', projectId);
+  if (projectId !== undefined)
+    q =
+      typeof projectId === 'number'
+        ? q.where('api_keys.project_id', '=', projectId)
+        : q.where('api_keys.project_id', 'in', idList(projectId));
   return (await q.execute()).map(toKey);
 }
 

@@ -19,6 +19,7 @@ export async function findSession(db: Executor, id: string): Promise<SessionRow 
       created_at: Number(row.created_at),
       expires_at: Number(row.expires_at),
       last_seen: Number(row.last_seen),
+      user_id: row.user_id === null || row.user_id === undefined ? null : Number(row.user_id),
     }
   );
 }
@@ -36,6 +37,16 @@ export async function deleteExpiredSessions(db: Executor, now: number, idleCutof
   const res = await db
     .deleteFrom('sessions')
     .where((eb) => eb.or([eb('expires_at', '<=', now), eb('last_seen', '<', idleCutoff)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Ends one session of an account, named by the prefix of its id that the sessions list shows. */
+export async function deleteUserSession(db: Executor, userId: number, idPrefix: string): Promise<number> {
+  const res = await db
+    .deleteFrom('sessions')
+    .where('user_id', '=', userId)
+    .where('id', 'like', `${idPrefix.replace(/[^0-9a-f]/g, '')}%`)
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

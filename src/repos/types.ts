@@ -46,3 +46,10 @@ export function decodeCursor(cursor: string | undefined): number | null {
 export function sumMinor(column: RawBuilder<unknown>): RawBuilder<number | null> {
   return sql<number | null>`sum(${column} * 1.0)`;
 }
+
+/**
+ * A list's project filter: one project, or the several an administrator may see (SPEC §14). Queried as
+ * `=` for one (the plan and SQL stay as before) and `in` for several; none matches no row.
+ */
+export type ProjectFilter = number | readonly number[];
+export const idList = (ids: readonly number[]): number[] => (ids.length ? [...ids] : [-1]);

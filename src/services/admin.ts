@@ -26,7 +26,7 @@ import {
   type ProjectInput,
 } from '../repos/projects.js';
 import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
-import type { Executor } from '../repos/types.js';
+import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
 import type { SiteBody, TemplateBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
@@ -38,13 +38,21 @@ export async function requireProject(db: Executor, siteKey: string): Promise<Pro
   return p;
 }
 
-/** A filter's project: none without a site key, 404 for an unknown one. */
-export async function projectIdOf(db: Executor, siteKey: string | undefined): Promise<number | undefined> {
-  return siteKey ? (await requireProject(db, siteKey)).id : undefined;
+/**
+ * A list's project filter: the site key asked for (its access already checked), else the projects the
+ * caller may see (`scope`, SPEC §14; null: all).
+ */
+export async function projectFilter(
+  db: Executor,
+  siteKey: string | undefined,
+  scope: readonly number[] | null = null,
+): Promise<ProjectFilter | undefined> {
+  return siteKey ? (await requireProject(db, siteKey)).id : (scope ?? undefined);
 }
 
-export async function projects(deps: Deps) {
-  return { ok: true as const, items: (await listProjects(deps.db.db)).map(projectView) };
+export async function projects(deps: Deps, scope: readonly number[] | null = null) {
+  const all = await listProjects(deps.db.db);
+  return { ok: true as const, items: all.filter((p) => scope === null || scope.includes(p.id)).map(projectView) };
 }
 
 /** Legacy POST /api/sites: creates the project of a site key or updates what the body names. */
@@ -133,9 +141,9 @@ async function checkListRight(db: Executor, project: Project, rights: Rights): P
 }
 
 /** Keys of one project (by site key) or of all; never the key itself. */
-export async function apiKeys(deps: Deps, siteKey?: string) {
+export async function apiKeys(deps: Deps, siteKey?: string, scope: readonly number[] | null = null) {
   const db = deps.db.db;
-  return { ok: true as const, items: (await listKeys(db, await projectIdOf(db, siteKey))).map(keyView) };
+  return { ok: true as const, items: (await listKeys(db, await projectFilter(db, siteKey, scope))).map(keyView) };
 }
 
 /** Creates a key; the full key is in this result only, never stored or shown again. */

@@ -5,15 +5,15 @@ import { eventStats, findEvent, listEvents } from '../repos/events.js';
 import { decodeCursor, encodeCursor } from '../repos/types.js';
 import type { EventsQuery, StatsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
-import { projectIdOf } from './admin.js';
+import { projectFilter } from './admin.js';
 import type { Deps } from './context.js';
 
 const time = (s?: string) => (s ? Date.parse(s) : undefined);
 
-export async function events(deps: Deps, q: EventsQuery) {
+export async function events(deps: Deps, q: EventsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
   const { items, nextId } = await listEvents(db, {
-    projectId: await projectIdOf(db, q.site_key),
+    projectId: await projectFilter(db, q.site_key, scope),
     orderId: q.order_id,
     eventType: q.event_type,
     endpoint: q.endpoint,
@@ -29,9 +29,9 @@ export async function events(deps: Deps, q: EventsQuery) {
   return { ok: true as const, items, next_cursor: nextId === null ? null : encodeCursor(nextId) };
 }
 
-export async function statistics(deps: Deps, q: StatsQuery) {
+export async function statistics(deps: Deps, q: StatsQuery, scope: readonly number[] | null = null) {
   const stats = await eventStats(deps.db.db, deps.db.dialect, {
-    projectId: await projectIdOf(deps.db.db, q.site_key),
+    projectId: await projectFilter(deps.db.db, q.site_key, scope),
     endpoint: q.endpoint,
     since: time(q.since),
     until: time(q.until),

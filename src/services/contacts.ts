@@ -19,7 +19,7 @@ import { decodeCursor, encodeCursor, iso, parseJson } from '../repos/types.js';
 import type { ContactUpsertBody, ListBody } from '../schemas/admin.js';
 import type { ContactsQuery } from '../schemas/adminUi.js';
 import { PAGE_SIZE } from '../schemas/common.js';
-import { projectIdOf, requireProject } from './admin.js';
+import { projectFilter, requireProject } from './admin.js';
 import { contactNotice, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 
@@ -55,11 +55,11 @@ export async function changeStatus(deps: Deps, id: number, status: ContactStatus
 }
 
 /** Contacts by (part of) their address, newest first. */
-export async function search(deps: Deps, q: ContactsQuery) {
+export async function search(deps: Deps, q: ContactsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
   const limit = q.limit ?? PAGE_SIZE;
   const rows = await searchContacts(db, {
-    projectId: await projectIdOf(db, q.site_key),
+    projectId: await projectFilter(db, q.site_key, scope),
     email: q.email?.trim() || undefined,
     limit,
     afterId: decodeCursor(q.cursor),

@@ -10,6 +10,7 @@ import type { HttpGet } from '../bounces/providers/types.js';
 import type { ProviderIdLookup } from '../repos/reports.js';
 import type { DeliveryRouter } from '../delivery/router.js';
 import type { TxtLookup } from '../delivery/verify.js';
+import type { SetupCode } from './setup.js';
 import type { Resolver } from './webhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
@@ -40,6 +41,8 @@ export interface Deps {
   deliveryRouter?: DeliveryRouter;
   /** DNS TXT lookups of the DKIM check (tests inject one; DNS may be unreachable). */
   dnsTxt?: TxtLookup;
+  /** The first-run setup code of this process (services/setup.ts), when one was printed. */
+  setup?: SetupCode;
   /** Resolves webhook hosts (tests inject one: there is no outside DNS); the system's when absent. */
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */

@@ -4,14 +4,14 @@ import { cartFigures, deliverabilityFigures, emailFigures, eventFigures, outboxD
 import { rateLevel } from '../domain/bounces.js';
 import { iso } from '../repos/types.js';
 import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
-import { projectIdOf } from './admin.js';
+import { projectFilter } from './admin.js';
 import type { Deps } from './context.js';
 
 const DAY_MS = 86_400_000;
 
-export async function dashboard(deps: Deps, q: DashboardQuery) {
+export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly number[] | null = null) {
   const { db, dialect } = deps.db;
-  const projectId = await projectIdOf(db, q.site_key);
+  const projectId = await projectFilter(db, q.site_key, scope);
   const now = deps.clock.now();
   const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
   const f = { projectId, since: until - (q.days ?? DASHBOARD_DAYS) * DAY_MS, until, now };

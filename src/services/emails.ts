@@ -8,17 +8,17 @@ import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
-import { conflict, projectIdOf } from './admin.js';
+import { conflict, projectFilter } from './admin.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { previewStoredEmail } from './preview.js';
 
-export async function emails(deps: Deps, q: EmailsQuery) {
+export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
   const { items, nextId } = await listEmails(
     db,
     {
-      projectId: await projectIdOf(db, q.site_key),
+      projectId: await projectFilter(db, q.site_key, scope),
       orderId: q.order_id,
       status: q.status,
       to: q.to,

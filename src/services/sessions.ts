@@ -39,9 +39,9 @@ export async function liveSession(deps: Deps, token: string | null): Promise<Ses
 
 /**
  * Starts a session with a fresh token (no session fixation); the browser's previous session, if it
- * sent one, ends. Returns the token for the cookie and the stored row.
+ * sent one, ends. `userId`: the account logged in (null: the root token). Returns the token for the cookie and the stored row.
  */
-export async function startSession(deps: Deps, previousToken: string | null) {
+export async function startSession(deps: Deps, previousToken: string | null, userId: number | null = null) {
   const db = deps.db.db;
   const now = deps.clock.now();
   if (previousToken && TOKEN_SHAPE.test(previousToken)) await deleteSession(db, idOf(previousToken));
@@ -54,6 +54,7 @@ export async function startSession(deps: Deps, previousToken: string | null) {
     created_at: now,
     expires_at: now + SESSION_LIFETIME_MS,
     last_seen: now,
+    user_id: userId,
   };
   await insertSession(db, row);
   return { token, row };

@@ -1,9 +1,8 @@
-// Authentication: scoped API keys for the gateway (SPEC §2), the admin bearer token (SPEC §6).
-// Both run as onRequest hooks, before the body is read, so a bad key is refused first (SPEC §1 order).
+// Authentication of the gateway's scoped API keys (SPEC §2); the admin side is plugins/access.ts.
+// It runs as an onRequest hook, before the body is read, so a bad key is refused first (SPEC §1 order).
 // A key that is known but may not proceed (disabled, over its rate) is answered only once the body has
 // been read (refuseHeldRequest), so the chronology can record the event type, e-mail and order id of the
 // refused request (SPEC §10); whatever the body, the answer is the key's refusal.
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hashKey, isWellFormedKey, sameHash } from '../../domain/keys.js';
 import { AppError } from '../../errors.js';
@@ -75,27 +74,4 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
 /** preValidation of every gateway route: answers a held refusal now that the body has been read. */
 export async function refuseHeldRequest(req: FastifyRequest): Promise<void> {
   if (req.gatewayRefusal) throw req.gatewayRefusal.error;
-}
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-export function adminAuth(deps: Deps) {
-  const expected = deps.config.adminToken ? digest(deps.config.adminToken) : null;
-  return async function onRequest(req: FastifyRequest): Promise<void> {
-    if (!expected) throw new AppError(401, 'unauthorized', 'The admin API is disabled: set ADMIN_TOKEN to enable it');
-    if (req.adminSession) return;
-    const h = req.headers.authorization;
-    const m = h ? /^Bearer\s+(.+)$/i.exec(h) : null;
-    if (!m) throw new AppError(401, 'unauthorized', 'Send the admin token as Authorization: Bearer <token>');
-    // Compare digests so the comparison is constant-time whatever the lengths.
-    if (!timingSafeEqual(digest(m[1].trim()), expected))
-      throw new AppError(401, 'unauthorized', 'The admin token is not valid');
-  };
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the admin UI's session check (a logged-in browser). */
-    adminSession?: boolean;
-  }
 }

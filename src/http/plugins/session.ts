@@ -1,21 +1,26 @@
-// Admin UI sessions (SPEC §6): the browser logs in once with the admin token and then carries an
-// HttpOnly session cookie instead of the token.
+// Admin UI sessions (SPEC §6, §14): the browser logs in once with an account's e-mail and password (or
+// the root ADMIN_TOKEN, or a personal token) and then carries an HttpOnly session cookie bound to the
+// account; what the session may do is the account's role (http/plugins/access.ts), read at every request.
 //
 // - Sessions live in the database (services/sessions.ts: keyed by the SHA-256 of the cookie token), so
 //   logout and expiry are real and every process of an installation agrees. Lifetime 12 h (a working
 //   day), ended sooner after 2 h without a request.
-// - A root onRequest hook turns a valid cookie into `req.adminSession = true`, which the admin routes'
-//   own hook (plugins/auth.ts) accepts in place of the bearer token. A request that carries an
+// - A root onRequest hook turns a valid cookie into `req.adminSessionRow`, which the access hook
+//   (plugins/access.ts) accepts in place of a bearer token. A request that carries an
 //   Authorization header is left to that header alone: API clients never depend on cookies.
 // - CSRF: every unsafe request authenticated by the cookie must echo the session's CSRF token in
 //   X-CSRF-Token (and, when the browser names an Origin, it must be ours). SameSite=Strict already
 //   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
-// - Login attempts are rate limited per client address, plus a global cap on failures, in memory.
+// - Login attempts are rate limited per client address and per account, plus a global cap on failures,
+//   in memory.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Principal } from '../../domain/access.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { AppError } from '../../errors.js';
+import { AppError, validationError } from '../../errors.js';
+import { AccountInfo } from '../../schemas/accounts.js';
+import { accountInfo, badTokenMessage, checkLogin, principalOf, principalOfBearer } from '../../services/accounts.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
 import {
@@ -38,7 +43,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The session row behind `adminSession`, for the session routes (CSRF token, logout). */
+    /** The live session of the request's cookie (access check, session routes). */
     adminSessionRow?: SessionRow;
   }
 }
@@ -110,7 +115,6 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
   const secure = publicUrl.protocol === 'https:';
   // __Host- makes the browser refuse the cookie unless it is Secure, host-only and Path=/.
   const cookieName = secure ? '__Host-egw_session' : 'egw_session';
-  const expectedToken = deps.config.adminToken ? sha256(deps.config.adminToken) : null;
 
   const cookie = (value: string, maxAgeSeconds: number) =>
     `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
@@ -137,7 +141,6 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
         );
       }
     }
-    req.adminSession = true;
     req.adminSessionRow = row;
   });
 
@@ -146,29 +149,43 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
     csrf_token: Type.String({ description: 'send it as X-CSRF-Token with every change made with this session' }),
     expires_at: Type.String({ description: 'the latest the session can last (ISO 8601)' }),
     idle_timeout_seconds: Type.Integer(),
+    account: AccountInfo,
   });
-  const info = (row: SessionRow) => ({
+  const info = async (row: SessionRow, p: Principal) => ({
     ok: true as const,
     csrf_token: row.csrf_token,
     expires_at: new Date(row.expires_at).toISOString(),
     idle_timeout_seconds: SESSION_IDLE_MS / 1000,
+    account: await accountInfo(deps, p),
   });
   const tags = ['admin'];
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
+  const wrongLogin = () => new AppError(401, 'unauthorized', 'The e-mail address or the password is not valid');
 
   app.post(
     SESSION_PATH,
     {
+      config: { access: { public: true } },
       schema: {
         tags,
-        summary: 'Admin UI login: exchanges the admin token for a session cookie (rate limited per address)',
-        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 1000 }) }, { additionalProperties: false }),
+        summary:
+          'Admin UI login with {email, password}, or {token} (the root ADMIN_TOKEN or a personal token): sets the session cookie; rate limited per address and per account',
+        body: Type.Object(
+          {
+            email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
+            password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+            token: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: SessionInfo, ...errors(400, 401, 403, 415, 422, 429, 500) },
       },
     },
     async (req, reply) => {
       const now = deps.clock.now();
-      const wait = limiter.attempt(req.ip, now);
+      const { email, password, token } = req.body;
+      const account = email?.trim().toLowerCase();
+      const wait = Math.max(limiter.attempt(req.ip, now), account ? limiter.attempt(`account:${account}`, now) : 0);
       if (wait > 0) {
         throw new AppError(
           429,
@@ -179,41 +196,65 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
         );
       }
       if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
-      if (!expectedToken)
-        throw new AppError(401, 'unauthorized', 'The admin UI is disabled: set ADMIN_TOKEN to enable it');
-      const { token } = req.body;
-      if (!timingSafeEqual(sha256(token.trim()), expectedToken)) {
-        limiter.failed(now);
-        req.log.warn({ ip: req.ip }, 'admin UI login refused');
-        throw new AppError(401, 'unauthorized', 'The admin token is not valid');
+      let principal: Principal | null;
+      if (token !== undefined && account === undefined && password === undefined) {
+        principal = await principalOfBearer(deps, token.trim());
+        if (!principal) {
+          limiter.failed(now);
+          req.log.warn({ ip: req.ip }, 'admin UI login refused');
+          throw new AppError(401, 'unauthorized', badTokenMessage(deps));
+        }
+        if (principal.readOnly)
+          throw new AppError(403, 'permission_denied', 'A read-only token cannot open a UI session', {
+            permission: 'write',
+          });
+      } else if (account !== undefined && password !== undefined && token === undefined) {
+        const user = await checkLogin(deps, account, password);
+        principal = user && (await principalOf(deps, user.id, 'session'));
+        if (!principal) {
+          limiter.failed(now);
+          req.log.warn({ ip: req.ip }, 'admin UI login refused');
+          throw wrongLogin();
+        }
+      } else {
+        throw validationError('Send either email and password, or token', {
+          missing_fields: token === undefined ? [email === undefined ? 'email' : 'password'] : [],
+        });
       }
       // A fresh token at every login (no session fixation); the previous session of this browser ends.
-      const { token: secret, row } = await startSession(deps, readCookie(req.headers.cookie, cookieName));
-      req.log.info({ ip: req.ip }, 'admin UI login');
+      const { token: secret, row } = await startSession(
+        deps,
+        readCookie(req.headers.cookie, cookieName),
+        principal.userId,
+      );
+      req.log.info({ ip: req.ip, account: principal.userId }, 'admin UI login');
       noStore(reply).header('set-cookie', cookie(secret, SESSION_LIFETIME_MS / 1000));
-      return info(row);
+      return info(row, { ...principal, sessionId: row.id });
     },
   );
 
   app.get(
     SESSION_PATH,
     {
+      config: { access: { self: true } },
       schema: {
         tags,
-        summary: 'The current admin UI session and its CSRF token (session cookie only)',
+        summary: 'The current admin UI session, its CSRF token and account (session cookie only)',
         response: { 200: SessionInfo, ...errors(401, 500) },
       },
     },
     async (req, reply) => {
-      if (!req.adminSessionRow) throw new AppError(401, 'unauthorized', 'Not logged in, or the session has expired');
+      if (!req.adminSessionRow || !req.principal)
+        throw new AppError(401, 'unauthorized', 'Not logged in, or the session has expired');
       noStore(reply);
-      return info(req.adminSessionRow);
+      return info(req.adminSessionRow, req.principal);
     },
   );
 
   app.delete(
     SESSION_PATH,
     {
+      config: { access: { public: true } },
       schema: {
         tags,
         summary: 'Admin UI logout: ends the session (needs X-CSRF-Token)',

@@ -23,15 +23,17 @@ import {
 } from '../../schemas/admin.js';
 import * as admin from '../../services/admin.js';
 import type { Deps } from '../../services/context.js';
+import { scopeOf } from '../plugins/access.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
-const errs = errors(401, 404, 422, 500);
+const errs = errors(401, 403, 404, 422, 500);
 
 export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/projects',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -39,12 +41,13 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...errs },
       },
     },
-    async () => admin.projects(deps),
+    async (req) => admin.projects(deps, scopeOf(req)),
   );
 
   app.patch(
     '/api/admin/projects/:site_key',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -60,6 +63,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post(
     '/api/admin/keys',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -77,6 +81,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/keys',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -85,12 +90,13 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: Type.Object({ ok: Ok, items: Type.Array(KeyView) }), ...errs },
       },
     },
-    async (req) => admin.apiKeys(deps, req.query.site_key),
+    async (req) => admin.apiKeys(deps, req.query.site_key, scopeOf(req)),
   );
 
   app.patch(
     '/api/admin/keys/:id',
     {
+      config: { access: { object: { kind: 'key', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
@@ -106,6 +112,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post(
     '/api/admin/keys/:id/disable',
     {
+      config: { access: { object: { kind: 'key', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
@@ -123,6 +130,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/routing',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: { tags, security, params: SiteKeyParams, response: { 200: RoutingResponse, ...errs } },
     },
     async (req) => admin.routing(deps, req.params.site_key),
@@ -131,6 +139,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.put(
     '/api/admin/projects/:site_key/routing',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -146,6 +155,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/course-categories',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: { tags, security, params: SiteKeyParams, response: { 200: CategoriesResponse, ...errs } },
     },
     async (req) => admin.courseCategories(deps, req.params.site_key),
@@ -154,6 +164,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.put(
     '/api/admin/projects/:site_key/course-categories',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -169,6 +180,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/paid-lists',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: { tags, security, params: SiteKeyParams, response: { 200: PaidListsResponse, ...errs } },
     },
     async (req) => admin.paidLists(deps, req.params.site_key),
@@ -177,6 +189,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.put(
     '/api/admin/projects/:site_key/paid-lists',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -192,6 +205,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/templates',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,
@@ -205,6 +219,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/lists',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,
@@ -218,6 +233,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.get(
     '/api/admin/projects/:site_key/sequences',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,

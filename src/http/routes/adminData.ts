@@ -18,18 +18,20 @@ import {
 import * as chronology from '../../services/chronology.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
+import { scopeOf } from '../plugins/access.js';
 import * as outbox from '../../services/emails.js';
 import { replayEvent } from '../../services/replay.js';
 import { ReplayAnswer } from '../../schemas/webhooks.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
-const errs = errors(401, 404, 422, 500);
+const errs = errors(401, 403, 404, 422, 500);
 
 export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
     '/api/admin/external-events',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -38,12 +40,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Page(EventView), ...errs },
       },
     },
-    async (req) => chronology.events(deps, req.query),
+    async (req) => chronology.events(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/external-events/stats',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -52,12 +55,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: StatsResponse, ...errs },
       },
     },
-    async (req) => chronology.statistics(deps, req.query),
+    async (req) => chronology.statistics(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/external-events/:id',
     {
+      config: { access: { object: { kind: 'event', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -71,6 +75,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.post(
     '/api/admin/external-events/:id/replay',
     {
+      config: { access: { object: { kind: 'event', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
@@ -78,7 +83,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         description:
           "With the original key's rights as they are now and under its idempotency key: what was already sent is not sent again. 409 for an event that cannot be replayed or was already.",
         params: IdParams,
-        response: { 200: ReplayAnswer, ...errors(401, 404, 409, 422, 500) },
+        response: { 200: ReplayAnswer, ...errors(401, 403, 404, 409, 422, 500) },
       },
     },
     async (req) => replayEvent(deps, req.params.id),
@@ -87,6 +92,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.get(
     '/api/admin/emails',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -95,12 +101,13 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Page(EmailListItem), ...errs },
       },
     },
-    async (req) => outbox.emails(deps, req.query),
+    async (req) => outbox.emails(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/emails/:id',
     {
+      config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -115,6 +122,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
   app.post(
     '/api/admin/contacts/:id/status',
     {
+      config: { access: { object: { kind: 'contact', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,

@@ -8,12 +8,13 @@ import type { Deps } from '../../services/context.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
-const errs = errors(401, 404, 422, 500);
+const errs = errors(401, 403, 404, 422, 500);
 
 export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.put(
     '/api/admin/projects/:site_key/delivery',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -29,6 +30,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.get(
     '/api/admin/projects/:site_key/delivery',
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,
@@ -43,6 +45,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.delete(
     '/api/admin/projects/:site_key/delivery',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -57,6 +60,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.post(
     '/api/admin/projects/:site_key/delivery/verify',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -71,6 +75,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.post(
     '/api/admin/projects/:site_key/delivery/test',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,

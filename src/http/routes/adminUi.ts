@@ -29,6 +29,7 @@ import {
 import { errors } from '../../schemas/common.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
+import { scopeOf } from '../plugins/access.js';
 import { dashboard } from '../../services/dashboard.js';
 import * as outbox from '../../services/emails.js';
 import { previewTemplate } from '../../services/preview.js';
@@ -41,6 +42,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     '/api/admin/ui/meta',
     {
+      config: { access: { self: true } },
       schema: {
         tags,
         security,
@@ -69,6 +71,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     '/api/admin/dashboard',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -77,12 +80,13 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: DashboardResponse, ...errs },
       },
     },
-    async (req) => dashboard(deps, req.query),
+    async (req) => dashboard(deps, req.query, scopeOf(req)),
   );
 
   app.post(
     '/api/admin/templates/preview',
     {
+      config: { access: { project: 'body.site_key' } },
       schema: {
         tags,
         security,
@@ -97,6 +101,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     '/api/admin/emails/:id/preview',
     {
+      config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -111,6 +116,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.post(
     '/api/admin/emails/:id/cancel',
     {
+      config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
@@ -125,6 +131,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.post(
     '/api/admin/emails/:id/retry',
     {
+      config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
       schema: {
         tags,
         security,
@@ -139,6 +146,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     '/api/admin/contacts',
     {
+      config: { access: { filter: 'query.site_key' } },
       schema: {
         tags,
         security,
@@ -154,12 +162,13 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         },
       },
     },
-    async (req) => contacts.search(deps, req.query),
+    async (req) => contacts.search(deps, req.query, scopeOf(req)),
   );
 
   app.get(
     '/api/admin/contacts/:id',
     {
+      config: { access: { object: { kind: 'contact', id: 'params.id' } } },
       schema: {
         tags,
         security,

@@ -11,7 +11,7 @@ import { unpaidOrder } from '../../services/gateway.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
-const errs = errors(400, 401, 404, 413, 415, 422, 500);
+const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
 
 const UnpaidOrderBody = Type.Object(
   {
@@ -69,6 +69,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.post(
     '/api/events/unpaid-order',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -83,6 +84,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.post(
     '/api/sequences',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -97,6 +99,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.put(
     '/api/admin/projects/:site_key/cart-chains',
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags: ['admin'],
         security,
@@ -112,6 +115,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.post(
     '/api/campaigns',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -135,6 +139,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.get(
     '/api/campaigns/:id/stats',
     {
+      config: { access: { object: { kind: 'campaign', id: 'params.id' } } },
       schema: {
         tags,
         security,
@@ -160,6 +165,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
   app.get(
     '/api/stats/overview',
     {
+      config: { access: { owner: true } },
       schema: {
         tags,
         security,

@@ -19,12 +19,13 @@ import type { Deps } from '../../services/context.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
-const errs = errors(400, 401, 404, 413, 415, 422, 500);
+const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
 
 export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     '/api/sites',
     {
+      config: { access: { project: 'body.site_key', create: true, write: true } },
       schema: {
         tags,
         security,
@@ -49,6 +50,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   app.post(
     '/api/contacts/upsert',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -66,6 +68,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   app.post(
     '/api/templates',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -89,6 +92,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   app.post(
     '/api/lists',
     {
+      config: { access: { project: 'body.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -106,6 +110,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   app.post(
     '/api/lists/:list_id/contacts',
     {
+      config: { access: { object: { kind: 'list', id: 'params.list_id' }, write: true } },
       schema: {
         tags,
         security,
@@ -124,6 +129,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
   app.get(
     '/api/lists/:list_id/contacts',
     {
+      config: { access: { object: { kind: 'list', id: 'params.list_id' } } },
       schema: {
         tags,
         security,

@@ -30,6 +30,8 @@ export const providerWebhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
   app.post(
     '/api/webhooks/:provider/:site_key',
     {
+      // Authenticated by each provider's own signature (services/providerWebhooks.ts), not as an admin.
+      config: { access: { public: true } },
       bodyLimit: WEBHOOK_BODY_LIMIT,
       schema: {
         tags: ['webhooks'],

@@ -148,6 +148,8 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app
   app.get('/ui', hide, async (_req, reply) => reply.redirect('/ui/', 301));
   app.get('/ui/', hide, page);
   app.get('/ui/*', hide, page);
+  // The first-run link carries its one-time code in the query: its request is not logged (info level).
+  app.get('/ui/setup', { ...hide, logLevel: 'warn' }, page);
   app.get<{ Params: { '*': string } }>('/ui/assets/*', hide, async (req, reply) => {
     const asset = assets.get(req.params['*']);
     if (!asset) return sendError(reply, new AppError(404, 'not_found', 'No such asset'));

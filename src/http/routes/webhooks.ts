@@ -20,13 +20,14 @@ import * as webhooks from '../../services/webhooks/endpoints.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
-const errs = errors(401, 404, 422, 500);
+const errs = errors(401, 403, 404, 422, 500);
 const base = '/api/admin/projects/:site_key/webhooks';
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     base,
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -45,6 +46,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     base,
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,
@@ -59,6 +61,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.patch(
     `${base}/:id`,
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -74,6 +77,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.delete(
     `${base}/:id`,
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
@@ -88,6 +92,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.get(
     `${base}/:id/deliveries`,
     {
+      config: { access: { project: 'params.site_key' } },
       schema: {
         tags,
         security,
@@ -103,12 +108,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
   app.post(
     `${base}/:id/deliveries/:delivery_id/resend`,
     {
+      config: { access: { project: 'params.site_key', write: true } },
       schema: {
         tags,
         security,
         summary: 'Send a delivery again now, with the same webhook-id',
         params: DeliveryParams,
-        response: { 200: ResendAnswer, ...errors(401, 404, 409, 422, 500) },
+        response: { 200: ResendAnswer, ...errors(401, 403, 404, 409, 422, 500) },
       },
     },
     async (req) => webhooks.resend(deps, req.params.site_key, req.params.id, req.params.delivery_id),

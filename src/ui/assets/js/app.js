@@ -10,13 +10,19 @@ import { dashboardPage } from './pages/dashboard.js';
 import { emailPage, emailsPage } from './pages/emails.js';
 import { eventPage, eventsPage } from './pages/events.js';
 import { listPage } from './pages/lists.js';
+import { auditPage, tokensPage, usersPage } from './pages/accounts.js';
 import { loginPage } from './pages/login.js';
+import { setupPage } from './pages/setup.js';
 import { projectPage, projectsPage } from './pages/projects.js';
 import { templateEditorPage } from './pages/templates.js';
 
 const routes = [
   { re: /^\/ui\/?$/, page: dashboardPage, nav: 'dashboard' },
   { re: /^\/ui\/login$/, page: loginPage, public: true },
+  { re: /^\/ui\/setup$/, page: setupPage, public: true },
+  { re: /^\/ui\/users$/, page: usersPage, nav: 'users' },
+  { re: /^\/ui\/tokens$/, page: tokensPage, nav: 'tokens' },
+  { re: /^\/ui\/audit$/, page: auditPage, nav: 'audit' },
   { re: /^\/ui\/projects$/, page: projectsPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)$/, page: projectPage, nav: 'projects' },
   { re: /^\/ui\/projects\/([^/]+)\/templates\/new$/, page: (ctx) => templateEditorPage(ctx, true), nav: 'projects' },
@@ -34,13 +40,18 @@ const routes = [
   { re: /^\/ui\/contacts\/(\d+)$/, page: contactPage, nav: 'contacts' },
 ];
 
-// [key, href]: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may change).
+// { key, href, shown? }: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may
+// change); `shown(account)` hides an entry the account cannot use (accounts: owners; tokens: accounts).
+/** @type {{ key: string, href: string, shown?: (account: any) => boolean }[]} */
 const NAV = [
-  ['dashboard', '/ui/'],
-  ['projects', '/ui/projects'],
-  ['events', '/ui/events'],
-  ['emails', '/ui/emails'],
-  ['contacts', '/ui/contacts'],
+  { key: 'dashboard', href: '/ui/' },
+  { key: 'projects', href: '/ui/projects' },
+  { key: 'events', href: '/ui/events' },
+  { key: 'emails', href: '/ui/emails' },
+  { key: 'contacts', href: '/ui/contacts' },
+  { key: 'audit', href: '/ui/audit' },
+  { key: 'users', href: '/ui/users', shown: (account) => account.role === 'owner' },
+  { key: 'tokens', href: '/ui/tokens', shown: (account) => account.id !== null },
 ];
 
 const state = { session: null, renderSeq: 0, leave: [] };
@@ -61,6 +72,8 @@ async function logout() {
   }
   state.session = null;
   setCsrfToken(null);
+  document.body.removeAttribute('data-readonly');
+  document.body.removeAttribute('data-not-owner');
   navigate('/ui/login', { replace: true });
 }
 
@@ -89,7 +102,7 @@ function drawTopbar(active) {
         h(
           'ul',
           {},
-          NAV.map(([key, href]) =>
+          NAV.filter(({ shown }) => !shown || shown(state.session.account)).map(({ key, href }) =>
             h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, t(`nav.${key}`))),
           ),
         ),
@@ -97,7 +110,11 @@ function drawTopbar(active) {
     );
   }
   bar.append(languagePicker());
-  if (state.session) bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
+  if (state.session) {
+    const a = state.session.account;
+    bar.append(h('span', { class: 'who muted', title: t(`role.${a.role}`) }, a.email ?? t('app.root')));
+    bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
+  }
 }
 
 /** The parts of the shell outside the pages, in the current language. */
@@ -109,6 +126,11 @@ function drawShell() {
 export function loggedIn(session) {
   state.session = session;
   setCsrfToken(session.csrf_token);
+  // A viewer (or a read-only login) sees no control that would change anything: every such control is
+  // marked data-write, and the stylesheet hides them under this attribute. The server refuses anyway.
+  const readOnly = session.account.role === 'viewer' || session.account.read_only;
+  document.body.toggleAttribute('data-readonly', readOnly);
+  document.body.toggleAttribute('data-not-owner', session.account.role !== 'owner');
 }
 
 async function render({ keepFocus = false, focus = null } = {}) {
@@ -128,6 +150,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
     state: history.state ?? {},
     navigate,
     loggedIn,
+    session: state.session,
     onLeave: (fn) => state.leave.push(fn),
     isCurrent: () => seq === state.renderSeq,
   };

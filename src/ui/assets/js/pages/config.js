@@ -26,7 +26,7 @@ function saveForm(children, save, label = t('common.save')) {
     },
     children,
     status,
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, label)),
+    h('div', { class: 'actions', 'data-write': true }, h('button', { type: 'submit', class: 'primary' }, label)),
   );
 }
 
@@ -87,6 +87,7 @@ export async function categoriesTab(_ctx, p) {
           {
             type: 'button',
             class: 'small',
+            'data-write': true,
             'aria-label': t('categories.removeRow', { n }),
             onclick: () => tr.remove(),
           },
@@ -128,7 +129,11 @@ export async function categoriesTab(_ctx, p) {
         h(
           'p',
           {},
-          h('button', { type: 'button', onclick: () => addRow().querySelector('input').focus() }, t('categories.add')),
+          h(
+            'button',
+            { type: 'button', 'data-write': true, onclick: () => addRow().querySelector('input').focus() },
+            t('categories.add'),
+          ),
         ),
       ],
       async () => {
@@ -211,6 +216,7 @@ function sequenceForm(site, templates, onSaved) {
     'form',
     {
       class: 'stack',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();

@@ -85,6 +85,7 @@ export async function contactPage(ctx) {
     'form',
     {
       class: 'row',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();

@@ -184,7 +184,7 @@ export async function emailPage(ctx) {
   ]);
   const actions = h(
     'div',
-    { class: 'actions email-actions' },
+    { class: 'actions email-actions', 'data-write': true },
     ['scheduled', 'queued'].includes(e.status)
       ? h(
           'button',

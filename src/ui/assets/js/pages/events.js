@@ -178,7 +178,7 @@ function replayBox(ctx, e) {
   };
   return h(
     'div',
-    { class: 'stack' },
+    { class: 'stack', 'data-write': true },
     h('p', { class: 'muted' }, t('events.replayHelp')),
     h('div', { class: 'actions' }, h('button', { type: 'button', onclick: run }, t('events.replay'))),
     result,

@@ -175,7 +175,7 @@ export async function keysTab(ctx, p, m) {
               k.status === 'active'
                 ? h(
                     'div',
-                    { class: 'actions' },
+                    { class: 'actions', 'data-write': true },
                     h('button', { type: 'button', class: 'small', onclick: () => drawForm(k) }, t('keys.editRights')),
                     h(
                       'button',
@@ -213,13 +213,14 @@ export async function keysTab(ctx, p, m) {
     const status = h('div', { 'aria-live': 'polite' });
     const heading = h(
       'h3',
-      { tabindex: '-1' },
+      { tabindex: '-1', 'data-write': true },
       key ? t('keys.editTitle', { name: key.name, last4: key.last4 }) : t('keys.new'),
     );
     const form = h(
       'form',
       {
         class: 'stack',
+        'data-write': true,
         onsubmit: async (ev) => {
           ev.preventDefault();
           status.replaceChildren();

@@ -27,11 +27,12 @@ export async function listsTab(ctx, p) {
       lists.items,
       { empty: t('lists.empty') },
     ),
-    h('h3', {}, t('lists.new')),
+    h('h3', { 'data-write': true }, t('lists.new')),
     h(
       'form',
       {
         class: 'row',
+        'data-write': true,
         onsubmit: async (ev) => {
           ev.preventDefault();
           status.replaceChildren();
@@ -74,6 +75,7 @@ export async function listPage(ctx) {
     'form',
     {
       class: 'row',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();

@@ -1,24 +1,15 @@
 // @ts-check
-// Log in with the admin token (SPEC §6). The token goes to the server once and is exchanged for an
-// HttpOnly session cookie; the page never stores it.
+// Log in (SPEC §14): with an account's e-mail and password, or with a token (the root ADMIN_TOKEN or a
+// personal token). Either goes to the server once and is exchanged for an HttpOnly session cookie; the
+// page never stores it.
 import { api, ApiError, describeError } from '../api.js';
 import { errorBox, field, h } from '../dom.js';
 import { t } from '../i18n.js';
 
-export async function loginPage(ctx) {
-  const next = ctx.query.get('next');
-  const safeNext = next && next.startsWith('/ui/') && !next.startsWith('/ui/login') ? next : '/ui/';
-  const token = h('input', {
-    type: 'password',
-    name: 'token',
-    autocomplete: 'current-password',
-    required: true,
-    spellcheck: 'false',
-    'data-autofocus': true,
-  });
+function loginForm(ctx, { fields, body, wrong, submitLabel, next }) {
   const status = h('div', { 'aria-live': 'assertive' });
-  const button = h('button', { type: 'submit', class: 'primary' }, t('login.submit'));
-  const form = h(
+  const button = h('button', { type: 'submit', class: 'primary' }, submitLabel);
+  return h(
     'form',
     {
       class: 'login',
@@ -27,28 +18,68 @@ export async function loginPage(ctx) {
         status.replaceChildren();
         button.disabled = true;
         try {
-          const session = await api('POST', '/api/admin/session', { token: token.value }, { quiet401: true });
+          const session = await api('POST', '/api/admin/session', body(), { quiet401: true });
           ctx.loggedIn(session);
-          ctx.navigate(safeNext, { replace: true });
+          ctx.navigate(next, { replace: true });
         } catch (e) {
-          const msg = e instanceof ApiError && e.status === 401 ? t('login.wrongToken') : describeError(e);
+          const msg = e instanceof ApiError && e.status === 401 ? wrong : describeError(e);
           status.append(errorBox(msg));
-          token.select();
-          token.focus();
+          const last = fields[fields.length - 1].querySelector('input');
+          last.select();
+          last.focus();
         } finally {
           button.disabled = false;
         }
       },
     },
-    field(t('login.token'), token, t('login.tokenHint')),
+    fields,
     status,
     button,
   );
+}
+
+export async function loginPage(ctx) {
+  const next = ctx.query.get('next');
+  const safeNext = next && next.startsWith('/ui/') && !next.startsWith('/ui/login') ? next : '/ui/';
+  const email = h('input', {
+    type: 'email',
+    name: 'email',
+    autocomplete: 'username',
+    required: true,
+    'data-autofocus': true,
+    value: ctx.query.get('email') ?? '',
+  });
+  const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+  const token = h('input', {
+    type: 'password',
+    name: 'token',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+  });
   return h(
     'section',
     { class: 'login-page' },
     h('h1', { tabindex: '-1' }, t('login.title')),
     h('p', { class: 'muted' }, t('login.about')),
-    form,
+    loginForm(ctx, {
+      fields: [field(t('common.email'), email), field(t('login.password'), password)],
+      body: () => ({ email: email.value.trim(), password: password.value }),
+      wrong: t('login.wrongPassword'),
+      submitLabel: t('login.submit'),
+      next: safeNext,
+    }),
+    h(
+      'details',
+      { class: 'login-token', open: ctx.query.get('via') === 'token' },
+      h('summary', {}, t('login.withToken')),
+      loginForm(ctx, {
+        fields: [field(t('login.token'), token, t('login.tokenHint'))],
+        body: () => ({ token: token.value }),
+        wrong: t('login.wrongToken'),
+        submitLabel: t('login.submitToken'),
+        next: safeNext,
+      }),
+    ),
   );
 }

@@ -78,6 +78,7 @@ function projectForm(p, onSaved) {
     'form',
     {
       class: 'stack',
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();
@@ -136,11 +137,16 @@ export async function projectsPage(ctx) {
     {},
     h('h1', { tabindex: '-1' }, t('projects.title')),
     list,
-    h('h2', {}, t('projects.new')),
-    projectForm(null, (r) => {
-      toast(r.created ? t('projects.created', { site: r.site_key }) : t('projects.updated', { site: r.site_key }));
-      ctx.navigate(`/ui/projects/${enc(r.site_key)}`);
-    }),
+    // Only owners create projects (SPEC §14).
+    h(
+      'div',
+      { 'data-owner': true },
+      h('h2', {}, t('projects.new')),
+      projectForm(null, (r) => {
+        toast(r.created ? t('projects.created', { site: r.site_key }) : t('projects.updated', { site: r.site_key }));
+        ctx.navigate(`/ui/projects/${enc(r.site_key)}`);
+      }),
+    ),
   );
 }
 

@@ -94,7 +94,11 @@ export async function routingTab(ctx, p, m) {
     onlyMissing,
     grid,
     status,
-    h('div', { class: 'actions sticky-actions' }, h('button', { type: 'submit', class: 'primary' }, t('routing.save'))),
+    h(
+      'div',
+      { class: 'actions sticky-actions', 'data-write': true },
+      h('button', { type: 'submit', class: 'primary' }, t('routing.save')),
+    ),
   );
   return form;
 }

@@ -236,7 +236,7 @@ export async function templateEditorPage(ctx, isNew) {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'submit', class: 'primary' }, t('templates.save')),
+      h('button', { type: 'submit', class: 'primary', 'data-write': true }, t('templates.save')),
       h('a', { class: 'button', href: `/ui/projects/${enc(site)}${qs({ tab: 'templates' })}` }, t('templates.back')),
     ),
   );

@@ -97,7 +97,11 @@ export async function webhooksTab(ctx, p) {
             cell: (d) =>
               d.status === 'sending'
                 ? '—'
-                : h('button', { type: 'button', class: 'small', onclick: () => resend(d) }, t('webhooks.resend')),
+                : h(
+                    'button',
+                    { type: 'button', class: 'small', 'data-write': true, onclick: () => resend(d) },
+                    t('webhooks.resend'),
+                  ),
           },
         ],
         list.items,
@@ -152,6 +156,7 @@ export async function webhooksTab(ctx, p) {
                       {
                         type: 'button',
                         class: 'small',
+                        'data-write': true,
                         onclick: () =>
                           act(() => api('PATCH', `${base}/${w.id}`, { enabled: true }), t('webhooks.enabled')),
                       },
@@ -162,6 +167,7 @@ export async function webhooksTab(ctx, p) {
                       {
                         type: 'button',
                         class: 'small',
+                        'data-write': true,
                         onclick: () =>
                           act(() => api('PATCH', `${base}/${w.id}`, { enabled: false }), t('webhooks.disabledNow')),
                       },
@@ -172,6 +178,7 @@ export async function webhooksTab(ctx, p) {
                   {
                     type: 'button',
                     class: 'small danger',
+                    'data-write': true,
                     onclick: async () => {
                       if (await confirmDialog(t('webhooks.deleteQuestion', { url: w.url }), t('common.remove')))
                         await act(() => api('DELETE', `${base}/${w.id}`), t('webhooks.deleted'));
@@ -197,6 +204,7 @@ export async function webhooksTab(ctx, p) {
       'form',
       {
         class: 'stack',
+        'data-write': true,
         onsubmit: async (ev) => {
           ev.preventDefault();
           status.replaceChildren();

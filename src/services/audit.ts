@@ -1,0 +1,86 @@
+// The audit log (SPEC §14): who changed what, from where, with before/after (secrets redacted).
+import { redact } from '../domain/access.js';
+import type { AuditVia } from '../domain/statuses.js';
+import { insertAudit, listAudit } from '../repos/audit.js';
+import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../repos/types.js';
+import { validationError } from '../errors.js';
+import type { Deps } from './context.js';
+
+export interface AuditActor {
+  actor: string;
+  via: AuditVia;
+  address: string | null;
+}
+
+export interface AuditEntry {
+  action: string;
+  site_key?: string | null;
+  target?: string | null;
+  before?: unknown;
+  after?: unknown;
+}
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
+
+/** Writes one audit row on `db`: pass the transaction of the change so both commit or neither. */
+export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: number): Promise<void> {
+  await insertAudit(db, {
+    at: now,
+    actor: who.actor,
+    via: who.via,
+    address: who.address,
+    action: e.action,
+    site_key: e.site_key ?? null,
+    target: e.target ?? null,
+    before: json(e.before),
+    after: json(e.after),
+  });
+}
+
+export interface AuditQuery {
+  site_key?: string;
+  actor?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+function time(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const t = Date.parse(v);
+  if (Number.isNaN(t))
+    throw validationError(`${name} is not a date`, { invalid_fields: { [name]: 'is not an ISO 8601 date' } });
+  return t;
+}
+
+/** `visible`: the site keys the reader may see, null for all (owners). */
+export async function auditLog(deps: Deps, q: AuditQuery, visible: readonly string[] | null) {
+  const limit = q.limit ?? 50;
+  const siteKeys = q.site_key !== undefined ? [q.site_key] : visible;
+  const rows = await listAudit(deps.db.db, {
+    siteKeys,
+    actor: q.actor,
+    since: time('since', q.since),
+    until: time('until', q.until),
+    beforeId: decodeCursor(q.cursor),
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  return {
+    ok: true as const,
+    items: page.map((r) => ({
+      id: r.id,
+      at: iso(r.at)!,
+      actor: r.actor,
+      via: r.via,
+      address: r.address,
+      action: r.action,
+      site_key: r.site_key,
+      target: r.target,
+      before: parseJson<unknown>(r.before, null),
+      after: parseJson<unknown>(r.after, null),
+    })),
+    next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null,
+  };
+}

@@ -1,0 +1,63 @@
+// First run (SPEC §14): with no account and no ADMIN_TOKEN, `serve` prints a one-time setup link. The
+// code lives only in the memory of the process that printed it (so only who sees that console can use
+// it), as a SHA-256, for one hour, and works once.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AppError } from '../errors.js';
+import { countUsers } from '../repos/adminUsers.js';
+import { ensureOwner, type UserView } from './accounts.js';
+import type { Deps } from './context.js';
+
+export const SETUP_CODE_TTL_MS = 60 * 60 * 1000;
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+export class SetupCode {
+  private hash: Buffer | null = null;
+  private expiresAt = 0;
+
+  /** A fresh code (the previous one, if any, stops working). */
+  issue(now: number): string {
+    const code = randomBytes(24).toString('base64url');
+    this.hash = digest(code);
+    this.expiresAt = now + SETUP_CODE_TTL_MS;
+    return code;
+  }
+
+  valid(code: string, now: number): boolean {
+    return this.hash !== null && now < this.expiresAt && timingSafeEqual(digest(code), this.hash);
+  }
+
+  burn(): void {
+    this.hash = null;
+  }
+}
+
+/** Does this installation need its first owner (no account, no root token)? */
+export async function needsSetup(deps: Deps): Promise<boolean> {
+  return !deps.config.adminToken && (await countUsers(deps.db.db)) === 0;
+}
+
+export async function completeSetup(
+  deps: Deps,
+  address: string | null,
+  input: { code: string; email: string; name?: string; password: string },
+): Promise<UserView> {
+  const now = deps.clock.now();
+  if (!deps.setup?.valid(input.code, now))
+    throw new AppError(
+      404,
+      'not_found',
+      'This setup link is not valid: it was used, has expired, or belongs to another start of the service',
+    );
+  if ((await countUsers(deps.db.db)) > 0) {
+    deps.setup.burn();
+    throw new AppError(409, 'conflict', 'The first owner already exists: log in instead');
+  }
+  const user = await ensureOwner(
+    deps,
+    { actor: input.email.trim().toLowerCase(), via: 'setup', address },
+    { email: input.email, password: input.password, name: input.name },
+    'create',
+  );
+  deps.setup.burn();
+  return user;
+}
