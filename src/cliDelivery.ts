@@ -32,8 +32,13 @@ export async function deliveryCommand(
     const previous = process.env.SECRET_KEY_PREVIOUS?.trim();
     if (!previous) throw new Error('secrets rotate needs SECRET_KEY_PREVIOUS (the key the secrets are under now)');
     const r = await delivery.rotateSecrets(deps, previous);
-    console.log(`re-encrypted ${r.rotated}, already current ${r.current}, not readable ${r.failed.length}`);
+    const w = r.webhooks;
+    console.log(`projects: re-encrypted ${r.rotated}, already current ${r.current}, not readable ${r.failed.length}`);
+    console.log(
+      `webhook endpoints: re-encrypted ${w.rotated}, already current ${w.current}, not readable ${w.failed.length}`,
+    );
     if (r.failed.length) throw new Error(`projects whose secrets neither key opens: ${r.failed.join(', ')}`);
+    if (w.failed.length) throw new Error(`webhook endpoints whose secrets neither key opens: ${w.failed.join(', ')}`);
     return 0;
   }
   const { values } = parseArgs({

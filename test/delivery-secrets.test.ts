@@ -13,6 +13,7 @@ import { redactDeliveryBody } from '../src/domain/delivery.js';
 import { LOG_REDACT } from '../src/http/app.js';
 import { start, type Running } from '../src/server.js';
 import { getProviderWebhookCredentials, rotateSecrets } from '../src/services/delivery.js';
+import { secretBox } from '../src/services/secrets.js';
 import { ADMIN_TOKEN, adminCall, setupProject } from './support/harness.js';
 import { startSmtp, until, type TestSmtp } from './fixtures/delivery-support.js';
 
@@ -31,6 +32,7 @@ describe('delivery secrets never appear in clear', () => {
   let relay: TestSmtp;
   let running: Running;
   const answers: string[] = [];
+  let siteWebhookSecret = '';
   const env = (key: string) =>
     loadConfig({
       DATABASE_URL: `sqlite:${join(dir, 'gw.db')}`,
@@ -38,6 +40,7 @@ describe('delivery secrets never appear in clear', () => {
       SECRET_KEY: key,
       LOG_LEVEL: 'trace',
       SEND_WAIT_MS: '0',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
     });
   const boot = (key: string) =>
     start(env(key), {
@@ -69,6 +72,14 @@ describe('delivery secrets never appear in clear', () => {
       webhooks: { unisender_go: { api_key: WEBHOOK_SECRET } },
     });
     assert.equal(put.status, 200, JSON.stringify(put.body));
+    // A site webhook endpoint: its secret is in this one answer (shown once), kept out of `answers`.
+    const hook = await adminCall(running.app!, 'POST', '/api/admin/projects/site1/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['email.sent'],
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
+    siteWebhookSecret = hook.body.secret;
+    await call('GET', '/api/admin/projects/site1/webhooks');
     const sent = await call('POST', '/api/admin/projects/site1/delivery/test', {
       template: 'paid_tpl',
       to: 'a@site1.example',
@@ -107,7 +118,7 @@ describe('delivery secrets never appear in clear', () => {
       .join('\n');
     const logs = lines.join('');
     assert.ok(logs.length > 0 && db.length > 0 && answers.length >= 8);
-    for (const secret of [PASSWORD, pemLine, WEBHOOK_SECRET, encodeURIComponent(PASSWORD)]) {
+    for (const secret of [PASSWORD, pemLine, WEBHOOK_SECRET, encodeURIComponent(PASSWORD), siteWebhookSecret]) {
       assert.ok(!db.includes(secret), `database file holds ${secret.slice(0, 6)}…`);
       assert.ok(!logs.includes(secret), `logs hold ${secret.slice(0, 6)}…`);
       for (const a of answers)
@@ -127,11 +138,19 @@ describe('delivery secrets never appear in clear', () => {
       .executeTakeFirstOrThrow();
     await assert.rejects(getProviderWebhookCredentials(deps, project.id, 'unisender_go'), /SECRET_KEY changed/);
     const r = await rotateSecrets(deps, OLD_KEY);
-    assert.deepEqual(r, { rotated: 1, current: 0, failed: [] });
+    assert.deepEqual(r, { rotated: 1, current: 0, failed: [], webhooks: { rotated: 1, current: 0, failed: [] } });
+    // The site webhook's signing secret (sealed in the same box) opens under the new key after rotating.
+    const endpoint = await deps.db.db.selectFrom('webhook_endpoints').select('secret_sealed').executeTakeFirstOrThrow();
+    assert.equal(secretBox(NEW_KEY).open(endpoint.secret_sealed), siteWebhookSecret);
     assert.deepEqual(await getProviderWebhookCredentials(deps, project.id, 'unisender_go'), {
       api_key: WEBHOOK_SECRET,
     });
-    assert.deepEqual(await rotateSecrets(deps, OLD_KEY), { rotated: 0, current: 1, failed: [] });
+    assert.deepEqual(await rotateSecrets(deps, OLD_KEY), {
+      rotated: 0,
+      current: 1,
+      failed: [],
+      webhooks: { rotated: 0, current: 1, failed: [] },
+    });
   });
 });
 

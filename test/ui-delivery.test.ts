@@ -74,7 +74,8 @@ describe('delivery tab in a browser', { skip }, () => {
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(`${base}/ui/login`);
+    // ?via=token opens the token form (accounts log in with e-mail and password).
+    await page.goto(`${base}/ui/login?via=token`);
     await page.locator('input[name=token]').fill(ADMIN_TOKEN);
     await page.keyboard.press('Enter');
     await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();

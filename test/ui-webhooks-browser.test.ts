@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
-import { sealingSecret } from '../src/services/webhooks/endpoints.js';
+import { sealingSecret } from '../src/services/delivery.js';
 import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { createWebhookWorker } from '../src/delivery/webhookWorker.js';
-import { sealingSecret } from '../src/services/webhooks/endpoints.js';
+import { sealingSecret } from '../src/services/delivery.js';
 import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 

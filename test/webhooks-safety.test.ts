@@ -9,7 +9,7 @@ import { createWebhookWorker } from '../src/delivery/webhookWorker.js';
 import { createWorker } from '../src/delivery/worker.js';
 import type { OutgoingMessage, Transport } from '../src/delivery/transports.js';
 import { enqueueNotices, enqueueSiteWebhooks } from '../src/services/webhooks/enqueue.js';
-import { sealingSecret } from '../src/services/webhooks/endpoints.js';
+import { sealingSecret } from '../src/services/delivery.js';
 import type { Resolver } from '../src/services/webhooks/send.js';
 import { claimDeliveries, expireWebhookLeases } from '../src/repos/webhooks.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, PG_URL, setupProject, type TestApp } from './support/harness.js';

@@ -7,7 +7,7 @@ import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
 import { unsubscribeUrl } from '../src/delivery/unsubscribe.js';
-import { sealingSecret } from '../src/services/webhooks/endpoints.js';
+import { sealingSecret } from '../src/services/delivery.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, rawCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 

@@ -10,8 +10,7 @@ import type { Db } from '../db/index.js';
 import { afterAttempt, shouldDisable, webhookBody } from '../domain/webhooks.js';
 import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery } from '../repos/webhooks.js';
 import { parseJson } from '../repos/types.js';
-import { open } from '../services/secretBox.js';
-import { WEBHOOK_SECRET_PURPOSE } from '../services/webhooks/endpoints.js';
+import { secretBox } from '../services/secrets.js';
 import { postWebhook, systemResolver, type Resolver } from '../services/webhooks/send.js';
 import { systemClock, type Clock } from './clock.js';
 import type { WorkerLogger } from './worker.js';
@@ -55,6 +54,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const leaseMs = Math.max(60_000, o.config.timeoutMs * 3);
   const log = o.logger ?? noop;
   const wall = o.wallClock ?? Date.now;
+  const box = secretBox(o.secret);
 
   async function deliver(d: ClaimedDelivery): Promise<void> {
     const body = webhookBody({
@@ -65,7 +65,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     });
     let result;
     try {
-      const signer = new Webhook(open(o.secret, WEBHOOK_SECRET_PURPOSE, d.secret_sealed));
+      const signer = new Webhook(box.open(d.secret_sealed));
       const at = new Date(wall());
       result = await postWebhook({
         url: d.url,

@@ -34,6 +34,12 @@ export async function listEndpoints(db: Executor, projectId: number): Promise<We
   return db.selectFrom('webhook_endpoints').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
 }
 
+/** Every endpoint's sealed secret, for `secrets rotate`. */
+export async function allEndpointSecrets(db: Executor): Promise<{ id: number; secret_sealed: string }[]> {
+  const rows = await db.selectFrom('webhook_endpoints').select(['id', 'secret_sealed']).orderBy('id').execute();
+  return rows.map((r) => ({ id: Number(r.id), secret_sealed: r.secret_sealed }));
+}
+
 export async function findEndpoint(
   db: Executor,
   projectId: number,

@@ -1,5 +1,6 @@
 // Per-project delivery settings as the admin API, UI and CLI use them (SPEC §11): save (secrets
 // encrypted), show (secrets masked), clear, verify the relays and DKIM, send a test e-mail.
+import { allEndpointSecrets, updateEndpoint } from '../repos/webhooks.js';
 import {
   maskedDelivery,
   prepareDelivery,
@@ -25,9 +26,14 @@ import { secretBox, type SecretBox } from './secrets.js';
 
 type SecretDeps = Pick<Deps, 'db' | 'config' | 'secret'>;
 
-/** The box the installation's secrets are sealed in: the same key in every process. */
+/** The installation secret every stored secret's key derives from: the same in every process. */
+export async function sealingSecret(deps: SecretDeps): Promise<string> {
+  return deps.secret ?? deps.config.secretKey ?? (await getOrCreateSecret(deps.db.db, 'unsubscribe_secret'));
+}
+
+/** The box the installation's secrets (relays, DKIM, provider and site webhooks) are sealed in. */
 export async function deliveryBox(deps: SecretDeps): Promise<SecretBox> {
-  return secretBox(deps.secret ?? deps.config.secretKey ?? (await getOrCreateSecret(deps.db.db, 'unsubscribe_secret')));
+  return secretBox(await sealingSecret(deps));
 }
 
 async function stored(deps: SecretDeps, projectId: number) {
@@ -184,7 +190,26 @@ export async function testSend(deps: Deps, siteKey: string, body: { template: st
 export async function rotateSecrets(deps: SecretDeps, previousSecret: string) {
   const current = await deliveryBox(deps);
   const previous = secretBox(previousSecret);
-  const out = { rotated: 0, current: 0, failed: [] as number[] };
+  const out = {
+    rotated: 0,
+    current: 0,
+    failed: [] as number[],
+    webhooks: { rotated: 0, current: 0, failed: [] as number[] },
+  };
+  // Site webhook signing secrets (issue 15) are sealed in the same box and rotate with it.
+  for (const e of await allEndpointSecrets(deps.db.db)) {
+    if (e.secret_sealed.split('.')[1] === current.keyId) {
+      out.webhooks.current++;
+      continue;
+    }
+    try {
+      const plain = previous.open(e.secret_sealed);
+      await updateEndpoint(deps.db.db, e.id, { secret_sealed: current.seal(plain) });
+      out.webhooks.rotated++;
+    } catch {
+      out.webhooks.failed.push(e.id);
+    }
+  }
   for (const row of await allDeliveryRows(deps.db.db)) {
     if (row.secrets.split('.')[1] === current.keyId) {
       out.current++;

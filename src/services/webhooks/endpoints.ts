@@ -5,7 +5,6 @@ import { isIP } from 'node:net';
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
 import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
 import { AppError, notFound, validationError } from '../../errors.js';
-import { getOrCreateSecret } from '../../repos/projects.js';
 import { decodeCursor, encodeCursor, iso, parseJson } from '../../repos/types.js';
 import {
   attemptsOf,
@@ -22,16 +21,8 @@ import type { CreateWebhookBody, DeliveriesQuery, PatchWebhookBody } from '../..
 import { PAGE_SIZE } from '../../schemas/common.js';
 import { requireProject } from '../admin.js';
 import type { Deps } from '../context.js';
-import { seal } from '../secretBox.js';
+import { deliveryBox } from '../delivery.js';
 import { systemResolver } from './send.js';
-
-/** HKDF purpose of the key that seals webhook secrets. */
-export const WEBHOOK_SECRET_PURPOSE = 'webhook-signing-secret';
-
-/** The installation secret the sealing key derives from: the same in every process. */
-export async function sealingSecret(deps: Deps): Promise<string> {
-  return deps.secret ?? deps.config.secretKey ?? getOrCreateSecret(deps.db.db, 'unsubscribe_secret');
-}
 
 const badUrl = (problem: string) =>
   validationError(`url ${problem}`, { invalid_fields: { url: problem }, required_fields: ['url', 'events'] });
@@ -91,7 +82,7 @@ export async function createWebhook(deps: Deps, siteKey: string, body: CreateWeb
       url,
       description: body.description ?? null,
       events: JSON.stringify(body.events),
-      secret_sealed: seal(await sealingSecret(deps), WEBHOOK_SECRET_PURPOSE, secret),
+      secret_sealed: (await deliveryBox(deps)).seal(secret),
     },
     deps.clock.now(),
   );
