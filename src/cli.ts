@@ -19,7 +19,8 @@ const USAGE = `usage: edu-gateway <command>
 
   serve                      migrate, then serve the API, admin UI and delivery worker
                              (ROLE=api serves without the worker)
-  worker                     run only the delivery worker
+  worker                     run only the delivery worker (and the bounce listener when configured)
+  bounces                    run only the inbound bounce listener (BOUNCE_DOMAIN, BOUNCE_SMTP_PORT)
   migrate                    apply database migrations and exit
   demo                       load the example project of the API document (once; never changes it afterwards)
   keys create --site SITE --name NAME [--permissions a,b] [--events a,b] [--templates a,b]
@@ -48,8 +49,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
 
-  if (cmd === 'serve' || cmd === 'worker') {
-    const running = await start(config, { role: cmd === 'worker' ? 'worker' : config.role });
+  if (cmd === 'serve' || cmd === 'worker' || cmd === 'bounces') {
+    const running = await start(config, { role: cmd === 'serve' ? config.role : cmd });
     const shutdown = (signal: string) => {
       console.error(`${signal}: finishing in-flight work, then exiting`);
       running.stop().then(

@@ -6,7 +6,8 @@ import dotenv from 'dotenv';
 import { retryPolicyFromEnv, type RetryPolicy } from './delivery/smtpErrors.js';
 import type { FieldLimits, RateLimit } from './schemas/common.js';
 
-export type Role = 'all' | 'api' | 'worker';
+/** `bounces`: only the inbound VERP listener (SPEC §12), for a host that receives the bounce domain's mail. */
+export type Role = 'all' | 'api' | 'worker' | 'bounces';
 
 export interface Config {
   port: number;
@@ -42,6 +43,7 @@ export interface Config {
   rateLimit: RateLimit;
   /** Limits of a request's `fields` (SPEC §7), applied to the schemas by the app and the gateway's checks. */
   fieldLimits: FieldLimits;
+  bounces: BounceConfig;
   /** Webhooks back to the sites (SPEC §13). */
   webhooks: WebhookConfig;
 }
@@ -53,6 +55,20 @@ export interface WebhookConfig {
   backoffBaseMs: number;
   /** WEBHOOK_TIMEOUT_MS: bound on one attempt, connect to last byte. */
   timeoutMs: number;
+}
+
+/** Bounces and complaints (SPEC §12). */
+export interface BounceConfig {
+  /** BOUNCE_DOMAIN: envelope senders become signed `b-<id>-<sig>@` addresses of it (VERP); null: off. */
+  domain: string | null;
+  /** BOUNCE_SMTP_PORT: where the worker role listens for the domain's mail; null: no listener. */
+  smtpPort: number | null;
+  smtpHost: string;
+  /** BOUNCE_MAX_BYTES: the largest inbound message taken (bounces quote the original: 1 MiB). */
+  maxBytes: number;
+  /** SOFT_BOUNCE_LIMIT soft-bounced e-mails within SOFT_BOUNCE_WINDOW_DAYS make the contact invalid. */
+  softBounceLimit: number;
+  softBounceWindowDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -119,7 +135,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
   }
   const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`;
   const role = (env.ROLE?.trim() || 'all') as Role;
-  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError(`ROLE must be all, api or worker, got "${role}"`);
+  if (!['all', 'api', 'worker', 'bounces'].includes(role))
+    throw new ConfigError(`ROLE must be all, api, worker or bounces, got "${role}"`);
+  const bounceDomain = env.BOUNCE_DOMAIN?.trim().toLowerCase() || null;
+  if (
+    bounceDomain !== null &&
+    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(bounceDomain)
+  )
+    throw new ConfigError(
+      `BOUNCE_DOMAIN must be a domain name such as bounces.example.org, got "${env.BOUNCE_DOMAIN}"`,
+    );
 
   return {
     port,
@@ -158,6 +183,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       burst: int(env, 'RATE_LIMIT_BURST', 100, 1, 10_000_000),
     },
     fieldLimits,
+    bounces: {
+      domain: bounceDomain,
+      smtpPort: env.BOUNCE_SMTP_PORT?.trim() ? int(env, 'BOUNCE_SMTP_PORT', 0, 0, 65535) : null,
+      smtpHost: env.BOUNCE_SMTP_HOST?.trim() || '127.0.0.1',
+      maxBytes: int(env, 'BOUNCE_MAX_BYTES', 1024 * 1024, 10 * 1024, 50 * 1024 * 1024),
+      softBounceLimit: int(env, 'SOFT_BOUNCE_LIMIT', 3, 1, 1000),
+      softBounceWindowDays: int(env, 'SOFT_BOUNCE_WINDOW_DAYS', 7, 1, 365),
+    },
     webhooks: {
       allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE'),
       backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),

@@ -93,6 +93,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly reports = new client.Counter<'source' | 'kind'>({
+    name: 'egw_email_reports_total',
+    help: 'Inbound bounce, complaint and delivery reports stored, by source (smtp or provider) and kind',
+    labelNames: ['source', 'kind'],
+    registers: [this.registry],
+  });
+
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });
     // Every reason from the start, so a rate or an alert has a series before the first fallback.

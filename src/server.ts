@@ -22,9 +22,13 @@ import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
 import { prettyStdout } from './logFormat.js';
 import { needsSetup, SETUP_CODE_TTL_MS, SetupCode } from './services/setup.js';
+import { startBounceListener, type BounceListener } from './bounces/listener.js';
+import { bounceContext, recordReport } from './services/bounces.js';
 
 export interface Running {
   app: FastifyInstance | null;
+  /** The VERP listener, when this process runs it. */
+  bounces: BounceListener | null;
   worker: Worker | null;
   webhookWorker: WebhookWorker | null;
   deps: Deps;
@@ -57,13 +61,13 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   let router: DeliveryRouter | null = null;
-  if (role !== 'api' && db.dialect === 'sqlite') {
+  if ((role === 'all' || role === 'worker') && db.dialect === 'sqlite') {
     // An embedded database has one process at a time: leases still held belong to a process that died
     // (kill -9, power cut). Resume its e-mails now instead of after the lease time.
     const released = (await expireAllLeases(db.db)) + (await expireWebhookLeases(db.db));
     if (released) log.warn({ released }, 'released the leases of a process that stopped without finishing');
   }
-  if (role !== 'api') {
+  if (role === 'all' || role === 'worker') {
     transport =
       opts.transport ??
       createTransportFromConfig(config, { maxConnections: config.smtpPoolSize, timeoutMs: config.smtpTimeoutMs });
@@ -87,6 +91,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       publicUrl: config.publicUrl,
       secret,
       retry: config.retry,
+      bounceDomain: config.bounces.domain,
       logger: log.child({ component: 'worker' }),
       onOutcome: (o) => {
         metrics.emails.inc({ kind: o.kind, outcome: o.outcome });
@@ -96,16 +101,16 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     });
   }
   const webhookWorker =
-    role === 'api'
-      ? null
-      : createWebhookWorker({
+    role === 'all' || role === 'worker'
+      ? createWebhookWorker({
           db,
           config: config.webhooks,
           secret,
           clock,
           resolve: opts.resolveHost,
           logger: log.child({ component: 'webhooks' }),
-        });
+        })
+      : null;
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
@@ -125,9 +130,28 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     ...(router ? { deliveryRouter: router } : {}),
   };
 
+  // The VERP listener (SPEC §12) runs with the worker, or alone in a `bounces` process.
+  let bounces: BounceListener | null = null;
+  const b = config.bounces;
+  if (role !== 'api' && b.domain && b.smtpPort !== null && opts.listen !== false) {
+    const ctx = bounceContext(deps);
+    bounces = await startBounceListener({
+      host: b.smtpHost,
+      port: b.smtpPort,
+      domain: b.domain,
+      secret,
+      maxBytes: b.maxBytes,
+      record: (r) => recordReport(ctx, r),
+      logger: log.child({ component: 'bounces' }),
+    });
+    log.info({ host: b.smtpHost, port: bounces.port, domain: b.domain }, 'bounce listener started');
+  } else if (role === 'bounces') {
+    log.warn('ROLE=bounces needs BOUNCE_DOMAIN and BOUNCE_SMTP_PORT: nothing to do');
+  }
+
   let app: FastifyInstance | null = null;
   let setupCode: string | null = null;
-  if (role !== 'worker') {
+  if (role === 'all' || role === 'api') {
     // First run: no account and no root token. Only this process knows the code it prints.
     if (await needsSetup(deps)) {
       deps.setup = new SetupCode();
@@ -160,7 +184,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
   // A worker-only process has no API, but its metrics and health should still be scrapeable.
   let opsApp: FastifyInstance | null = null;
-  if (role === 'worker' && config.metricsPort && opts.listen !== false) {
+  if ((role === 'worker' || role === 'bounces') && config.metricsPort && opts.listen !== false) {
     opsApp = await buildOpsApp(deps, metrics);
     await opsApp.listen({ port: config.metricsPort, host: config.host });
   }
@@ -173,6 +197,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (retentionTimer) clearInterval(retentionTimer);
       if (app) await app.close();
       if (opsApp) await opsApp.close();
+      if (bounces) await bounces.close();
       if (worker) await worker.stop();
       if (webhookWorker) await webhookWorker.stop();
       if (router) await router.close();
@@ -180,7 +205,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       await rateLimiter.close();
       await db.close();
     })());
-  return { app, worker, webhookWorker, deps, stop };
+  return { app, worker, webhookWorker, bounces, deps, stop };
 }
 
 /** The few lines a person starting the service needs: where things are, and the first-run link. */

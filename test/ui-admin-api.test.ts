@@ -323,7 +323,17 @@ for (const d of DIALECTS) {
           },
         );
         // 1 transactional + 2×3 cart e-mails; one cart e-mail sent, the paid order's other two cancelled.
-        assert.deepEqual(b.emails_by_outcome, { sent: 1, failed: 0, suppressed: 0, cancelled: 2, pending: 4 });
+        assert.deepEqual(b.emails_by_outcome, {
+          sent: 1,
+          delivered: 0,
+          bounced: 0,
+          soft_bounced: 0,
+          complained: 0,
+          failed: 0,
+          suppressed: 0,
+          cancelled: 2,
+          pending: 4,
+        });
         assert.deepEqual(b.outbox, {
           scheduled: 3,
           queued: 1,

@@ -7,6 +7,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CATALOG, EXTRA_EVENT_TYPES } from '../src/domain/catalog.js';
+import {
+  CONTACT_STATUS_REASONS,
+  EMAIL_STATUSES,
+  REPORT_KINDS,
+  REPORT_SOURCES,
+  WEBHOOK_PROVIDERS,
+} from '../src/domain/statuses.js';
 import { pickLanguage, UI_ROOT } from '../src/http/routes/ui.js';
 import { en, ru, type Entry } from './support/catalogues.js';
 import { createTestApp, rawCall, type TestApp } from './support/harness.js';
@@ -159,7 +166,7 @@ describe('the catalogues', () => {
   it('Russian is translated: an entry equal to the English one is a name, a code or a symbol', () => {
     const same = Object.keys(en).filter((k) => JSON.stringify(en[k]) === JSON.stringify(ru[k]));
     const allowed =
-      /^(lang\.|common\.(email|json|id)$|error\.http$|emails\.messageId$|templates\.htmlShort$|pager\.range$|contacts\.statusOption$|events\.why$)/;
+      /^(lang\.|common\.(email|json|id)$|error\.http$|emails\.messageId$|templates\.htmlShort$|pager\.range$|contacts\.statusOption$|events\.why$|emails\.source\.(ses|postmark|sendgrid|mailgun|unisender_go)$)/;
     assert.deepEqual(
       same.filter((k) => !allowed.test(k)),
       [],
@@ -193,6 +200,10 @@ describe('the catalogues', () => {
     const emailStatuses = ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'];
     assert.deepEqual(family('status', [...statuses, ...emailStatuses, 'accepted', 'rejected', 'pending']), []);
     assert.deepEqual(family('contacts.help', statuses.slice(0, 4)), []);
+    assert.deepEqual(family('status', [...EMAIL_STATUSES, ...REPORT_KINDS]), []);
+    assert.deepEqual(family('emails.source', REPORT_SOURCES), []);
+    assert.deepEqual(family('project.reportsAuth', WEBHOOK_PROVIDERS), []);
+    assert.deepEqual(family('contacts.cause', CONTACT_STATUS_REASONS), []);
     assert.deepEqual(
       family(
         'catalog',

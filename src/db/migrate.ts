@@ -11,6 +11,7 @@ import * as m006inputs from './migrations/006_inputs.js';
 import * as m006locale from './migrations/006_project_locale.js';
 import * as m007 from './migrations/007_delivery_settings.js';
 import * as m008 from './migrations/008_admin_accounts.js';
+import * as m009 from './migrations/009_bounces.js';
 import * as m010 from './migrations/010_site_webhooks.js';
 import * as m010b from './migrations/010b_webhook_outbox.js';
 
@@ -29,6 +30,7 @@ const steps: Record<string, Step> = {
   '006_project_locale': m006locale,
   '007_delivery_settings': m007,
   '008_admin_accounts': m008,
+  '009_bounces': m009,
   '010_site_webhooks': m010,
   '010b_webhook_outbox': m010b,
 };

@@ -6,9 +6,12 @@ import type {
   AdminUserStatus,
   AuditVia,
   ContactStatus,
+  ContactStatusReason,
   EmailKind,
   EmailStatus,
   KeyStatus,
+  ReportKind,
+  ReportSource,
   WebhookDeliveryStatus,
   WebhookEndpointStatus,
   WebhookKind,
@@ -55,6 +58,33 @@ export interface ContactsTable {
   status: ContactStatus;
   created_at: number;
   updated_at: number;
+  /** What set the status last, and the e-mail and report that did it (migration 009, SPEC §12). */
+  status_reason: Generated<ContactStatusReason | null>;
+  status_email_id: Generated<number | null>;
+  status_report_id: Generated<number | null>;
+  status_changed_at: Generated<number | null>;
+}
+
+/** Inbound DSN, ARF and provider reports about sent e-mails (SPEC §12). */
+export interface EmailReportsTable {
+  id: Generated<number>;
+  project_id: number | null;
+  email_id: number | null;
+  contact_id: number | null;
+  received_at: number;
+  source: ReportSource;
+  kind: ReportKind;
+  status_code: string | null;
+  diagnostic: string | null;
+  recipient: string | null;
+  message_id: string | null;
+  provider_message_id: string | null;
+  /** How the e-mail was found: `verp`, `message_id`, `provider_id`; null when it was not. */
+  matched_by: string | null;
+  dedupe_key: string;
+  /** JSON: what the report changed (e-mail and contact status before and after). */
+  effects: Generated<string>;
+  raw: string;
 }
 
 export interface ListsTable {
@@ -364,6 +394,7 @@ export interface Database {
   admin_user_projects: AdminUserProjectsTable;
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
+  email_reports: EmailReportsTable;
 }
 
 export type Project = Selectable<ProjectsTable>;
@@ -375,6 +406,7 @@ export type EventRow = Selectable<EventsTable>;
 export type EmailRow = Selectable<ScheduledEmailsTable>;
 export type NewEmail = Insertable<ScheduledEmailsTable>;
 export type NewEvent = Insertable<EventsTable>;
+export type EmailReportRow = Selectable<EmailReportsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

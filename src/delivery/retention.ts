@@ -3,6 +3,7 @@
 // Work is done in bounded chunks so a large backlog never holds a long lock.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { SENT_STATUSES } from '../domain/statuses.js';
 
 export interface RetentionPolicy {
   eventPayloadDays: number;
@@ -57,7 +58,7 @@ export async function purgeExpired(db: Kysely<Database>, policy: RetentionPolicy
         eb
           .selectFrom('scheduled_emails')
           .select('id')
-          .where('status', 'in', ['sent', 'failed', 'suppressed', 'cancelled'])
+          .where('status', 'in', [...SENT_STATUSES, 'failed', 'suppressed', 'cancelled'])
           .where('updated_at', '<', bodyCutoff)
           .where((w) => w.or([w('rendered', 'is not', null), w('context', '!=', '{}')]))
           .limit(CHUNK),

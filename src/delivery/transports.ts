@@ -17,6 +17,8 @@ export interface OutgoingMessage {
   headers: Record<string, string>;
   /** With angle brackets, e.g. `<email-12.site.ab12cd34@example.org>`. */
   messageId: string;
+  /** The envelope sender (MAIL FROM) when it is not From: the e-mail's VERP address (SPEC §12). */
+  envelopeFrom?: string;
 }
 
 export interface SendResult {
@@ -81,6 +83,7 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
         text: msg.text,
         headers: cleanHeaders(msg.headers),
         messageId: msg.messageId,
+        ...(msg.envelopeFrom ? { envelope: { from: msg.envelopeFrom, to: [msg.to.address] } } : {}),
       });
       return { messageId: info.messageId ?? msg.messageId, response: String(info.response ?? '') };
     },

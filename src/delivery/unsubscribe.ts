@@ -79,7 +79,7 @@ export async function unsubscribeContact(
   if (contact.status !== 'active') return contact.status;
   // The site hears of it through its webhooks, committed with the change itself (SPEC §13).
   await db.transaction().execute(async (trx) => {
-    if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active']))
+    if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active'], { reason: 'unsubscribe_link' }))
       await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'link'), now);
   });
   return 'unsubscribed';

@@ -35,6 +35,7 @@ import { buildContext, renderMessage } from './render.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { unsubscribeUrl } from './unsubscribe.js';
+import { verpAddress } from './verp.js';
 
 export interface WorkerLogger {
   info(obj: object, msg?: string): void;
@@ -62,6 +63,8 @@ export interface WorkerOptions {
   retry?: Partial<RetryPolicy>;
   random?: () => number;
   logger?: WorkerLogger;
+  /** BOUNCE_DOMAIN: each e-mail's envelope sender becomes its signed VERP address there (SPEC §12). */
+  bounceDomain?: string | null;
   /** Told every recorded outcome (metrics): kind, how long delivery took, how late after due it was. */
   onOutcome?: (o: { outcome: Outcome; kind: EmailRow['kind']; durationMs: number; lagMs: number }) => void;
 }
@@ -316,7 +319,14 @@ export function createWorker(opts: WorkerOptions): Worker {
       messageId,
     });
     if (delivery?.settings.reply_to) headers['Reply-To'] = shown['Reply-To'] = delivery.settings.reply_to;
-    const msg: OutgoingMessage = { from, to, ...parts, headers, messageId };
+    const msg: OutgoingMessage = {
+      from,
+      to,
+      ...parts,
+      headers,
+      messageId,
+      ...(opts.bounceDomain ? { envelopeFrom: verpAddress(row.id, opts.secret, opts.bounceDomain) } : {}),
+    };
     const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
 
     const quota = await takeDailyQuota(db, project.id, delivery, Number(row.is_test) === 1, clock.now());
@@ -361,7 +371,10 @@ export function createWorker(opts: WorkerOptions): Worker {
       log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
       if (f.recipientInvalid) {
         // admin_blocked is the stronger statement about the contact and is kept.
-        await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid']);
+        await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid'], {
+          reason: 'smtp_rejection',
+          emailId: row.id,
+        });
       }
       return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
     }

@@ -200,7 +200,8 @@ export function allRoutingKeys(): string[] {
 /**
  * The gateway endpoints as the event log names them (SPEC §5): the endpoint tells an order-created or a
  * purchase (logged as `course_order_created`, `course_paid`) from a transactional event of the same name.
- * `unpaid-order` is the legacy endpoint.
+ * `unpaid-order` is the legacy endpoint. `report` is no request of a site: an inbound bounce, complaint
+ * or delivery report (SPEC §12), listed as an event of its own.
  */
 export const EVENT_ENDPOINTS = [
   'catalog',
@@ -209,4 +210,5 @@ export const EVENT_ENDPOINTS = [
   'purchase',
   'list-contact',
   'unpaid-order',
+  'report',
 ] as const;

@@ -10,8 +10,9 @@ export const ATTEMPT_TRANSPORTS = ['primary', 'fallback', 'installation', 'captu
 export type AttemptTransport = (typeof ATTEMPT_TRANSPORTS)[number];
 export const STARTTLS_MODES = ['required', 'opportunistic'] as const;
 export type StartTlsMode = (typeof STARTTLS_MODES)[number];
-export const WEBHOOK_PROVIDERS = ['postmark', 'mailgun', 'sendgrid', 'ses', 'unisender_go'] as const;
-export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
+// The providers are defined once, with the report sources (SPEC §12).
+import { WEBHOOK_PROVIDERS, type WebhookProvider } from './statuses.js';
+export { WEBHOOK_PROVIDERS, type WebhookProvider };
 
 /** Which member of each provider's credentials is a secret (masked); the others are shown as they are. */
 const WEBHOOK_SECRET_MEMBER: Record<WebhookProvider, string | null> = {

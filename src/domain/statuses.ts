@@ -9,8 +9,53 @@ export type ContactStatus = (typeof CONTACT_STATUSES)[number];
  * The life of one outbox row. `scheduled` rows whose time has come are shown as `queued`
  * (repos/emails.ts visibleStatus).
  */
-export const EMAIL_STATUSES = ['scheduled', 'queued', 'sending', 'sent', 'failed', 'cancelled', 'suppressed'] as const;
+export const EMAIL_STATUSES = [
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'failed',
+  'cancelled',
+  'suppressed',
+  'delivered',
+  'bounced',
+  'soft_bounced',
+  'complained',
+] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+/**
+ * What a report received after `sent` may make of an e-mail (SPEC §12); each of these statuses means
+ * the e-mail left the gateway, so figures count them among the sent ones too (SENT_STATUSES).
+ */
+export const OUTCOME_STATUSES = ['delivered', 'bounced', 'soft_bounced', 'complained'] as const;
+export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
+/** Every status of an e-mail the relay accepted. */
+export const SENT_STATUSES = ['sent', ...OUTCOME_STATUSES] as const;
+
+/**
+ * What an inbound report (DSN, ARF, provider webhook) says: one of the outcomes, `delayed` (the
+ * receiver is still trying: recorded, changes nothing) or `unparsed` (kept with the reason).
+ */
+export const REPORT_KINDS = [...OUTCOME_STATUSES, 'delayed', 'unparsed'] as const;
+export type ReportKind = (typeof REPORT_KINDS)[number];
+
+/** Where a report came in: the VERP listener, or a provider's webhook (SPEC §12). */
+export const WEBHOOK_PROVIDERS = ['ses', 'postmark', 'sendgrid', 'mailgun', 'unisender_go'] as const;
+export type WebhookProvider = (typeof WEBHOOK_PROVIDERS)[number];
+export const REPORT_SOURCES = ['smtp', ...WEBHOOK_PROVIDERS] as const;
+export type ReportSource = (typeof REPORT_SOURCES)[number];
+
+/** Why a contact has its status (shown on its page, SPEC §12): who or what set it last. */
+export const CONTACT_STATUS_REASONS = [
+  'admin',
+  'unsubscribe_link',
+  'smtp_rejection',
+  'hard_bounce',
+  'complaint',
+  'soft_bounces',
+] as const;
+export type ContactStatusReason = (typeof CONTACT_STATUS_REASONS)[number];
 
 /** Why an e-mail exists; decides what an unsubscribed contact still receives. */
 export const EMAIL_KINDS = ['transactional', 'cart', 'campaign'] as const;

@@ -18,6 +18,7 @@ import { adminDataRoutes } from './routes/adminData.js';
 import { adminUiRoutes } from './routes/adminUi.js';
 import { gatewayRoutes } from './routes/gateway.js';
 import { scopedReadRoutes } from './routes/scoped.js';
+import { providerWebhookRoutes } from './routes/providerWebhooks.js';
 import { healthRoutes } from './routes/health.js';
 import { docsRoutes, metricsRoutes } from './routes/operations.js';
 import { Metrics } from '../metrics.js';
@@ -107,6 +108,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
         { name: 'admin', description: 'Administration (admin token)' },
         { name: 'legacy', description: 'Service and legacy endpoints (admin token)' },
         { name: 'operations', description: 'Health and readiness' },
+        { name: 'webhooks', description: 'Bounce, complaint and delivery reports from e-mail providers' },
       ],
     },
     refResolver: {
@@ -130,6 +132,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   await app.register(gatewayRoutes, { deps });
   await app.register(scopedReadRoutes, { deps });
+  await app.register(providerWebhookRoutes, { deps });
   await app.register(async (admin) => {
     await admin.register(adminAccountRoutes, { deps });
     await admin.register(adminConfigRoutes, { deps });

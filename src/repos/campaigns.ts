@@ -118,7 +118,9 @@ export async function campaignCounts(db: Executor, id: number, now: number) {
       sql<number>`sum(case when scheduled_emails.status in ('scheduled', 'queued') and scheduled_emails.due_at <= ${now} then 1 else 0 end)`.as(
         'due',
       ),
-      sql<number>`sum(case when scheduled_emails.status = 'sent' then 1 else 0 end)`.as('sent'),
+      sql<number>`sum(case when scheduled_emails.status in ('sent', 'delivered', 'bounced', 'soft_bounced', 'complained') then 1 else 0 end)`.as(
+        'sent',
+      ),
       sql<number>`sum(case when scheduled_emails.status = 'failed' then 1 else 0 end)`.as('failed'),
       sql<number>`sum(case when scheduled_emails.status = 'suppressed' then 1 else 0 end)`.as('suppressed'),
       sql<number>`sum(case when scheduled_emails.status = 'cancelled' then 1 else 0 end)`.as('cancelled'),

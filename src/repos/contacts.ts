@@ -2,6 +2,7 @@
 // their members).
 import { sql } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
+import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
@@ -184,18 +185,37 @@ export async function searchContacts(
   return q.execute();
 }
 
+/** Who or what changed a contact's status, kept on the contact (SPEC §12: which e-mail and report). */
+export interface StatusCause {
+  reason: ContactStatusReason;
+  emailId?: number | null;
+  reportId?: number | null;
+}
+
+/** Sets the status and its cause; false when `onlyFrom` kept the row as it was. */
 export async function setContactStatus(
   db: Executor,
   id: number,
   status: ContactStatus,
   now: number,
   onlyFrom?: ContactStatus[],
+  cause?: StatusCause,
 ): Promise<boolean> {
-  let q = db.updateTable('contacts').set({ status, updated_at: now }).where('id', '=', id);
+  let q = db
+    .updateTable('contacts')
+    .set({
+      status,
+      updated_at: now,
+      status_reason: cause?.reason ?? null,
+      status_email_id: cause?.emailId ?? null,
+      status_report_id: cause?.reportId ?? null,
+      status_changed_at: now,
+    })
+    .where('id', '=', id);
   // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
   if (onlyFrom) q = q.where('status', 'in', onlyFrom);
-  const res = await q.executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows ?? 0) > 0;
 }
 
 export interface ListRow {

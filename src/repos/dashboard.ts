@@ -1,6 +1,7 @@
 // The admin UI dashboard's figures: events per day by outcome and type, e-mails by outcome, the outbox
 // right now, and cart recovery. Every query groups in the database (a busy installation has millions of
 // rows) and returns a few hundred groups at most; days without rows are filled in here.
+import { SENT_STATUSES } from '../domain/statuses.js';
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
@@ -88,7 +89,18 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
   };
 }
 
-export const EMAIL_OUTCOMES = ['sent', 'failed', 'suppressed', 'cancelled', 'pending'] as const;
+// Outcomes reported after `sent` (SPEC §12) are counted apart; `sent` is what had no report (yet).
+export const EMAIL_OUTCOMES = [
+  'sent',
+  'delivered',
+  'bounced',
+  'soft_bounced',
+  'complained',
+  'failed',
+  'suppressed',
+  'cancelled',
+  'pending',
+] as const;
 type Outcome = (typeof EMAIL_OUTCOMES)[number];
 const outcomeOf = (status: string): Outcome =>
   (EMAIL_OUTCOMES as readonly string[]).includes(status) ? (status as Outcome) : 'pending';
@@ -113,7 +125,17 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
         ? q.where('scheduled_emails.project_id', '=', f.projectId)
         : q.where('scheduled_emails.project_id', 'in', idList(f.projectId));
   const rows = await q.execute();
-  const empty = () => ({ sent: 0, failed: 0, suppressed: 0, cancelled: 0, pending: 0 });
+  const empty = (): Record<Outcome, number> => ({
+    sent: 0,
+    delivered: 0,
+    bounced: 0,
+    soft_bounced: 0,
+    complained: 0,
+    failed: 0,
+    suppressed: 0,
+    cancelled: 0,
+    pending: 0,
+  });
   const byDay = new Map(daysBetween(f.since, f.until).map((d) => [d, { day: d, ...empty() }]));
   const totals: Record<Outcome, number> = empty();
   for (const r of rows) {
@@ -171,7 +193,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: ProjectFilter; 
 export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFilter) {
   const recovered = sql<number>`case when o.status = 'paid' and exists (
       select 1 from scheduled_emails e
-      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status = 'sent' and e.is_test = 0
+      where e.project_id = o.project_id and e.order_id = o.order_id and e.kind = 'cart' and e.status in ('sent', 'delivered', 'bounced', 'soft_bounced', 'complained') and e.is_test = 0
         and e.sent_at <= coalesce(pe.created_at, o.updated_at)
     ) then 1 else 0 end`;
   let inner = db
@@ -245,4 +267,45 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
       .map((m) => ({ currency: m.currency, paid: fromMinor(m.paid), recovered: fromMinor(m.recovered) }))
       .sort((a, b) => a.currency.localeCompare(b.currency)),
   };
+}
+
+/**
+ * Per project, the e-mails sent in the last 7 and 30 days (by sent_at) and how many of them bounced
+ * (hard) or drew a complaint: the deliverability rates of the dashboard (SPEC §12).
+ */
+export async function deliverabilityFigures(db: Executor, f: { projectId?: ProjectFilter; now: number }) {
+  const d7 = f.now - 7 * 86_400_000;
+  const d30 = f.now - 30 * 86_400_000;
+  const when = (since: number, status: string | null) =>
+    status === null
+      ? sql<number>`sum(case when e.sent_at >= ${since} then 1 else 0 end)`
+      : sql<number>`sum(case when e.sent_at >= ${since} and e.status = ${status} then 1 else 0 end)`;
+  let q = db
+    .selectFrom('scheduled_emails as e')
+    .innerJoin('projects as p', 'p.id', 'e.project_id')
+    .select([
+      'p.site_key',
+      when(d7, null).as('sent7'),
+      when(d7, 'bounced').as('bounced7'),
+      when(d7, 'complained').as('complained7'),
+      when(d30, null).as('sent30'),
+      when(d30, 'bounced').as('bounced30'),
+      when(d30, 'complained').as('complained30'),
+    ])
+    .where('e.sent_at', '>=', d30)
+    .where('e.status', 'in', [...SENT_STATUSES])
+    .groupBy('p.site_key')
+    .orderBy('p.site_key');
+  // A viewer's dashboard covers the projects they may see (a list), an administrator's one or all.
+  if (f.projectId !== undefined)
+    q =
+      typeof f.projectId === 'number'
+        ? q.where('e.project_id', '=', f.projectId)
+        : q.where('e.project_id', 'in', idList(f.projectId));
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    site_key: r.site_key,
+    days7: { sent: n(r.sent7), bounced: n(r.bounced7), complained: n(r.complained7) },
+    days30: { sent: n(r.sent30), bounced: n(r.bounced30), complained: n(r.complained30) },
+  }));
 }

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
-import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES } from '../domain/statuses.js';
+import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES, REPORT_KINDS, REPORT_SOURCES } from '../domain/statuses.js';
 import {
   Cursor,
   Email,
@@ -303,6 +303,24 @@ const EmailCommon = {
   test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
 };
 export const EmailListItem = Type.Object(EmailCommon);
+
+/** An inbound report about the e-mail (SPEC §12), as received and as read. */
+export const EmailReport = Type.Object({
+  id: Type.Integer(),
+  received_at: Type.String(),
+  source: literalUnion(REPORT_SOURCES),
+  kind: literalUnion(REPORT_KINDS),
+  status_code: NullableString,
+  diagnostic: NullableString,
+  recipient: NullableString,
+  message_id: NullableString,
+  provider_message_id: NullableString,
+  matched_by: NullableString,
+  email_id: Type.Union([Type.Integer(), Type.Null()]),
+  effects: Type.Record(Type.String(), Json, { description: 'what the report changed: email_status, contact_status' }),
+  raw: Type.String({ description: 'the DSN or webhook body as received (the first 64 KiB)' }),
+});
+
 export const EmailDetail = Type.Object({
   ...EmailCommon,
   to_name: NullableString,
@@ -319,6 +337,7 @@ export const EmailDetail = Type.Object({
   attempts_log: Type.Array(AttemptView, {
     description: 'every delivery attempt: the transport and what the relay said',
   }),
+  reports: Type.Array(EmailReport),
 });
 
 export const Page = <T extends TSchema>(item: T) =>

@@ -21,6 +21,9 @@ export const UiMeta = Type.Object({
   endpoints: Type.Array(Type.String()),
   contact_statuses: Type.Array(Type.String()),
   email_statuses: Type.Array(Type.String()),
+  webhook_providers: Type.Array(Type.String()),
+  public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
+  bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),
 });
 
 export const DASHBOARD_DAYS = 14;
@@ -37,7 +40,27 @@ export const DashboardQuery = Type.Object({
 });
 export type DashboardQuery = Static<typeof DashboardQuery>;
 
-const EmailOutcomes = { sent: Count, failed: Count, suppressed: Count, cancelled: Count, pending: Count };
+const EmailOutcomes = {
+  sent: Count,
+  delivered: Count,
+  bounced: Count,
+  soft_bounced: Count,
+  complained: Count,
+  failed: Count,
+  suppressed: Count,
+  cancelled: Count,
+  pending: Count,
+};
+const RateWindow = Type.Object({
+  sent: Count,
+  bounced: Count,
+  complained: Count,
+  bounce_rate: Type.Number(),
+  complaint_rate: Type.Number(),
+  level: Type.Union([Type.Literal('ok'), Type.Literal('warning'), Type.Literal('stop')], {
+    description: 'warning above 2 % bounces or 0.1 % complaints; stop above 0.3 % complaints',
+  }),
+});
 export const DashboardResponse = Type.Object({
   ok: Ok,
   site_key: NullableString,
@@ -76,6 +99,9 @@ export const DashboardResponse = Type.Object({
   }),
   paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
     description: 'amounts of the orders paid in the window, per currency (XXX: recorded without one)',
+  }),
+  deliverability: Type.Array(Type.Object({ site_key: Type.String(), days7: RateWindow, days30: RateWindow }), {
+    description: 'per project, hard-bounce and complaint rates of the e-mails sent in the last 7 and 30 days',
   }),
 });
 
@@ -139,7 +165,24 @@ export const ContactItem = Type.Object(ContactCore);
 
 export const ContactDetail = Type.Object({
   ok: Ok,
-  contact: Type.Object({ ...ContactCore, fields: Type.Record(Type.String(), Type.Unknown()) }),
+  contact: Type.Object({
+    ...ContactCore,
+    fields: Type.Record(Type.String(), Type.Unknown()),
+    status_cause: Type.Union([
+      Type.Object(
+        {
+          reason: Type.String({
+            description: 'admin, unsubscribe_link, smtp_rejection, hard_bounce, complaint, soft_bounces',
+          }),
+          email_id: Type.Union([Type.Integer(), Type.Null()]),
+          report_id: Type.Union([Type.Integer(), Type.Null()]),
+          at: Type.Union([Type.String(), Type.Null()]),
+        },
+        { description: 'what set the status last (SPEC §12); null when it never changed' },
+      ),
+      Type.Null(),
+    ]),
+  }),
   lists: Type.Array(Type.Object({ list_id: Type.Integer(), name: Type.String(), added_at: Type.String() })),
   events: Type.Array(EventView),
   events_more: Type.Boolean(),

@@ -45,7 +45,9 @@ export async function changeStatus(deps: Deps, id: number, status: ContactStatus
   await deps.db.db.transaction().execute(async (trx) => {
     // Only a change into unsubscribed is news for the site (SPEC §13).
     const from = (['active', 'invalid', 'admin_blocked'] as const).filter((s) => s !== status);
-    const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined);
+    const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined, {
+      reason: 'admin',
+    });
     if (changed && status === 'unsubscribed')
       await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'admin'), now);
   });
@@ -99,6 +101,14 @@ export async function contact(deps: Deps, id: number) {
       name: c.name,
       status: c.status,
       fields: parseJson<Record<string, unknown>>(c.fields, {}),
+      status_cause: c.status_reason
+        ? {
+            reason: c.status_reason,
+            email_id: c.status_email_id,
+            report_id: c.status_report_id,
+            at: iso(c.status_changed_at),
+          }
+        : null,
       created_at: iso(c.created_at)!,
       updated_at: iso(c.updated_at)!,
     },

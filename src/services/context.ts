@@ -5,6 +5,9 @@ import type { ApiKey } from '../repos/keys.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
+import type { WebhookCredentialsLookup } from './providerWebhooks.js';
+import type { HttpGet } from '../bounces/providers/types.js';
+import type { ProviderIdLookup } from '../repos/reports.js';
 import type { DeliveryRouter } from '../delivery/router.js';
 import type { TxtLookup } from '../delivery/verify.js';
 import type { SetupCode } from './setup.js';
@@ -44,6 +47,12 @@ export interface Deps {
   resolveHost?: Resolver;
   /** buildApp fills it with the app's logger when absent. */
   log?: Logger;
+  /** Provider webhook credentials of a project (SPEC §12); none configured when absent. */
+  webhookCredentials?: WebhookCredentialsLookup;
+  /** Finds the e-mail a provider knows by its own message id (issue 13's delivery attempts). */
+  providerIdLookup?: ProviderIdLookup;
+  /** GET for SNS certificates and subscription confirmations; https by default, injected in tests. */
+  httpGet?: HttpGet;
   /**
    * Tests only: carry out accept plans statement by statement through Kysely (runPlan), the reference
    * the SQLite statements and the PostgreSQL batches are compared with.

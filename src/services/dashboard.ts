@@ -1,6 +1,7 @@
 // The admin UI dashboard: events, e-mails, outbox and cart recovery over the last days (UTC).
 import { paidAmountByCurrency } from '../repos/campaigns.js';
-import { cartFigures, emailFigures, eventFigures, outboxDepth } from '../repos/dashboard.js';
+import { cartFigures, deliverabilityFigures, emailFigures, eventFigures, outboxDepth } from '../repos/dashboard.js';
+import { rateLevel } from '../domain/bounces.js';
 import { iso } from '../repos/types.js';
 import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
 import { projectFilter } from './admin.js';
@@ -14,13 +15,20 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
   const now = deps.clock.now();
   const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
   const f = { projectId, since: until - (q.days ?? DASHBOARD_DAYS) * DAY_MS, until, now };
-  const [events, emails, outbox, carts, paid] = await Promise.all([
+  const [events, emails, outbox, carts, paid, rates] = await Promise.all([
     eventFigures(db, dialect, f),
     emailFigures(db, dialect, f),
     outboxDepth(db, f),
     cartFigures(db, dialect, f),
     paidAmountByCurrency(db, f),
+    deliverabilityFigures(db, f),
   ]);
+  const withRates = (w: { sent: number; bounced: number; complained: number }) => ({
+    ...w,
+    bounce_rate: w.sent ? w.bounced / w.sent : 0,
+    complaint_rate: w.sent ? w.complained / w.sent : 0,
+    level: rateLevel(w),
+  });
   return {
     ok: true as const,
     site_key: q.site_key ?? null,
@@ -31,5 +39,10 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
     outbox,
     carts,
     paid_amount_by_currency: paid,
+    deliverability: rates.map((r) => ({
+      site_key: r.site_key,
+      days7: withRates(r.days7),
+      days30: withRates(r.days30),
+    })),
   };
 }

@@ -4,6 +4,7 @@ import { attemptsLog } from '../repos/delivery.js';
 import { cancelEmail, retryEmail } from '../repos/emailActions.js';
 import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../repos/emails.js';
 import { findProjectById } from '../repos/projects.js';
+import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
@@ -35,7 +36,11 @@ export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[
 export async function email(deps: Deps, id: number) {
   const row = await findEmailWithSite(deps.db.db, id);
   if (!row) throw notFound('E-mail');
-  return { ...emailDetail(row, deps.clock.now()), attempts_log: await attemptsLog(deps.db.db, id) };
+  return {
+    ...emailDetail(row, deps.clock.now()),
+    attempts_log: await attemptsLog(deps.db.db, id),
+    reports: await reportsOfEmail(deps.db.db, id),
+  };
 }
 
 /** The e-mail as sent, or, before it is rendered, as its template renders it now. */

@@ -11,6 +11,7 @@ import {
   requireTemplateAllowed,
 } from '../domain/rights.js';
 import { parseAmount } from '../domain/money.js';
+import { SENT_STATUSES } from '../domain/statuses.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import {
@@ -190,7 +191,9 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   if (r.scheduled_email_id === null) return r;
   const row = await findEmail(call.deps.db.db, r.scheduled_email_id);
   if (!row) return r;
-  const s = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
+  // A report may already have followed the send (delivered, bounced…): for this answer it was sent.
+  const shown = visibleStatus(row.status, Number(row.due_at), call.deps.clock.now());
+  const s = (SENT_STATUSES as readonly string[]).includes(shown) ? 'sent' : shown;
   const status = s === 'sent' || s === 'failed' || s === 'suppressed' || s === 'scheduled' ? s : 'queued';
   const plan = r.plan?.map((p): PlanEntry => (p.scheduled_email_id === row.id ? { ...p, status } : p));
   return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };

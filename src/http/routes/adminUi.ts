@@ -12,7 +12,7 @@ import {
   PERMISSIONS,
   allRoutingKeys,
 } from '../../domain/catalog.js';
-import { CONTACT_STATUSES, EMAIL_STATUSES } from '../../domain/statuses.js';
+import { CONTACT_STATUSES, EMAIL_STATUSES, WEBHOOK_PROVIDERS } from '../../domain/statuses.js';
 import { IdParams } from '../../schemas/admin.js';
 import {
   ContactDetail,
@@ -62,6 +62,9 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       endpoints: [...EVENT_ENDPOINTS],
       contact_statuses: [...CONTACT_STATUSES],
       email_statuses: [...EMAIL_STATUSES],
+      webhook_providers: [...WEBHOOK_PROVIDERS],
+      public_url: deps.config.publicUrl,
+      bounce_domain: deps.config.bounces.domain,
     }),
   );
 

@@ -54,6 +54,12 @@ const STATUS_TONE = {
   cancelled: 'muted',
   suppressed: 'warn',
   unsubscribed: 'warn',
+  delivered: 'ok',
+  bounced: 'bad',
+  soft_bounced: 'warn',
+  complained: 'bad',
+  delayed: 'info',
+  unparsed: 'muted',
   none: 'warn',
 };
 

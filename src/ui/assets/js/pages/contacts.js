@@ -53,6 +53,21 @@ export async function contactsPage(ctx) {
   );
 }
 
+/** Why the contact has its status: who set it, and the e-mail and report that did (SPEC §12). */
+function statusCause(cause) {
+  if (!cause) return '—';
+  return h(
+    'span',
+    {},
+    t(`contacts.cause.${cause.reason}`),
+    cause.email_id
+      ? [' · ', h('a', { href: `/ui/emails/${cause.email_id}` }, t('contacts.causeEmail', { id: cause.email_id }))]
+      : null,
+    cause.report_id ? [' · ', t('contacts.causeReport', { id: cause.report_id })] : null,
+    cause.at ? [' · ', time(cause.at)] : null,
+  );
+}
+
 export async function contactPage(ctx) {
   const id = ctx.params[0];
   const [m, d] = await Promise.all([meta(), api('GET', `/api/admin/contacts/${id}`)]);
@@ -96,6 +111,7 @@ export async function contactPage(ctx) {
       [t('common.project'), h('a', { href: `/ui/projects/${enc(c.site_key)}` }, c.site_key)],
       [t('contacts.knownSince'), time(c.created_at)],
       [t('common.updated'), time(c.updated_at)],
+      [t('contacts.statusCause'), statusCause(c.status_cause)],
     ]),
     form,
     status,

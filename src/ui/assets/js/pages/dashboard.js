@@ -87,6 +87,10 @@ function draw(d) {
     ]),
     card(t('nav.emails'), [
       [t('dashboard.sent'), fmtNumber(e.sent)],
+      [t('dashboard.delivered'), fmtNumber(e.delivered)],
+      [t('dashboard.bounced'), fmtNumber(e.bounced)],
+      [t('dashboard.softBounced'), fmtNumber(e.soft_bounced)],
+      [t('dashboard.complained'), fmtNumber(e.complained)],
       [t('dashboard.failed'), fmtNumber(e.failed)],
       [t('dashboard.suppressed'), fmtNumber(e.suppressed)],
       [t('dashboard.cancelled'), fmtNumber(e.cancelled)],
@@ -218,6 +222,39 @@ function draw(d) {
           { empty: t('dashboard.noOrders') },
         ),
       ),
+      deliverability(d.deliverability ?? []),
+    ),
+  );
+}
+
+const LEVEL_TONE = { ok: 'ok', warning: 'warn', stop: 'bad' };
+
+/** Per project, hard-bounce and complaint rates over 7 and 30 days, against the providers' limits. */
+function deliverability(rows) {
+  const rate = (w, k) =>
+    h('span', { title: t('dashboard.rateOf', { part: fmtNumber(w[k]), sent: fmtNumber(w.sent) }) }, pct(w[k], w.sent));
+  return h(
+    'section',
+    { class: 'chart-box' },
+    h('h2', { class: 'figcaption' }, t('dashboard.deliverability')),
+    h('p', { class: 'muted' }, t('dashboard.deliverabilityHelp')),
+    table(
+      [
+        { label: t('common.project'), cell: (r) => r.site_key },
+        { label: t('dashboard.bounces7'), class: 'num', cell: (r) => rate(r.days7, 'bounced') },
+        { label: t('dashboard.complaints7'), class: 'num', cell: (r) => rate(r.days7, 'complained') },
+        { label: t('dashboard.bounces30'), class: 'num', cell: (r) => rate(r.days30, 'bounced') },
+        { label: t('dashboard.complaints30'), class: 'num', cell: (r) => rate(r.days30, 'complained') },
+        {
+          label: t('dashboard.rateLevel'),
+          cell: (r) => {
+            const level = r.days7.level === 'ok' ? r.days30.level : r.days7.level;
+            return badge(t(`dashboard.level.${level}`), LEVEL_TONE[level]);
+          },
+        },
+      ],
+      rows,
+      { empty: t('dashboard.noSent') },
     ),
   );
 }

@@ -137,6 +137,42 @@ function renderedPart(preview) {
   );
 }
 
+/** What came back about the e-mail (SPEC §12): DSNs, complaints, provider webhooks, each with its body. */
+function reportsPart(reports) {
+  if (!reports.length) return h('p', { class: 'muted' }, t('emails.noReports'));
+  const effect = (r) => {
+    const parts = [];
+    if (r.effects.email_status)
+      parts.push(t('emails.reportEmailStatus', { status: statusLabel(r.effects.email_status.to) }));
+    if (r.effects.contact_status)
+      parts.push(t('emails.reportContactStatus', { status: statusLabel(r.effects.contact_status.to) }));
+    return parts.length ? parts.join('; ') : t('emails.reportNoEffect');
+  };
+  return h(
+    'div',
+    { class: 'reports' },
+    table(
+      [
+        { label: t('emails.reportReceived'), cell: (r) => time(r.received_at) },
+        { label: t('emails.reportSource'), cell: (r) => t(`emails.source.${r.source}`) },
+        { label: t('emails.reportKind'), cell: (r) => statusBadge(r.kind) },
+        { label: t('emails.reportCode'), cell: (r) => (r.status_code ? code(r.status_code) : '—') },
+        { label: t('emails.reportDiagnostic'), cell: (r) => short(r.diagnostic, 160) ?? '—' },
+        { label: t('emails.reportEffect'), cell: effect },
+      ],
+      reports,
+    ),
+    reports.map((r) =>
+      h(
+        'details',
+        {},
+        h('summary', {}, t('emails.reportRaw', { id: r.id })),
+        h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': t('emails.reportRaw', { id: r.id }) }, r.raw),
+      ),
+    ),
+  );
+}
+
 export async function emailPage(ctx) {
   const id = ctx.params[0];
   const [e, preview] = await Promise.all([
@@ -230,6 +266,8 @@ export async function emailPage(ctx) {
       e.attempts_log ?? [],
       { empty: t('emails.noAttempts') },
     ),
+    h('h2', {}, t('emails.reports')),
+    reportsPart(e.reports ?? []),
     h('h2', {}, t('emails.content')),
     renderedPart(preview),
     h('details', {}, h('summary', {}, t('emails.context')), jsonBlock(e.context, t('emails.contextLabel'))),

@@ -2,7 +2,7 @@
 // Projects: the list with a create form, and one project's page with its tabs (keys, routing,
 // templates, address books, course categories, paid-order books, cart chain).
 import { api, ApiError, describeError, enc, meta, projects, qs } from '../api.js';
-import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
+import { code, errorBox, field, h, pagedTable, select, table, time, toast } from '../dom.js';
 import { t, tNodes } from '../i18n.js';
 import { cartChainTab, categoriesTab, paidListsTab } from './config.js';
 import { deliveryTab } from './delivery.js';
@@ -150,6 +150,26 @@ export async function projectsPage(ctx) {
   );
 }
 
+/** The URLs to paste into each provider's panel, and the VERP domain, for bounce reports (SPEC §12). */
+function reportWebhooks(p, m) {
+  const url = (provider) => `${m.public_url}/api/webhooks/${provider}/${enc(p.site_key)}`;
+  return h(
+    'details',
+    { class: 'report-webhooks' },
+    h('summary', {}, t('project.reports')),
+    h('p', { class: 'muted' }, t('project.reportsHelp')),
+    table(
+      [
+        { label: t('project.reportsProvider'), cell: (x) => t(`emails.source.${x}`) },
+        { label: t('project.reportsUrl'), cell: (x) => code(url(x)) },
+        { label: t('project.reportsAuth'), cell: (x) => t(`project.reportsAuth.${x}`) },
+      ],
+      m.webhook_providers,
+    ),
+    h('p', {}, m.bounce_domain ? t('project.verpOn', { domain: m.bounce_domain }) : t('project.verpOff')),
+  );
+}
+
 export async function projectPage(ctx) {
   const site = ctx.params[0];
   const tab = TABS.find(([key]) => key === ctx.query.get('tab')) ?? TABS[0];
@@ -222,6 +242,7 @@ export async function projectPage(ctx) {
       ),
     ),
     edit,
+    reportWebhooks(p, m),
     tabs,
     h('div', { class: 'tab-body' }, h('h2', {}, t(`project.tab.${tab[0]}`)), body),
   );

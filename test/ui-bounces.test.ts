@@ -1,0 +1,136 @@
+// Bounces in a real browser (chromium via playwright-core): a DSN recorded for a sent e-mail shows on the
+// e-mail's page (outcome, code, effect, raw report), the contact's page names the hard bounce, the project
+// page lists the provider webhook URLs, the dashboard the rates. With UPDATE_SCREENSHOTS=1 the pages go to
+// docs/screenshots/.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { parseReportMessage } from '../src/bounces/parseReport.js';
+import { bounceContext, recordReport } from '../src/services/bounces.js';
+import { addContact, addEmail } from './fixtures/delivery-support.js';
+import { bounceFixture } from './support/bounces.js';
+import { ADMIN_TOKEN, createTestApp, setupProject, type TestApp } from './support/harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
+const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing`;
+
+describe('bounces in a browser', { skip }, () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let emailId: number;
+  let contactId: number;
+  const problems: string[] = [];
+
+  const shot = async (name: string) => {
+    if (!UPDATE) return;
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+  };
+  const settled = () =>
+    page
+      .locator('main[aria-busy="true"]')
+      .waitFor({ state: 'detached' })
+      .catch(() => {});
+
+  before(async () => {
+    t = await createTestApp('sqlite', { PUBLIC_URL: 'https://gateway.example.org' });
+    await setupProject(t.app);
+    const project = await t.deps.db.db
+      .selectFrom('projects')
+      .select('id')
+      .where('site_key', '=', 'site1')
+      .executeTakeFirstOrThrow();
+    const template = await t.deps.db.db
+      .selectFrom('templates')
+      .select('id')
+      .where('project_id', '=', project.id)
+      .executeTakeFirstOrThrow();
+    contactId = await addContact(t.deps.db, project.id, 'gone@example.net');
+    emailId = await addEmail(t.deps.db, {
+      projectId: project.id,
+      templateId: template.id,
+      contactId,
+      to: 'gone@example.net',
+    });
+    const messageId = `<email-${emailId}.site1.test@site1.example>`;
+    const now = t.clock.now();
+    await t.deps.db.db
+      .updateTable('scheduled_emails')
+      .set({ status: 'sent', message_id: messageId, sent_at: now })
+      .where('id', '=', emailId)
+      .execute();
+    const raw = bounceFixture('postfix-user-unknown.eml', {
+      VERP: 'b-1-0@bounces.example.org',
+      RCPT: 'gone@example.net',
+      MESSAGE_ID: messageId,
+    });
+    const [p] = await parseReportMessage(raw);
+    await recordReport(bounceContext(t.deps), {
+      ...p,
+      source: 'smtp',
+      projectId: null,
+      verpEmailId: emailId,
+      raw: raw.toString('utf8'),
+    });
+
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'en-US' });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.goto(`${base}/ui/login?via=token`);
+    await page.locator('input[name=token]').fill(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it("shows the report on the e-mail's page, with its effect and the raw DSN", async () => {
+    await page.goto(`${base}/ui/emails/${emailId}`);
+    await settled();
+    await page.locator('h2', { hasText: 'Reports after sending' }).waitFor();
+    const row = page.locator('.reports tbody tr').first();
+    assert.match(await row.innerText(), /Bounce address \(SMTP\)[\s\S]*bounced[\s\S]*5\.1\.1/);
+    assert.match(await row.innerText(), /e-mail → bounced; contact → invalid/);
+    await page.locator('.reports summary').first().click();
+    await page.locator('.reports pre', { hasText: 'Recipient address rejected' }).waitFor();
+    await shot('email-reports');
+  });
+
+  it("names the hard bounce on the contact's page", async () => {
+    await page.goto(`${base}/ui/contacts/${contactId}`);
+    await settled();
+    await page.getByText('a hard bounce').waitFor();
+    assert.ok(await page.locator(`a[href="/ui/emails/${emailId}"]`, { hasText: `e-mail #${emailId}` }).count());
+  });
+
+  it('lists the provider webhook URLs on the project page, and the rates on the dashboard', async () => {
+    await page.goto(`${base}/ui/projects/site1`);
+    await settled();
+    await page.locator('.report-webhooks summary').click();
+    await page.getByText('https://gateway.example.org/api/webhooks/postmark/site1').waitFor();
+    await page.getByText('https://gateway.example.org/api/webhooks/unisender_go/site1').waitFor();
+    await shot('project-report-webhooks');
+    await page.goto(`${base}/ui/`);
+    await settled();
+    await page.locator('h2', { hasText: 'Bounces and complaints' }).waitFor();
+    await page.getByText('100%').first().waitFor();
+    await page.getByText('warning').first().waitFor();
+    assert.deepEqual(problems, []);
+  });
+});
