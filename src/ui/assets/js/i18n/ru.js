@@ -505,6 +505,11 @@ export default {
   'dashboard.bounces30': 'Отказы, 30 дней',
   'dashboard.complaints30': 'Жалобы, 30 дней',
   'dashboard.rateLevel': 'Состояние',
+  'dashboard.paused':
+    'Кампании и цепочки брошенных корзин {site} приостановлены: доля жалоб за 7 дней {rate} выше 0,3 %. Транзакционные письма уходят.',
+  'dashboard.resume': 'Возобновить',
+  'dashboard.resumeQuestion': 'Возобновить кампании и цепочки корзин {site}? Задержанные письма уйдут сейчас.',
+  'dashboard.resumed': 'Кампании и цепочки корзин {site} возобновлены',
   'dashboard.level.ok': 'в норме',
   'dashboard.level.warning': 'предупреждение',
   'dashboard.level.stop': 'выше предела',
