@@ -507,7 +507,7 @@ export default {
   'dashboard.complaints30': 'Complaints, 30 days',
   'dashboard.rateLevel': 'Standing',
   'dashboard.paused':
-    'Campaigns and cart chains of {site} are paused: complaint rate {rate} over 7 days is above 0.3 %. Transactional e-mail goes on.',
+    'Campaigns and cart chains of {site} are paused: complaints went above 0.3 % of the e-mails sent over 7 days (now {rate}). Transactional e-mail goes on. Paused at',
   'dashboard.resume': 'Resume',
   'dashboard.resumeQuestion': 'Resume the campaigns and cart chains of {site}? Held e-mails go out now.',
   'dashboard.resumed': 'Campaigns and cart chains of {site} resumed',
