@@ -225,9 +225,14 @@ for (const d of DIALECTS) {
       // The dashboard's rates: one hard bounce and one complaint out of the two sent e-mails.
       const dash = await adminCall(t.app, 'GET', '/api/admin/dashboard?site_key=pedsovet');
       assert.equal(dash.status, 200);
+      // 1 complaint of 2 is above the stop level: the project's campaigns and cart chains paused.
+      const paused = dash.body.deliverability[0]?.marketing_paused_at;
+      assert.equal(typeof paused, 'string');
       assert.deepEqual(dash.body.deliverability, [
         {
           site_key: 'pedsovet',
+          marketing_paused_at: paused,
+          marketing_paused_reason: 'complaint rate above 0.3 %',
           days7: { sent: 2, bounced: 1, complained: 1, bounce_rate: 0.5, complaint_rate: 0.5, level: 'stop' },
           days30: { sent: 2, bounced: 1, complained: 1, bounce_rate: 0.5, complaint_rate: 0.5, level: 'stop' },
         },

@@ -1,7 +1,7 @@
 // Bounces in a real browser (chromium via playwright-core): a DSN recorded for a sent e-mail shows on the
 // e-mail's page (outcome, code, effect, raw report), the contact's page names the hard bounce, the project
-// page lists the provider webhook URLs, the dashboard the rates. With UPDATE_SCREENSHOTS=1 the pages go to
-// docs/screenshots/.
+// page lists the provider webhook URLs, the dashboard the rates and a paused project's Resume button. With
+// UPDATE_SCREENSHOTS=1 the pages go to docs/screenshots/.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { parseReportMessage } from '../src/bounces/parseReport.js';
+import { PAUSE_REASON } from '../src/domain/bounces.js';
+import { findProjectBySiteKey, pauseMarketing } from '../src/repos/projects.js';
 import { bounceContext, recordReport } from '../src/services/bounces.js';
 import { addContact, addEmail } from './fixtures/delivery-support.js';
 import { bounceFixture } from './support/bounces.js';
@@ -131,6 +133,21 @@ describe('bounces in a browser', { skip }, () => {
     await page.locator('h2', { hasText: 'Bounces and complaints' }).waitFor();
     await page.getByText('100%').first().waitFor();
     await page.getByText('warning').first().waitFor();
+    assert.deepEqual(problems, []);
+  });
+
+  it("shows a paused project's notice on the dashboard; Resume resumes it", async () => {
+    const site = (await findProjectBySiteKey(t.deps.db.db, 'site1'))!;
+    await pauseMarketing(t.deps.db.db, site.id, t.clock.now(), PAUSE_REASON);
+    await page.goto(`${base}/ui/`);
+    await settled();
+    const notice = page.locator('[data-paused="site1"]');
+    await notice.getByText('Campaigns and cart chains of site1 are paused').waitFor();
+    await shot('dashboard-marketing-paused');
+    await notice.getByRole('button', { name: 'Resume' }).click();
+    await page.locator('dialog.confirm button[value=yes]').click();
+    await notice.waitFor({ state: 'detached' });
+    assert.equal((await findProjectBySiteKey(t.deps.db.db, 'site1'))!.marketing_paused_at, null);
     assert.deepEqual(problems, []);
   });
 });

@@ -14,6 +14,7 @@ import * as m008 from './migrations/008_admin_accounts.js';
 import * as m009 from './migrations/009_bounces.js';
 import * as m010 from './migrations/010_site_webhooks.js';
 import * as m010b from './migrations/010b_webhook_outbox.js';
+import * as m012 from './migrations/012_marketing_pause.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -33,6 +34,7 @@ const steps: Record<string, Step> = {
   '009_bounces': m009,
   '010_site_webhooks': m010,
   '010b_webhook_outbox': m010b,
+  '012_marketing_pause': m012,
 };
 
 class CodeProvider implements MigrationProvider {

@@ -31,6 +31,9 @@ export interface ProjectsTable {
   locale: Generated<ProjectLocale>;
   created_at: number;
   updated_at: number;
+  /** Campaigns and cart chains paused by the complaint rate (migration 012); null: not paused. */
+  marketing_paused_at: Generated<number | null>;
+  marketing_paused_reason: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';

@@ -27,6 +27,7 @@ import { DeliveryRouter, type ProjectDelivery } from './router.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
 import { suppressionReason } from '../domain/suppression.js';
+import { pausedByMarketingStop } from '../domain/bounces.js';
 import type { WebhookKind } from '../domain/statuses.js';
 import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
@@ -97,6 +98,9 @@ const NOTIFIED: Partial<Record<EmailStatus, WebhookKind>> = {
   failed: 'email.failed',
   suppressed: 'email.suppressed',
 };
+
+/** A paused project's campaign and cart e-mails are looked at again this much later (or at once on resume). */
+const PAUSE_DEFER_MS = 3_600_000;
 
 const noopLogger: WorkerLogger = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -277,6 +281,11 @@ export function createWorker(opts: WorkerOptions): Worker {
           finishes.failed(row.id, { now: clock.now(), error: `${what} no longer exists`, countAttempt: false }),
         ),
       );
+    }
+    if (project.marketing_paused_at != null && pausedByMarketingStop(row.kind)) {
+      // Campaigns and cart chains wait while the project is paused (complaints); transactional mail goes on.
+      const now = clock.now();
+      return record('queued', write(row, finishes.paused(row.id, { now, dueAt: now + PAUSE_DEFER_MS })));
     }
     const reason = suppressionReason(contact.status, row.kind);
     if (reason) return record('suppressed', write(row, finishes.suppressed(row.id, { now: clock.now(), reason })));

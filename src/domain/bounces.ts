@@ -159,3 +159,20 @@ export function rateLevel(f: { sent: number; bounced: number; complained: number
   if (complaints > RATE_THRESHOLDS.complaintWarn || f.bounced / f.sent > RATE_THRESHOLDS.bounceWarn) return 'warning';
   return 'ok';
 }
+
+/** Campaigns and cart chains pause over this window of sent e-mails (issue 14: Gmail's 0.3 % is per week). */
+export const PAUSE_WINDOW_MS = 7 * 86_400_000;
+export const PAUSE_REASON = 'complaint rate above 0.3 %';
+
+/**
+ * Whether a project's marketing (campaigns, cart chains) must pause: its complaints over the e-mails
+ * sent in the last 7 days (test sends left out) are above the stop level. Transactional mail goes on.
+ */
+export function shouldPauseMarketing(w: { sent: number; complained: number }): boolean {
+  return w.sent > 0 && w.complained / w.sent > RATE_THRESHOLDS.complaintStop;
+}
+
+/** The kinds of e-mail a marketing pause holds back. */
+export function pausedByMarketingStop(kind: string): boolean {
+  return kind === 'campaign' || kind === 'cart';
+}

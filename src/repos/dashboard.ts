@@ -285,6 +285,8 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: Proje
     .innerJoin('projects as p', 'p.id', 'e.project_id')
     .select([
       'p.site_key',
+      'p.marketing_paused_at',
+      'p.marketing_paused_reason',
       when(d7, null).as('sent7'),
       when(d7, 'bounced').as('bounced7'),
       when(d7, 'complained').as('complained7'),
@@ -294,7 +296,9 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: Proje
     ])
     .where('e.sent_at', '>=', d30)
     .where('e.status', 'in', [...SENT_STATUSES])
-    .groupBy('p.site_key')
+    // Test sends are the administrator's, left out of every statistic (and of the pause, issue 14).
+    .where('e.is_test', '=', 0)
+    .groupBy(['p.site_key', 'p.marketing_paused_at', 'p.marketing_paused_reason'])
     .orderBy('p.site_key');
   // A viewer's dashboard covers the projects they may see (a list), an administrator's one or all.
   if (f.projectId !== undefined)
@@ -305,6 +309,8 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: Proje
   const rows = await q.execute();
   return rows.map((r) => ({
     site_key: r.site_key,
+    marketing_paused_at: r.marketing_paused_at === null ? null : n(r.marketing_paused_at),
+    marketing_paused_reason: r.marketing_paused_reason,
     days7: { sent: n(r.sent7), bounced: n(r.bounced7), complained: n(r.complained7) },
     days30: { sent: n(r.sent30), bounced: n(r.bounced30), complained: n(r.complained30) },
   }));

@@ -4,6 +4,7 @@
 import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import type { Database, EmailRow, EmailStatus } from '../db/schema.js';
+import { PAUSE_REASON } from '../domain/bounces.js';
 
 // Literal SQL (not bound parameters) so both SQLite and PostgreSQL match the partial indexes of
 // migration 001 (emails_pending_due, emails_sending_lease), whose predicates are these exact terms.
@@ -149,6 +150,9 @@ export interface Finish {
   messageId?: string | null;
 }
 
+/** last_error of an e-mail held back by a marketing pause; resuming makes those due at once. */
+export const MARKETING_PAUSED_ERROR = `paused: ${PAUSE_REASON}`;
+
 export const finishes = {
   // last_error is cleared: an earlier transient failure is history once the e-mail went out.
   sent: (id: number, o: { now: number } & RenderedColumns): Finish => ({
@@ -191,6 +195,9 @@ export const finishes = {
     releaseLock: true,
     countAttempt: false,
   }),
+  /** A paused project's marketing e-mail (issue 14): waits as `queued` like a quota wait; not an attempt. */
+  paused: (id: number, o: { now: number; dueAt: number }): Finish =>
+    finishes.waitQuota(id, { ...o, reason: MARKETING_PAUSED_ERROR }),
   suppressed: (id: number, o: { now: number; reason: string }): Finish => ({
     id,
     now: o.now,
@@ -268,4 +275,16 @@ export async function emailProgress(
     .select(['status', 'attempts', 'due_at'])
     .where('id', '=', id)
     .executeTakeFirst();
+}
+
+/** On resume: the e-mails a marketing pause held back become due now (they were `queued`, never lost). */
+export async function releasePaused(db: Kysely<Database>, projectId: number, now: number): Promise<number> {
+  const res = await db
+    .updateTable('scheduled_emails')
+    .set({ due_at: now, last_error: null, updated_at: now })
+    .where('project_id', '=', projectId)
+    .where('status', '=', 'queued')
+    .where('last_error', '=', MARKETING_PAUSED_ERROR)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }

@@ -91,3 +91,24 @@ export async function getOrCreateSecret(db: Executor, name: string): Promise<str
   const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
   return row.value;
 }
+
+/** Pauses a project's campaigns and cart chains; false when it was paused already (the first reason stays). */
+export async function pauseMarketing(db: Executor, projectId: number, now: number, reason: string): Promise<boolean> {
+  const res = await db
+    .updateTable('projects')
+    .set({ marketing_paused_at: now, marketing_paused_reason: reason, updated_at: now })
+    .where('id', '=', projectId)
+    .where('marketing_paused_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Resumes them (an administrator's act); returns the row afterwards. */
+export async function resumeMarketing(db: Executor, projectId: number, now: number): Promise<Project | undefined> {
+  await db
+    .updateTable('projects')
+    .set({ marketing_paused_at: null, marketing_paused_reason: null, updated_at: now })
+    .where('id', '=', projectId)
+    .execute();
+  return findProjectById(db, projectId);
+}

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import type { EmailReportRow, EmailReportsTable, EmailStatus } from '../db/schema.js';
 import type { Insertable } from 'kysely';
-import type { OutcomeStatus } from '../domain/statuses.js';
+import { SENT_STATUSES, type OutcomeStatus } from '../domain/statuses.js';
 import { emailIdByRelayId } from './delivery.js';
 import { iso, parseJson, type Executor } from './types.js';
 
@@ -149,4 +149,20 @@ export async function setEmailOutcome(
     .where('status', '=', from)
     .executeTakeFirst();
   return Number(r.numUpdatedRows ?? 0) > 0;
+}
+
+/** A project's e-mails sent since `since` and how many of them complained (test sends left out). */
+export async function complaintWindow(db: Executor, projectId: number, since: number) {
+  const row = await db
+    .selectFrom('scheduled_emails')
+    .select([
+      sql<number>`count(*)`.as('sent'),
+      sql<number>`sum(case when status = 'complained' then 1 else 0 end)`.as('complained'),
+    ])
+    .where('project_id', '=', projectId)
+    .where('sent_at', '>=', since)
+    .where('status', 'in', [...SENT_STATUSES])
+    .where('is_test', '=', 0)
+    .executeTakeFirst();
+  return { sent: Number(row?.sent ?? 0), complained: Number(row?.complained ?? 0) };
 }

@@ -100,6 +100,10 @@ export const ProjectView = Type.Object({
   locale: ProjectLocale,
   created_at: Type.String(),
   updated_at: Type.String(),
+  marketing_paused_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'campaigns and cart chains paused since (complaint rate above 0.3 % over 7 days); null: running',
+  }),
+  marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
 });
 
 export const ContactUpsertBody = Type.Object(

@@ -100,9 +100,19 @@ export const DashboardResponse = Type.Object({
   paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
     description: 'amounts of the orders paid in the window, per currency (XXX: recorded without one)',
   }),
-  deliverability: Type.Array(Type.Object({ site_key: Type.String(), days7: RateWindow, days30: RateWindow }), {
-    description: 'per project, hard-bounce and complaint rates of the e-mails sent in the last 7 and 30 days',
-  }),
+  deliverability: Type.Array(
+    Type.Object({
+      site_key: Type.String(),
+      marketing_paused_at: Type.Union([Type.String(), Type.Null()]),
+      marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
+      days7: RateWindow,
+      days30: RateWindow,
+    }),
+    {
+      description:
+        'per project, hard-bounce and complaint rates of the e-mails sent in the last 7 and 30 days, and whether its campaigns and cart chains are paused',
+    },
+  ),
 });
 
 const Part = Type.String({ maxLength: 500_000 });

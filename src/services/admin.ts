@@ -21,6 +21,7 @@ import {
 import {
   findProjectBySiteKey,
   listProjects,
+  resumeMarketing,
   updateProject,
   upsertProject,
   type ProjectInput,
@@ -31,6 +32,8 @@ import { iso } from '../repos/types.js';
 import type { SiteBody, TemplateBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
+import { inTransaction } from '../db/groupCommit.js';
+import { releasePaused } from '../repos/outbox.js';
 
 export async function requireProject(db: Executor, siteKey: string): Promise<Project> {
   const p = await findProjectBySiteKey(db, siteKey);
@@ -318,6 +321,17 @@ export async function changeProject(
   return { ok: true as const, project: projectView(await patchProject(deps, siteKey, changes)) };
 }
 
+/** An administrator resumes the campaigns and cart chains a complaint rate paused; held e-mails go now. */
+export async function resumeProjectMarketing(deps: Deps, siteKey: string) {
+  const now = deps.clock.now();
+  const project = await inTransaction(deps.db, async (trx) => {
+    const p = await requireProject(trx, siteKey);
+    await releasePaused(trx, p.id, now);
+    return (await resumeMarketing(trx, p.id, now))!;
+  });
+  return { ok: true as const, project: projectView(project) };
+}
+
 export function projectView(p: Project) {
   return {
     id: p.id,
@@ -328,6 +342,8 @@ export function projectView(p: Project) {
     locale: p.locale,
     created_at: iso(p.created_at)!,
     updated_at: iso(p.updated_at)!,
+    marketing_paused_at: iso(p.marketing_paused_at),
+    marketing_paused_reason: p.marketing_paused_reason,
   };
 }
 

@@ -11,13 +11,18 @@ import {
   contactChange,
   DEFAULT_SOFT_BOUNCE_POLICY,
   nextEmailStatus,
+  PAUSE_REASON,
+  PAUSE_WINDOW_MS,
+  shouldPauseMarketing,
   type SoftBouncePolicy,
 } from '../domain/bounces.js';
 import type { OutcomeStatus, ReportKind, ReportSource } from '../domain/statuses.js';
 import { findContact, setContactStatus } from '../repos/contacts.js';
 import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import { insertEvent } from '../repos/events.js';
+import { pauseMarketing } from '../repos/projects.js';
 import {
+  complaintWindow,
   emailForReportById,
   emailForReportByMessageId,
   findEmailByProviderId,
@@ -56,6 +61,8 @@ export interface ReportOutcome {
   emailId: number | null;
   emailStatus: { from: string; to: OutcomeStatus } | null;
   contactStatus: { from: string; to: string; reason: string } | null;
+  /** This report paused the project's campaigns and cart chains. */
+  marketingPaused?: boolean;
 }
 
 export interface BounceContext {
@@ -140,6 +147,12 @@ export async function recordReport(ctx: BounceContext, r: InboundReport): Promis
       result.emailStatus = { from: email.status, to: next };
       // The site hears of the outcome in the transaction of the change (SPEC §13).
       await enqueueEmailWebhooks(trx, [{ email, kind: `email.${next}`, reason: clip(r.diagnostic, 500) }], now);
+      // Above the stop level the project's campaigns and cart chains pause, in this same transaction.
+      if (
+        next === 'complained' &&
+        shouldPauseMarketing(await complaintWindow(trx, email.project_id, now - PAUSE_WINDOW_MS))
+      )
+        result.marketingPaused = await pauseMarketing(trx, email.project_id, now, PAUSE_REASON);
     }
     const contact = await findContact(trx, email.contact_id);
     if (contact) {
@@ -178,6 +191,7 @@ function effectsOf(o: ReportOutcome) {
   return {
     ...(o.emailStatus ? { email_status: o.emailStatus } : {}),
     ...(o.contactStatus ? { contact_status: o.contactStatus } : {}),
+    ...(o.marketingPaused ? { marketing_paused: true } : {}),
   };
 }
 

@@ -41,6 +41,8 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
     paid_amount_by_currency: paid,
     deliverability: rates.map((r) => ({
       site_key: r.site_key,
+      marketing_paused_at: iso(r.marketing_paused_at),
+      marketing_paused_reason: r.marketing_paused_reason,
       days7: withRates(r.days7),
       days30: withRates(r.days30),
     })),

@@ -61,6 +61,21 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   );
 
   app.post(
+    '/api/admin/projects/:site_key/marketing/resume',
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Resume the campaigns and cart chains a complaint rate above 0.3 % paused',
+        params: SiteKeyParams,
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+      },
+    },
+    async (req) => admin.resumeProjectMarketing(deps, req.params.site_key),
+  );
+
+  app.post(
     '/api/admin/keys',
     {
       config: { access: { project: 'body.site_key', write: true } },

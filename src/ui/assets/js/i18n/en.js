@@ -506,6 +506,11 @@ export default {
   'dashboard.bounces30': 'Bounces, 30 days',
   'dashboard.complaints30': 'Complaints, 30 days',
   'dashboard.rateLevel': 'Standing',
+  'dashboard.paused':
+    'Campaigns and cart chains of {site} are paused: complaints went above 0.3 % of the e-mails sent over 7 days (now {rate}). Transactional e-mail goes on. Paused at',
+  'dashboard.resume': 'Resume',
+  'dashboard.resumeQuestion': 'Resume the campaigns and cart chains of {site}? Held e-mails go out now.',
+  'dashboard.resumed': 'Campaigns and cart chains of {site} resumed',
   'dashboard.level.ok': 'fine',
   'dashboard.level.warning': 'warning',
   'dashboard.level.stop': 'over the limit',

@@ -505,6 +505,11 @@ export default {
   'dashboard.bounces30': 'Отказы, 30 дней',
   'dashboard.complaints30': 'Жалобы, 30 дней',
   'dashboard.rateLevel': 'Состояние',
+  'dashboard.paused':
+    'Кампании и цепочки брошенных корзин {site} приостановлены: жалобы превысили 0,3 % писем за 7 дней (сейчас {rate}). Транзакционные письма уходят. Пауза с',
+  'dashboard.resume': 'Возобновить',
+  'dashboard.resumeQuestion': 'Возобновить кампании и цепочки корзин {site}? Задержанные письма уйдут сейчас.',
+  'dashboard.resumed': 'Кампании и цепочки корзин {site} возобновлены',
   'dashboard.level.ok': 'в норме',
   'dashboard.level.warning': 'предупреждение',
   'dashboard.level.stop': 'выше предела',

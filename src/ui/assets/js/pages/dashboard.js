@@ -1,9 +1,9 @@
 // @ts-check
 // The dashboard: events per day by outcome and by type, e-mails by outcome, the outbox right now and
 // cart recovery. Refreshes itself every minute while the tab is visible (it is meant to stay open).
-import { api, projects, qs } from '../api.js';
+import { api, describeError, projects, qs } from '../api.js';
 import { barChart, proportionTable } from '../charts.js';
-import { badge, fmtDuration, fmtNumber, h, select, table } from '../dom.js';
+import { badge, confirmDialog, fmtDuration, fmtNumber, h, select, table, time, toast } from '../dom.js';
 import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
 
 const REFRESH_MS = 60_000;
@@ -65,7 +65,7 @@ function eventTypeSeries(byDay, byType) {
   return series;
 }
 
-function draw(d) {
+function draw(d, reload) {
   const days = d.events_by_day.map((x) => x.day);
   const accepted = d.events_by_day.reduce((s, x) => s + x.accepted, 0);
   const rejected = d.events_by_day.reduce((s, x) => s + x.rejected, 0);
@@ -155,6 +155,7 @@ function draw(d) {
   return h(
     'div',
     {},
+    pausedNotices(d.deliverability ?? [], reload),
     cards,
     h(
       'div',
@@ -227,6 +228,41 @@ function draw(d) {
   );
 }
 
+/** Projects whose campaigns and cart chains a complaint rate paused, each with its Resume button. */
+function pausedNotices(rows, reload) {
+  async function resume(siteKey) {
+    if (!(await confirmDialog(t('dashboard.resumeQuestion', { site: siteKey }), t('dashboard.resume'), 'primary')))
+      return;
+    try {
+      await api('POST', `/api/admin/projects/${encodeURIComponent(siteKey)}/marketing/resume`);
+      toast(t('dashboard.resumed', { site: siteKey }));
+      await reload();
+    } catch (e) {
+      toast(describeError(e), 'bad');
+    }
+  }
+  return rows
+    .filter((r) => r.marketing_paused_at)
+    .map((r) =>
+      h(
+        'div',
+        { class: 'notice bad', role: 'alert', 'data-paused': r.site_key },
+        h(
+          'p',
+          {},
+          t('dashboard.paused', { site: r.site_key, rate: pct(r.days7.complained, r.days7.sent) }),
+          ' ',
+          time(r.marketing_paused_at),
+        ),
+        h(
+          'button',
+          { type: 'button', class: 'small', 'data-write': true, onclick: () => resume(r.site_key) },
+          t('dashboard.resume'),
+        ),
+      ),
+    );
+}
+
 const LEVEL_TONE = { ok: 'ok', warning: 'warn', stop: 'bad' };
 
 /** Per project, hard-bounce and complaint rates over 7 and 30 days, against the providers' limits. */
@@ -264,7 +300,9 @@ export async function dashboardPage(ctx) {
   const days = ctx.query.get('days') ?? '14';
   const url = `/api/admin/dashboard${qs({ site_key: site, days })}`;
   const [all, first] = await Promise.all([projects(), api('GET', url)]);
-  const content = h('div', { 'aria-live': 'off' }, draw(first));
+  const content = h('div', { 'aria-live': 'off' });
+  const reload = async () => content.replaceChildren(draw(await api('GET', url), reload));
+  content.replaceChildren(draw(first, reload));
   const updated = h('small', { class: 'muted' }, t('dashboard.updated', { time: fmtClock(new Date()) }));
 
   const timer = setInterval(async () => {
@@ -272,7 +310,7 @@ export async function dashboardPage(ctx) {
     try {
       const d = await api('GET', url);
       if (!ctx.isCurrent()) return;
-      content.replaceChildren(draw(d));
+      content.replaceChildren(draw(d, reload));
       updated.textContent = t('dashboard.updated', { time: fmtClock(new Date()) });
     } catch {
       updated.textContent = t('dashboard.refreshFailed');
