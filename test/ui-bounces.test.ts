@@ -3,23 +3,19 @@
 // page lists the provider webhook URLs, the dashboard the rates and a paused project's Resume button. With
 // UPDATE_SCREENSHOTS=1 the pages go to docs/screenshots/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { parseReportMessage } from '../src/bounces/parseReport.js';
 import { PAUSE_REASON } from '../src/domain/bounces.js';
 import { findProjectBySiteKey, pauseMarketing } from '../src/repos/projects.js';
 import { bounceContext, recordReport } from '../src/services/bounces.js';
 import { addContact, addEmail } from './fixtures/delivery-support.js';
 import { bounceFixture } from './support/bounces.js';
-import { ADMIN_TOKEN, createTestApp, setupProject, type TestApp } from './support/harness.js';
+import { createTestApp, setupProject, type TestApp } from './support/harness.js';
+import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing`;
+const skip = CHROMIUM_MISSING;
 
 describe('bounces in a browser', { skip }, () => {
   let t: TestApp;
@@ -30,11 +26,7 @@ describe('bounces in a browser', { skip }, () => {
   let contactId: number;
   const problems: string[] = [];
 
-  const shot = async (name: string) => {
-    if (!UPDATE) return;
-    mkdirSync(SHOTS, { recursive: true });
-    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const settled = () =>
     page
       .locator('main[aria-busy="true"]')
@@ -84,18 +76,9 @@ describe('bounces in a browser', { skip }, () => {
 
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(`${base}/ui/login?via=token`);
-    await page.locator('input[name=token]').fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();
+    browser = await launchChromium();
+    ({ page } = await openPage(browser, problems, { height: 900 }));
+    await loginWithToken(page, base);
   });
   after(async () => {
     await browser?.close();

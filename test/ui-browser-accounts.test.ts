@@ -2,21 +2,15 @@
 // project, a viewer who finds no control that would change anything, an owner's accounts page and the
 // audit log, and a personal token shown once. Screenshots only with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { SetupCode } from '../src/services/setup.js';
 import { PASSWORD } from './support/accounts.js';
 import { createTestApp, keyCall, type TestApp } from './support/harness.js';
+import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium to run the browser tests`;
+const skip = CHROMIUM_MISSING;
 
 describe('administrators in a browser', { skip }, () => {
   let t: TestApp;
@@ -35,11 +29,7 @@ describe('administrators in a browser', { skip }, () => {
       .catch(() => {});
   };
   const heading = () => page.locator('main h1');
-  const shot = async (name: string) => {
-    if (!UPDATE) return;
-    await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
-    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const login = async (email: string) => {
     await go('/ui/login');
     await page.getByLabel('E-mail').fill(email);
@@ -60,21 +50,14 @@ describe('administrators in a browser', { skip }, () => {
     );
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     // No ADMIN_TOKEN and no account: the first run, with the code serve would have printed.
     t = await createTestApp('sqlite', { ADMIN_TOKEN: '' });
     t.deps.setup = new SetupCode();
     setupCode = t.deps.setup.issue(t.clock.now());
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 860 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    browser = await launchChromium();
+    ({ page } = await openPage(browser, problems));
     page.on('console', (m) => {
       if (
         m.type() === 'error' &&

@@ -5,23 +5,17 @@
 // time zone are set from its page. With UPDATE_SCREENSHOTS=1 the Russian pages are saved to
 // docs/screenshots/ru-*.png.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import type { Transport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { loadDemo } from '../src/services/demo.js';
 import { en, ru } from './support/catalogues.js';
 import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, type TestApp } from './support/harness.js';
+import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium to run the browser tests`;
+const skip = CHROMIUM_MISSING;
 const SITE = 'demo-courses';
 const NBSP = '\u00a0';
 
@@ -40,7 +34,6 @@ describe('admin UI in Russian and English', { skip }, () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let worker: Worker;
   const problems: string[] = [];
@@ -61,11 +54,7 @@ describe('admin UI in Russian and English', { skip }, () => {
       .catch(() => {});
   };
   const heading = () => page.locator('main h1');
-  const shot = async (name: string, fullPage = true) => {
-    if (!UPDATE) return;
-    await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
-    await page.screenshot({ path: `${SHOTS}ru-${name}.png`, fullPage });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, `ru-${name}`, fullPage);
   /** The page's visible text has none of the catalogue's English sentences. */
   const assertRussian = async (where: string) => {
     assert.equal(await page.evaluate(() => document.documentElement.lang), 'ru', where);
@@ -83,7 +72,6 @@ describe('admin UI in Russian and English', { skip }, () => {
   };
 
   before(async () => {
-    if (UPDATE) mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp('sqlite');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -152,15 +140,9 @@ describe('admin UI in Russian and English', { skip }, () => {
       )
       .execute();
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     // A browser set up for Russian: Accept-Language and navigator.languages say ru-RU.
-    context = await browser.newContext({ viewport: { width: 1366, height: 860 }, locale: 'ru-RU' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    ({ page } = await openPage(browser, problems, { locale: 'ru-RU' }));
     page.on('console', (m) => {
       if (
         m.type() === 'error' &&

@@ -6,21 +6,15 @@
 // out. With UPDATE_SCREENSHOTS=1 the main pages are saved to docs/screenshots/ (without it, the run writes
 // nothing into the tree).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import type { Transport } from '../src/delivery/transports.js';
 import { ADMIN_TOKEN, createTestApp, keyCall, type TestApp } from './support/harness.js';
+import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests`;
+const skip = CHROMIUM_MISSING;
 const SITE = 'browser-school';
 const ORDER = 'ORDER-UI-7';
 const XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">';
@@ -51,11 +45,7 @@ describe('admin UI in a browser', { skip }, () => {
     async close() {},
   };
 
-  const shot = async (name: string, fullPage = true) => {
-    if (!UPDATE) return;
-    await page.evaluate(() => document.getElementById('toasts')?.replaceChildren()); // passing notices are not the page
-    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const go = async (path: string) => {
     await page.goto(base + path);
     await page
@@ -72,7 +62,6 @@ describe('admin UI in a browser', { skip }, () => {
   };
 
   before(async () => {
-    if (UPDATE) mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp('sqlite');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -83,24 +72,9 @@ describe('admin UI in a browser', { skip }, () => {
       publicUrl: base,
       secret: 'browser-test-secret-0123456789abcdef',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     // English, whatever the machine's language: test/ui-browser-i18n.test.ts walks the UI in Russian.
-    const context = await browser.newContext({ viewport: { width: 1366, height: 860 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    ({ page } = await openPage(browser, problems));
     page.on('console', (m) => {
       // Chromium logs every refused request (the 401 of the wrong token, the 422 of a broken template):
       // those answers are part of the scenario. Anything else, a CSP violation above all, is a problem.

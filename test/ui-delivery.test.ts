@@ -4,21 +4,17 @@
 // read its attempts on the e-mail's page. With UPDATE_SCREENSHOTS=1 the pages go to docs/screenshots/.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
-import { installationSecret } from '../src/http/app.js';
-import { ADMIN_TOKEN, createTestApp, setupProject, type TestApp } from './support/harness.js';
+import { installationSecret } from '../src/services/secrets.js';
+import { createTestApp, setupProject, type TestApp } from './support/harness.js';
 import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
+import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing`;
+const skip = CHROMIUM_MISSING;
 const PASSWORD = 'ui-relay-Secret-4471';
 
 describe('delivery tab in a browser', { skip }, () => {
@@ -33,12 +29,7 @@ describe('delivery tab in a browser', { skip }, () => {
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
     .toString();
 
-  const shot = async (name: string) => {
-    if (!UPDATE) return;
-    mkdirSync(SHOTS, { recursive: true });
-    await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
-    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const settled = () =>
     page
       .locator('main[aria-busy="true"]')
@@ -66,19 +57,9 @@ describe('delivery tab in a browser', { skip }, () => {
       publicUrl: base,
       secret: await installationSecret(t.deps),
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    // ?via=token opens the token form (accounts log in with e-mail and password).
-    await page.goto(`${base}/ui/login?via=token`);
-    await page.locator('input[name=token]').fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();
+    browser = await launchChromium();
+    ({ page } = await openPage(browser, problems, { height: 900 }));
+    await loginWithToken(page, base);
   });
   after(async () => {
     await browser?.close();

@@ -3,21 +3,18 @@
 // endpoint with its reason and turn it back on; then replay a template-less event from its page.
 // Screenshots only with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
 import { sealingSecret } from '../src/services/delivery.js';
-import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
+import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
+import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = fileURLToPath(new URL('../docs/screenshots/', import.meta.url));
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing`;
+const skip = CHROMIUM_MISSING;
 
 describe('webhooks tab in a browser', { skip }, () => {
   let t: TestApp;
@@ -30,12 +27,7 @@ describe('webhooks tab in a browser', { skip }, () => {
   let hooks: WebhookWorker;
   const problems: string[] = [];
 
-  const shot = async (name: string) => {
-    if (process.env.UPDATE_SCREENSHOTS !== '1') return;
-    mkdirSync(SHOTS, { recursive: true });
-    await page.evaluate(() => document.getElementById('toasts')?.replaceChildren());
-    await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-  };
+  const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const tab = async () => {
     await page.goto(`${base}/ui/projects/${site}?tab=webhooks`);
     await page.locator('main h2', { hasText: 'Webhooks' }).waitFor();
@@ -53,19 +45,9 @@ describe('webhooks tab in a browser', { skip }, () => {
       secret: await sealingSecret(t.deps),
       clock: t.clock,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1366, height: 860 }, locale: 'en-US' });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    // ?via=token opens the token form (accounts log in with e-mail and password).
-    await page.goto(`${base}/ui/login?via=token`);
-    await page.locator('input[name="token"]').fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.locator('main h1', { hasText: 'Dashboard' }).waitFor();
+    browser = await launchChromium();
+    ({ page } = await openPage(browser, problems));
+    await loginWithToken(page, base);
   });
   after(async () => {
     await browser?.close();
