@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
-import { installationSecret } from '../src/http/app.js';
+import { installationSecret } from '../src/services/secrets.js';
 import { getProviderWebhookCredentials } from '../src/services/delivery.js';
 import { DIALECTS, adminCall, createTestApp, setupProject, type TestApp } from './support/harness.js';
 import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';

@@ -27,7 +27,7 @@ import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
-import { getOrCreateSecret } from '../repos/projects.js';
+import { installationSecret } from '../services/secrets.js';
 
 export const API_VERSION = '1.0.0';
 
@@ -42,11 +42,6 @@ export const LOG_REDACT = [
   'req.headers.cookie',
   'res.headers["set-cookie"]',
 ];
-
-/** The installation's secret for unsubscribe links: configured, or made once and kept in the database. */
-export async function installationSecret(deps: Deps): Promise<string> {
-  return deps.config.secretKey ?? getOrCreateSecret(deps.db.db, 'unsubscribe_secret');
-}
 
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const logger = opts.logger;

@@ -15,20 +15,19 @@ import { AppError } from '../errors.js';
 import { upsertContact } from '../repos/contacts.js';
 import { allDeliveryRows, deleteDeliveryRow, findDeliveryRow, quotaUsed, saveDeliveryRow } from '../repos/delivery.js';
 import { insertEmail } from '../repos/emails.js';
-import { getOrCreateSecret } from '../repos/projects.js';
 import { findTemplateByName } from '../repos/templates.js';
 import { iso, parseJson } from '../repos/types.js';
 import { checkDkimDns, systemTxtLookup, verifyRelay } from '../delivery/verify.js';
 import { requireProject } from './admin.js';
 import type { Deps } from './context.js';
 import { sampleRequest } from './preview.js';
-import { secretBox, type SecretBox } from './secrets.js';
+import { installationSecret, secretBox, type SecretBox } from './secrets.js';
 
 type SecretDeps = Pick<Deps, 'db' | 'config' | 'secret'>;
 
 /** The installation secret every stored secret's key derives from: the same in every process. */
 export async function sealingSecret(deps: SecretDeps): Promise<string> {
-  return deps.secret ?? deps.config.secretKey ?? (await getOrCreateSecret(deps.db.db, 'unsubscribe_secret'));
+  return deps.secret ?? installationSecret(deps);
 }
 
 /** The box the installation's secrets (relays, DKIM, provider and site webhooks) are sealed in. */

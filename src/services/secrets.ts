@@ -3,6 +3,16 @@
 // (SECRET_KEY, or the one generated into the database when unset). The stored form names a short id of
 // the key, so a value written under another key is reported as such instead of as garbage.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { getOrCreateSecret } from '../repos/projects.js';
+import type { Deps } from './context.js';
+
+/**
+ * The installation's secret (unsubscribe links, Message-IDs, and the key of every stored secret):
+ * SECRET_KEY, or one made once and kept in the database so that every process shares it.
+ */
+export async function installationSecret(deps: Pick<Deps, 'db' | 'config'>): Promise<string> {
+  return deps.config.secretKey ?? getOrCreateSecret(deps.db.db, 'unsubscribe_secret');
+}
 
 const INFO = 'egw/delivery-secrets/v1';
 const PREFIX = 'v1';
