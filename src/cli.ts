@@ -13,7 +13,6 @@ import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
 import { DELIVERY_USAGE, deliveryCommand } from './cliDelivery.js';
 import { ADMIN_USAGE, adminCommand, cliActor } from './cliAdmin.js';
-import { record } from './services/audit.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -102,13 +101,7 @@ async function main(argv: string[]): Promise<number> {
         allowed_cart_types: csv(values.carts) as Rights['allowed_cart_types'],
         ...(values['list-id'] ? { list_id: Number(values['list-id']) } : {}),
       };
-      const k = await createApiKey(deps, { site_key: values.site, name: values.name, rights });
-      await record(
-        deps.db.db,
-        cliActor(),
-        { action: 'key.create', site_key: k.site_key, target: `key:${k.id}`, after: k },
-        Date.now(),
-      );
+      const k = await createApiKey(deps, cliActor(), { site_key: values.site, name: values.name, rights });
       console.log(`created key ${k.id} (${k.name}) for ${k.site_key}:\n${k.key}\nStore it now: it is not shown again.`);
       return 0;
     }
@@ -125,13 +118,7 @@ async function main(argv: string[]): Promise<number> {
     if (cmd === 'keys' && sub === 'disable') {
       const id = Number(rest[0]);
       if (!Number.isInteger(id) || id < 1) throw new Error('keys disable needs a key id');
-      const k = await changeApiKey(deps, id, { status: 'disabled' });
-      await record(
-        deps.db.db,
-        cliActor(),
-        { action: 'key.disable', site_key: k.site_key, target: `key:${id}`, after: k },
-        Date.now(),
-      );
+      await changeApiKey(deps, cliActor(), id, { status: 'disabled' });
       console.log(`key ${id} disabled`);
       return 0;
     }

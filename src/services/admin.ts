@@ -32,7 +32,7 @@ import { iso } from '../repos/types.js';
 import type { SiteBody, TemplateBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
-import { inTransaction } from '../db/groupCommit.js';
+import { audited, type AuditActor } from './audit.js';
 import { releasePaused } from '../repos/outbox.js';
 
 export async function requireProject(db: Executor, siteKey: string): Promise<Project> {
@@ -59,8 +59,8 @@ export async function projects(deps: Deps, scope: readonly number[] | null = nul
 }
 
 /** Legacy POST /api/sites: creates the project of a site key or updates what the body names. */
-export async function saveSite(deps: Deps, input: SiteBody) {
-  const { project, created } = await saveProject(deps, input);
+export async function saveSite(deps: Deps, who: AuditActor, input: SiteBody) {
+  const { project, created } = await saveProject(deps, who, input);
   return {
     ok: true as const,
     site_key: project.site_key,
@@ -72,16 +72,27 @@ export async function saveSite(deps: Deps, input: SiteBody) {
 }
 
 /** Creates a template or updates the one with this name; source that does not parse is refused. */
-export async function saveTemplate(deps: Deps, input: TemplateBody) {
-  const project = await requireProject(deps.db.db, input.site_key);
+export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateBody) {
   const problem = checkTemplate(input);
   if (problem) {
     throw validationError(`The template does not parse: ${problem.part}, line ${problem.line}: ${problem.message}`, {
       invalid_fields: { [problem.part]: `line ${problem.line}: ${problem.message}` },
     });
   }
-  const { id, created } = await upsertTemplate(deps.db.db, project.id, input, deps.clock.now());
-  return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
+  return audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, input.site_key);
+    const before = await findTemplateByName(trx, project.id, input.name);
+    const { id, created } = await upsertTemplate(trx, project.id, input, deps.clock.now());
+    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text };
+    note({
+      action: created ? 'template.create' : 'template.update',
+      site_key: project.site_key,
+      target: `template:${id}`,
+      before: before && { name: before.name, subject: before.subject, html: before.html, text: before.text },
+      after,
+    });
+    return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
+  });
 }
 
 export async function templates(deps: Deps, siteKey: string) {
@@ -152,39 +163,53 @@ export async function apiKeys(deps: Deps, siteKey?: string, scope: readonly numb
 /** Creates a key; the full key is in this result only, never stored or shown again. */
 export async function createApiKey(
   deps: Deps,
+  who: AuditActor,
   input: { site_key: string; name: string; rights: Rights; rate_limit?: RateLimit },
 ) {
-  const db = deps.db.db;
-  const project = await requireProject(db, input.site_key);
-  await checkListRight(db, project, input.rights);
   const key = generateKey();
-  const id = await insertKey(
-    db,
-    {
-      project_id: project.id,
-      name: input.name,
-      key_hash: hashKey(key),
-      last4: last4(key),
-      rights: input.rights,
-      rate_limit: input.rate_limit ?? null,
-    },
-    deps.clock.now(),
-  );
-  const row = (await findKeyById(db, id))!;
-  return { ...keyView(row), key };
+  const row = await audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, input.site_key);
+    await checkListRight(trx, project, input.rights);
+    const id = await insertKey(
+      trx,
+      {
+        project_id: project.id,
+        name: input.name,
+        key_hash: hashKey(key),
+        last4: last4(key),
+        rights: input.rights,
+        rate_limit: input.rate_limit ?? null,
+      },
+      deps.clock.now(),
+    );
+    const view = keyView((await findKeyById(trx, id))!);
+    note({ action: 'key.create', site_key: project.site_key, target: `key:${id}`, after: view });
+    return view;
+  });
+  return { ...row, key };
 }
 
 export async function changeApiKey(
   deps: Deps,
+  who: AuditActor,
   id: number,
   patch: { name?: string; rights?: Rights; rate_limit?: RateLimit | null; status?: 'disabled' },
 ) {
-  const db = deps.db.db;
-  const existing = await findKeyById(db, id);
-  if (!existing) throw notFound(`API key ${id}`);
-  if (patch.rights) await checkListRight(db, (await findProjectBySiteKey(db, existing.site_key))!, patch.rights);
-  await updateKey(db, id, patch, deps.clock.now());
-  return keyView((await findKeyById(db, id))!);
+  return audited(deps, who, async (trx, note) => {
+    const existing = await findKeyById(trx, id);
+    if (!existing) throw notFound(`API key ${id}`);
+    if (patch.rights) await checkListRight(trx, (await findProjectBySiteKey(trx, existing.site_key))!, patch.rights);
+    await updateKey(trx, id, patch, deps.clock.now());
+    const after = keyView((await findKeyById(trx, id))!);
+    note({
+      action: patch.status === 'disabled' ? 'key.disable' : 'key.update',
+      site_key: existing.site_key,
+      target: `key:${id}`,
+      before: keyView(existing),
+      after,
+    });
+    return after;
+  });
 }
 
 export async function routing(deps: Deps, siteKey: string) {
@@ -193,10 +218,11 @@ export async function routing(deps: Deps, siteKey: string) {
 }
 
 /** Replaces a project's routing; one unknown key or template refuses the whole change. */
-export async function setRouting(deps: Deps, siteKey: string, routes: Record<string, string>) {
-  await deps.db.db.transaction().execute(async (trx) => {
+export async function setRouting(deps: Deps, who: AuditActor, siteKey: string, routes: Record<string, string>) {
+  await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
+    const before = await getRoutes(trx, project.id);
     const invalid: Record<string, string> = {};
     const rows: { routing_key: string; template_id: number }[] = [];
     for (const [key, name] of Object.entries(routes)) {
@@ -211,6 +237,8 @@ export async function setRouting(deps: Deps, siteKey: string, routes: Record<str
     }
     if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
     await replaceRoutes(trx, project.id, rows);
+    const after = await getRoutes(trx, project.id);
+    note({ action: 'routing.replace', site_key: project.site_key, before, after });
   });
   return routing(deps, siteKey);
 }
@@ -235,10 +263,16 @@ export async function courseCategories(deps: Deps, siteKey: string) {
   return { ok: true as const, site_key: p.site_key, categories: await getCourseCategories(deps.db.db, p.id) };
 }
 
-export async function setCourseCategories(deps: Deps, siteKey: string, categories: CourseCategory[]) {
-  await deps.db.db.transaction().execute(async (trx) => {
+export async function setCourseCategories(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  categories: CourseCategory[],
+) {
+  await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
+    const before = await getCourseCategories(trx, project.id);
     const seen = new Set<string>();
     for (const c of categories) {
       if (seen.has(c.id))
@@ -257,6 +291,8 @@ export async function setCourseCategories(deps: Deps, siteKey: string, categorie
       project.id,
       categories.map((c) => ({ ...c, title: c.title ?? '' })),
     );
+    const after = await getCourseCategories(trx, project.id);
+    note({ action: 'course_categories.replace', site_key: project.site_key, before, after });
   });
   return courseCategories(deps, siteKey);
 }
@@ -266,10 +302,11 @@ export async function paidLists(deps: Deps, siteKey: string) {
   return { ok: true as const, site_key: p.site_key, lists: await getPaidLists(deps.db.db, p.id) };
 }
 
-export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<string, number>) {
-  await deps.db.db.transaction().execute(async (trx) => {
+export async function setPaidLists(deps: Deps, who: AuditActor, siteKey: string, lists: Record<string, number>) {
+  await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
+    const before = await getPaidLists(trx, project.id);
     const bad = Object.keys(lists).filter((c) => !isCartType(c));
     if (bad.length)
       throw validationError('Unknown cart types', {
@@ -281,6 +318,8 @@ export async function setPaidLists(deps: Deps, siteKey: string, lists: Record<st
       Object.entries(lists).map(([c, id]) => ({ path: `lists.${c}`, id })),
     );
     await replacePaidLists(trx, project.id, lists);
+    const after = await getPaidLists(trx, project.id);
+    note({ action: 'paid_lists.replace', site_key: project.site_key, before, after });
   });
   return paidLists(deps, siteKey);
 }
@@ -297,37 +336,52 @@ function checkTimeZone(name: string | undefined): string | undefined {
 }
 
 /** POST /api/sites: create, or update what the body names (timezone and locale stay when absent). */
-export async function saveProject(deps: Deps, input: ProjectInput) {
+export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInput) {
   const timezone = checkTimeZone(input.timezone);
-  return upsertProject(deps.db.db, { ...input, ...(timezone ? { timezone } : {}) }, deps.clock.now());
+  return audited(deps, who, async (trx, note) => {
+    const before = await findProjectBySiteKey(trx, input.site_key);
+    const out = await upsertProject(trx, { ...input, ...(timezone ? { timezone } : {}) }, deps.clock.now());
+    note({
+      action: out.created ? 'project.create' : 'project.update',
+      site_key: out.project.site_key,
+      before: before && projectView(before),
+      after: projectView(out.project),
+    });
+    return out;
+  });
 }
 
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
-export async function patchProject(
-  deps: Deps,
-  siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
-): Promise<Project> {
-  const timezone = checkTimeZone(changes.timezone);
-  const db = deps.db.db;
-  return updateProject(db, await requireProject(db, siteKey), { ...changes, timezone }, deps.clock.now());
-}
-
 export async function changeProject(
   deps: Deps,
+  who: AuditActor,
   siteKey: string,
   changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
 ) {
-  return { ok: true as const, project: projectView(await patchProject(deps, siteKey, changes)) };
+  const timezone = checkTimeZone(changes.timezone);
+  const project = await audited(deps, who, async (trx, note) => {
+    const before = await requireProject(trx, siteKey);
+    const after = await updateProject(trx, before, { ...changes, timezone }, deps.clock.now());
+    note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
+    return after;
+  });
+  return { ok: true as const, project: projectView(project) };
 }
 
 /** An administrator resumes the campaigns and cart chains a complaint rate paused; held e-mails go now. */
-export async function resumeProjectMarketing(deps: Deps, siteKey: string) {
+export async function resumeProjectMarketing(deps: Deps, who: AuditActor, siteKey: string) {
   const now = deps.clock.now();
-  const project = await inTransaction(deps.db, async (trx) => {
-    const p = await requireProject(trx, siteKey);
-    await releasePaused(trx, p.id, now);
-    return (await resumeMarketing(trx, p.id, now))!;
+  const project = await audited(deps, who, async (trx, note) => {
+    const before = await requireProject(trx, siteKey);
+    const released = await releasePaused(trx, before.id, now);
+    const after = (await resumeMarketing(trx, before.id, now))!;
+    note({
+      action: 'project.marketing_resume',
+      site_key: siteKey,
+      before: projectView(before),
+      after: { ...projectView(after), released_emails: released },
+    });
+    return after;
   });
   return { ok: true as const, project: projectView(project) };
 }

@@ -4,12 +4,18 @@ import type { AuditVia } from '../domain/statuses.js';
 import { insertAudit, listAudit } from '../repos/audit.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../repos/types.js';
 import { validationError } from '../errors.js';
+import { inTransaction } from '../db/groupCommit.js';
 import type { Deps } from './context.js';
 
 export interface AuditActor {
   actor: string;
   via: AuditVia;
   address: string | null;
+  /**
+   * Set once a row has been written for this actor: the access hook (http/plugins/access.ts) logs a
+   * successful admin change that recorded none, which is a bug in its service.
+   */
+  recorded?: boolean;
 }
 
 export interface AuditEntry {
@@ -24,6 +30,7 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
 
 /** Writes one audit row on `db`: pass the transaction of the change so both commit or neither. */
 export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: number): Promise<void> {
+  who.recorded = true;
   await insertAudit(db, {
     at: now,
     actor: who.actor,
@@ -34,6 +41,24 @@ export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: 
     target: e.target ?? null,
     before: json(e.before),
     after: json(e.after),
+  });
+}
+
+/** Notes one audit entry of the change under way; written when the change's own writes are done. */
+export type Note = (entry: AuditEntry) => void;
+
+/**
+ * Runs a change and writes the audit rows it notes in the same transaction: both commit or neither
+ * (SPEC §14). `work` must do all its database work through `trx`; it usually reads the state before,
+ * changes it, reads it after and notes both.
+ */
+export function audited<T>(deps: Deps, who: AuditActor, work: (trx: Executor, note: Note) => Promise<T>): Promise<T> {
+  return inTransaction(deps.db, async (trx) => {
+    const entries: AuditEntry[] = [];
+    const value = await work(trx, (e) => void entries.push(e));
+    const now = deps.clock.now();
+    for (const e of entries) await record(trx, who, e, now);
+    return value;
   });
 }
 

@@ -15,8 +15,8 @@
 //    which projects exist).
 // 2. preHandler (after validation, the body is known): the project named or owning the object must be
 //    one the principal sees, else 404 exactly as for a project that does not exist.
-// 3. onSend: a successful `write` is recorded in the audit log (unless the route's service records its
-//    own row inside its transaction: `audited: true`).
+// 3. The audit log: each change's service writes its row in the change's transaction, given
+//    `auditActor(req)` (services/audit.ts `audited`); onSend flags a successful change that wrote none.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   accessProblem,
@@ -37,7 +37,7 @@ import { projectOfObject } from '../../repos/access.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    access?: RouteAccess & { audited?: true };
+    access?: RouteAccess;
   }
   interface FastifyRequest {
     /** Who is calling an admin route; set before any admin handler runs. */
@@ -47,6 +47,8 @@ declare module 'fastify' {
     accessTarget?: string | null;
     /** The project or object rule has been applied. */
     accessChecked?: boolean;
+    /** The audit actor of this request (auditActor). */
+    auditActor?: AuditActor;
   }
 }
 
@@ -84,9 +86,10 @@ export function checkDeclaredAccess(app: FastifyInstance): void {
 export const scopeOf = (req: FastifyRequest): readonly number[] | null =>
   req.principal ? req.principal.projectIds : [];
 
+/** Who the audit log names for this request's changes; one object per request (it notes `recorded`). */
 export function auditActor(req: FastifyRequest): AuditActor {
   const p = req.principal;
-  return { actor: p?.actor ?? 'anonymous', via: p?.via ?? 'session', address: req.ip };
+  return (req.auditActor ??= { actor: p?.actor ?? 'anonymous', via: p?.via ?? 'session', address: req.ip });
 }
 
 const SITE_KEY_SHAPE = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -195,9 +198,16 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
   app.addHook('preValidation', check(false));
   app.addHook('preHandler', check(true));
 
+  // Every change writes its audit row inside its own transaction (services/audit.ts `audited`). A
+  // successful change that recorded none is a bug in its service: it is logged as one and, so that the
+  // log still says who did it, recorded here after the fact with the answer as `after`.
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload) => {
     const access = req.routeOptions.config.access;
-    if (!access?.write || access.audited || !req.principal || reply.statusCode >= 400) return payload;
+    const changes = access?.write || access?.self;
+    if (!changes || req.method === 'GET' || !req.principal || reply.statusCode >= 400) return payload;
+    const who = auditActor(req);
+    if (who.recorded) return payload;
+    req.log.error({ route: req.routeOptions.url, method: req.method }, 'admin change without an audit row');
     let after: unknown = null;
     if (typeof payload === 'string') {
       try {
@@ -206,21 +216,13 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
         after = null;
       }
     }
-    const params = (req.params ?? {}) as Record<string, unknown>;
-    const target =
-      req.accessTarget ??
-      (Object.keys(params).length
-        ? Object.entries(params)
-            .map(([k, v]) => `${k}:${String(v)}`)
-            .join(',')
-        : null);
     await record(
       deps.db.db,
-      auditActor(req),
+      who,
       {
-        action: access.action ?? `${req.method} ${req.routeOptions.url}`,
+        action: `${req.method} ${req.routeOptions.url}`,
         site_key: req.accessSiteKey ?? siteKeyOf(after),
-        target,
+        target: req.accessTarget ?? null,
         after,
       },
       deps.clock.now(),

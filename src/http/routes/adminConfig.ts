@@ -23,7 +23,7 @@ import {
 } from '../../schemas/admin.js';
 import * as admin from '../../services/admin.js';
 import type { Deps } from '../../services/context.js';
-import { scopeOf } from '../plugins/access.js';
+import { auditActor, scopeOf } from '../plugins/access.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -57,7 +57,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
       },
     },
-    async (req) => admin.changeProject(deps, req.params.site_key, req.body),
+    async (req) => admin.changeProject(deps, auditActor(req), req.params.site_key, req.body),
   );
 
   app.post(
@@ -72,7 +72,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
       },
     },
-    async (req) => admin.resumeProjectMarketing(deps, req.params.site_key),
+    async (req) => admin.resumeProjectMarketing(deps, auditActor(req), req.params.site_key),
   );
 
   app.post(
@@ -89,7 +89,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     },
     async (req, reply) => {
       reply.code(201);
-      return admin.createApiKey(deps, req.body);
+      return admin.createApiKey(deps, auditActor(req), req.body);
     },
   );
 
@@ -121,7 +121,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: KeyView, ...errs },
       },
     },
-    async (req) => admin.changeApiKey(deps, req.params.id, req.body),
+    async (req) => admin.changeApiKey(deps, auditActor(req), req.params.id, req.body),
   );
 
   app.post(
@@ -137,7 +137,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       },
     },
     async (req) => {
-      const k = await admin.changeApiKey(deps, req.params.id, { status: 'disabled' });
+      const k = await admin.changeApiKey(deps, auditActor(req), req.params.id, { status: 'disabled' });
       return { id: k.id, status: 'disabled' as const };
     },
   );
@@ -164,7 +164,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: RoutingResponse, ...errs },
       },
     },
-    async (req) => admin.setRouting(deps, req.params.site_key, req.body.routes),
+    async (req) => admin.setRouting(deps, auditActor(req), req.params.site_key, req.body.routes),
   );
 
   app.get(
@@ -189,7 +189,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: CategoriesResponse, ...errs },
       },
     },
-    async (req) => admin.setCourseCategories(deps, req.params.site_key, req.body.categories),
+    async (req) => admin.setCourseCategories(deps, auditActor(req), req.params.site_key, req.body.categories),
   );
 
   app.get(
@@ -214,7 +214,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         response: { 200: PaidListsResponse, ...errs },
       },
     },
-    async (req) => admin.setPaidLists(deps, req.params.site_key, req.body.lists),
+    async (req) => admin.setPaidLists(deps, auditActor(req), req.params.site_key, req.body.lists),
   );
 
   app.get(

@@ -16,6 +16,7 @@ import { Cursor, Limit } from '../../schemas/common.js';
 import * as admin from '../../services/admin.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
+import { auditActor } from '../plugins/access.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
@@ -44,7 +45,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         },
       },
     },
-    async (req) => admin.saveSite(deps, req.body),
+    async (req) => admin.saveSite(deps, auditActor(req), req.body),
   );
 
   app.post(
@@ -86,7 +87,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         },
       },
     },
-    async (req) => admin.saveTemplate(deps, req.body),
+    async (req) => admin.saveTemplate(deps, auditActor(req), req.body),
   );
 
   app.post(
