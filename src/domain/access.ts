@@ -19,7 +19,8 @@ export type AccessObject = (typeof ACCESS_OBJECTS)[number];
  * - `owner`: owners and the root token only (accounts, installation-wide figures).
  * - `self`: any signed-in principal; what it touches is its own (its tokens, sessions) or no project's.
  * - `public`: no authentication (login, first-run setup).
- * `write: true` marks a change: 403 `permission_denied` for viewers and read-only tokens; audited.
+ * `write: true` marks a change: 403 `permission_denied` for viewers and read-only tokens. Its service
+ * writes the audit row in the change's own transaction (services/audit.ts `audited`, given auditActor(req)).
  */
 export interface RouteAccess {
   public?: true;
@@ -30,8 +31,6 @@ export interface RouteAccess {
   filter?: Locator;
   object?: { kind: AccessObject; id: Locator };
   write?: boolean;
-  /** The audit log's action name; default "<METHOD> <route path>". */
-  action?: string;
 }
 
 export function accessProblem(a: RouteAccess | undefined): string | null {

@@ -75,6 +75,50 @@ export type AdminUserStatus = (typeof ADMIN_USER_STATUSES)[number];
 export const AUDIT_VIAS = ['session', 'token', 'root', 'cli', 'setup'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
 
+/** What an audit row says was done (SPEC §14): `<object>.<change>`. */
+export const AUDIT_ACTIONS = [
+  'project.create',
+  'project.update',
+  'project.marketing_resume',
+  'key.create',
+  'key.update',
+  'key.disable',
+  'template.create',
+  'template.update',
+  'routing.replace',
+  'course_categories.replace',
+  'paid_lists.replace',
+  'cart_chains.replace',
+  'sequence.create',
+  'campaign.create',
+  'delivery.set',
+  'delivery.clear',
+  'delivery.verify',
+  'delivery.test_send',
+  'secrets.rotate',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.resend',
+  'event.replay',
+  'event.unpaid_order',
+  'contact.upsert',
+  'contact.status',
+  'list.create',
+  'list.add_contact',
+  'email.cancel',
+  'email.retry',
+  'user.create',
+  'user.change',
+  'user.password',
+  'user.disable',
+  'token.create',
+  'token.revoke',
+  'session.end',
+  'demo.load',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 /** What a site's webhook endpoint may subscribe to (SPEC §13). */
 export const WEBHOOK_KINDS = [
   'email.sent',

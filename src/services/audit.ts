@@ -1,6 +1,6 @@
 // The audit log (SPEC §14): who changed what, from where, with before/after (secrets redacted).
 import { redact } from '../domain/access.js';
-import type { AuditVia } from '../domain/statuses.js';
+import type { AuditAction, AuditVia } from '../domain/statuses.js';
 import { insertAudit, listAudit } from '../repos/audit.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../repos/types.js';
 import { validationError } from '../errors.js';
@@ -19,7 +19,7 @@ export interface AuditActor {
 }
 
 export interface AuditEntry {
-  action: string;
+  action: AuditAction;
   site_key?: string | null;
   target?: string | null;
   before?: unknown;
@@ -40,6 +40,29 @@ export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: 
     site_key: e.site_key ?? null,
     target: e.target ?? null,
     before: json(e.before),
+    after: json(e.after),
+  });
+}
+
+/**
+ * The row the access hook writes for a successful change whose service wrote none (a bug, logged as
+ * one): after the fact, named by its route, with the answer as `after`.
+ */
+export async function recordUnaudited(
+  db: Executor,
+  who: AuditActor,
+  e: { route: string; site_key: string | null; target: string | null; after: unknown },
+  now: number,
+): Promise<void> {
+  await insertAudit(db, {
+    at: now,
+    actor: who.actor,
+    via: who.via,
+    address: who.address,
+    action: e.route,
+    site_key: e.site_key,
+    target: e.target,
+    before: null,
     after: json(e.after),
   });
 }

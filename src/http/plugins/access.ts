@@ -31,7 +31,7 @@ import {
 import { AppError, notFound } from '../../errors.js';
 import { findProjectById, findProjectBySiteKey } from '../../repos/projects.js';
 import { badTokenMessage, principalOf, principalOfBearer } from '../../services/accounts.js';
-import { record, type AuditActor } from '../../services/audit.js';
+import { recordUnaudited, type AuditActor } from '../../services/audit.js';
 import type { Deps } from '../../services/context.js';
 import { projectOfObject } from '../../repos/access.js';
 
@@ -216,11 +216,11 @@ export function registerAccess(app: FastifyInstance, deps: Deps): void {
         after = null;
       }
     }
-    await record(
+    await recordUnaudited(
       deps.db.db,
       who,
       {
-        action: `${req.method} ${req.routeOptions.url}`,
+        route: `${req.method} ${req.routeOptions.url}`,
         site_key: req.accessSiteKey ?? siteKeyOf(after),
         target: req.accessTarget ?? null,
         after,
