@@ -193,9 +193,7 @@ for (const d of DIALECTS) {
       assert.equal(keyRow.after.key, undefined, 'the key itself is not part of what is recorded');
       assert.equal(keyRow.after.name, 'from script');
       assert.equal(keyRow.target, `key:${key.body.id}`);
-      const routing = all.filter(
-        (r: any) => r.action === 'routing.replace' && r.site_key === 'alpha',
-      );
+      const routing = all.filter((r: any) => r.action === 'routing.replace' && r.site_key === 'alpha');
       assert.equal(routing.length, 1 + 1 /* setupProject's, as root */);
       assert.equal(routing[0].via, 'session');
       assert.deepEqual(routing[0].after, { contest_results: 'contest_tpl' });

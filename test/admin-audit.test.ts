@@ -158,8 +158,7 @@ for (const d of DIALECTS) {
     it('a change whose audit row cannot be written is not made', async () => {
       const db = t.deps.db.db;
       const name = async () =>
-        (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find((p: any) => p.site_key === 'alpha')
-          .name;
+        (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find((p: any) => p.site_key === 'alpha').name;
       const was = await name();
       await sql`alter table audit_log rename to audit_log_away`.execute(db);
       try {
