@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
 import { adminCall, createTestApp, DIALECTS, setupProject, type TestApp } from './support/harness.js';
 
 for (const d of DIALECTS) {
@@ -153,6 +154,27 @@ for (const d of DIALECTS) {
       assert.deepEqual(paid.row.before, { course: lists.paid });
       assert.deepEqual(paid.row.after, { diploma: lists.cat });
       await refused('PUT', '/api/admin/projects/alpha/paid-lists', { lists: { spaceship: lists.cat } }, 422);
+    });
+
+    it('the log is filtered by action and target; odd filters are answered, never a 500', async () => {
+      const rows = (await adminCall(t.app, 'GET', '/api/admin/audit?action=key.disable')).body.items;
+      assert.ok(rows.length >= 1);
+      for (const r of rows) assert.equal(r.action, 'key.disable');
+      const one = (await adminCall(t.app, 'GET', `/api/admin/audit?target=${encodeURIComponent(rows[0].target)}`)).body;
+      assert.ok(one.items.every((r: any) => r.target === rows[0].target));
+      assert.equal((await adminCall(t.app, 'GET', '/api/admin/audit?action=key.explode')).status, 422);
+      for (const q of ['actor=%00', 'target=%00x', 'actor=%F0%9F%98%80', `target=${'x'.repeat(101)}`]) {
+        const r = await adminCall(t.app, 'GET', `/api/admin/audit?${q}`);
+        assert.ok([200, 400, 422].includes(r.status), `${q}: ${r.status}`);
+        if (r.status === 200) assert.deepEqual(r.body.items, []);
+        else assert.equal(r.body.detail.ok, false);
+      }
+      // An administrator of no project reads an empty log.
+      await createUser(t.app, { email: 'idle@x.example', role: 'project_admin', projects: [] });
+      const idle = await personalToken(t.app, await login(t.app, 'idle@x.example'));
+      const r = await bearerCall(t.app, idle.token, 'GET', '/api/admin/audit');
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body.items, []);
     });
 
     it('a change whose audit row cannot be written is not made', async () => {
