@@ -177,6 +177,30 @@ for (const d of DIALECTS) {
       assert.deepEqual(r.body.items, []);
     });
 
+    it('changes made at the same moment leave an unbroken chain of before and after', async () => {
+      const created = await adminCall(t.app, 'POST', '/api/admin/keys', {
+        site_key: 'alpha',
+        name: 'raced',
+        rights: { permissions: ['transactional_send'] },
+      });
+      const id = created.body.id;
+      const results = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => adminCall(t.app, 'PATCH', `/api/admin/keys/${id}`, { name: `name ${i}` })),
+      );
+      assert.deepEqual(
+        results.map((r) => r.status),
+        Array(16).fill(200),
+      );
+      const rows = (await adminCall(t.app, 'GET', `/api/admin/audit?target=key:${id}&action=key.update&limit=50`)).body
+        .items as any[];
+      rows.reverse();
+      assert.equal(rows.length, 16);
+      assert.equal(rows[0].before.name, 'raced');
+      for (let i = 1; i < rows.length; i++) assert.equal(rows[i].before.name, rows[i - 1].after.name, `row ${i}`);
+      const keys = (await adminCall(t.app, 'GET', '/api/admin/keys?site_key=alpha')).body.items;
+      assert.equal(keys.find((k: any) => k.id === id).name, rows[15].after.name);
+    });
+
     it('a change whose audit row cannot be written is not made', async () => {
       const db = t.deps.db.db;
       const name = async () =>

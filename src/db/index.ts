@@ -140,6 +140,20 @@ export async function ping(db: Kysely<Database>): Promise<void> {
 /** Namespace of this service's advisory locks (first key of the two-key form). */
 const LOCK_NAMESPACE = 0x65677731; // "egw1"
 
+/** Namespace of the lock that orders audited changes (lockAuditedChanges). */
+const AUDIT_LOCK_NAMESPACE = 0x65677732; // "egw2"
+
+/**
+ * Runs audited changes one after another (PostgreSQL; SQLite has one writer already), so that each
+ * audit row's `before` is what the previous change's `after` left: two administrators changing the same
+ * key at once otherwise both read the same `before`. Administrators' changes are few; the accept path and
+ * the workers never take this lock.
+ */
+export async function lockAuditedChanges(trx: Kysely<Database>, dialect: Dialect): Promise<void> {
+  if (dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(${AUDIT_LOCK_NAMESPACE}::int, 0)`.execute(trx);
+}
+
 /**
  * Serialises writers of one project's replace-all configuration (routing, categories, paid-order books,
  * cart chains) until the end of the caller's transaction. PostgreSQL: a transaction-scoped advisory lock,

@@ -5,6 +5,7 @@ import { insertAudit, listAudit } from '../repos/audit.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../repos/types.js';
 import { validationError } from '../errors.js';
 import { inTransaction } from '../db/groupCommit.js';
+import { lockAuditedChanges } from '../db/index.js';
 import type { Deps } from './context.js';
 
 export interface AuditActor {
@@ -73,10 +74,11 @@ export type Note = (entry: AuditEntry) => void;
 /**
  * Runs a change and writes the audit rows it notes in the same transaction: both commit or neither
  * (SPEC §14). `work` must do all its database work through `trx`; it usually reads the state before,
- * changes it, reads it after and notes both.
+ * changes it, reads it after and notes both. Audited changes run one at a time (lockAuditedChanges).
  */
 export function audited<T>(deps: Deps, who: AuditActor, work: (trx: Executor, note: Note) => Promise<T>): Promise<T> {
   return inTransaction(deps.db, async (trx) => {
+    await lockAuditedChanges(trx, deps.db.dialect);
     const entries: AuditEntry[] = [];
     const value = await work(trx, (e) => void entries.push(e));
     const now = deps.clock.now();
