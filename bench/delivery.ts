@@ -31,6 +31,8 @@ import { putDelivery } from '../src/services/delivery.js';
 
 // Per-project transports (issue 13): the worker decrypts each project's relay settings with this key.
 const BENCH_SECRET = 'bench-secret-key-for-per-project-delivery';
+/** Who the audit log names for the settings the bench saves. */
+const BENCH_ACTOR = { actor: 'bench', via: 'cli' as const, address: null };
 
 const N = Number(process.env.BENCH_EMAILS) || (QUICK ? 2000 : 20_000);
 const POOL = Number(process.env.SMTP_POOL_SIZE) || 5; // the worker's SMTP_POOL_SIZE (default 5)
@@ -166,8 +168,8 @@ async function seedTwoProjects(b: BenchDb, n: number, dueAt: number, sinks: [Sin
     clock: systemClock,
     secret: BENCH_SECRET,
   };
-  await putDelivery(deps, demo.siteKey, { primary: { smtp_url: sinks[0].url, pool_size: POOL } });
-  await putDelivery(deps, 'bench-second', { primary: { smtp_url: sinks[1].url, pool_size: POOL } });
+  await putDelivery(deps, BENCH_ACTOR, demo.siteKey, { primary: { smtp_url: sinks[0].url, pool_size: POOL } });
+  await putDelivery(deps, BENCH_ACTOR, 'bench-second', { primary: { smtp_url: sinks[1].url, pool_size: POOL } });
 }
 
 async function seed(b: BenchDb, n: number, dueAt: number): Promise<{ projectId: number }> {

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Value } from 'typebox/value';
+import { cliActor } from './cliAdmin.js';
 import { validationError } from './errors.js';
 import { DeliveryBody } from './schemas/delivery.js';
 import type { Deps } from './services/context.js';
@@ -31,7 +32,7 @@ export async function deliveryCommand(
     if (sub !== 'rotate') return null;
     const previous = process.env.SECRET_KEY_PREVIOUS?.trim();
     if (!previous) throw new Error('secrets rotate needs SECRET_KEY_PREVIOUS (the key the secrets are under now)');
-    const r = await delivery.rotateSecrets(deps, previous);
+    const r = await delivery.rotateSecrets(deps, cliActor(), previous);
     const w = r.webhooks;
     console.log(`projects: re-encrypted ${r.rotated}, already current ${r.current}, not readable ${r.failed.length}`);
     console.log(
@@ -65,20 +66,20 @@ export async function deliveryCommand(
         const first = [...Value.Errors(DeliveryBody, body)][0];
         throw validationError(`invalid body: ${first?.instancePath || '/'} ${first?.message ?? ''}`, {});
       }
-      print(await delivery.putDelivery(deps, site, body));
+      print(await delivery.putDelivery(deps, cliActor(), site, body));
       return 0;
     }
     case 'clear':
-      print(await delivery.deleteDelivery(deps, site));
+      print(await delivery.deleteDelivery(deps, cliActor(), site));
       return 0;
     case 'verify': {
-      const r = await delivery.verifyDelivery(deps, site);
+      const r = await delivery.verifyDelivery(deps, cliActor(), site);
       print(r);
       return r.ok ? 0 : 2;
     }
     case 'test':
       if (!values.template || !values.to) throw new Error('delivery test needs --template and --to');
-      print(await delivery.testSend(deps, site, { template: values.template, to: values.to }));
+      print(await delivery.testSend(deps, cliActor(), site, { template: values.template, to: values.to }));
       return 0;
     default:
       return null;

@@ -14,6 +14,7 @@ import { DeliveryRouter } from '../src/delivery/router.js';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { systemClock } from '../src/services/context.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { putDelivery } from '../src/services/delivery.js';
 import { secretBox } from '../src/services/secrets.js';
 import {
@@ -55,7 +56,7 @@ describe('rate cap in one process (memory)', () => {
     try {
       const s = await seedProject(t.db, { siteKey: 'capped' });
       const deps = { db: t.db, config: loadConfig({}), clock: systemClock, secret: SECRET };
-      await putDelivery(deps, 'capped', { primary: { smtp_url: relay.url, rate_per_second: 20 } });
+      await putDelivery(deps, cliActor(), 'capped', { primary: { smtp_url: relay.url, rate_per_second: 20 } });
       for (let i = 0; i < 11; i++) {
         const c = await addContact(t.db, s.projectId, `m${i}@example.org`);
         await addEmail(t.db, {
@@ -124,7 +125,7 @@ describe(
     it(`sends ${N} e-mails at most ${RATE} per second in total`, async () => {
       const s = await seedProject(db, { siteKey: 'capped' });
       const deps = { db, config: loadConfig({}), clock: systemClock, secret: SECRET };
-      await putDelivery(deps, 'capped', { primary: { smtp_url: relay.url, rate_per_second: RATE } });
+      await putDelivery(deps, cliActor(), 'capped', { primary: { smtp_url: relay.url, rate_per_second: RATE } });
       for (const i of [1, 2]) {
         const port = await freePort();
         const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'worker'], {

@@ -11,6 +11,7 @@ import { emailIdByRelayId } from '../src/repos/delivery.js';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { systemClock, type Deps } from '../src/services/context.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { putDelivery } from '../src/services/delivery.js';
 import { email } from '../src/services/emails.js';
 import { secretBox } from '../src/services/secrets.js';
@@ -92,7 +93,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
       it('sends through the primary and records its queue id and the Message-ID', async () => {
         const a = await relay({ acceptReply: (i) => `Ok: queued as PRIM${i}` });
-        await putDelivery(deps, 'relays', {
+        await putDelivery(deps, cliActor(), 'relays', {
           primary: { smtp_url: a.url },
           from_name: 'Relays Academy',
           from_email: 'news@relays.example',
@@ -121,7 +122,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
       it('fails over to the fallback at once when the primary refuses connections', async () => {
         const b = await relay();
-        await putDelivery(deps, 'relays', {
+        await putDelivery(deps, cliActor(), 'relays', {
           primary: { smtp_url: `smtp://127.0.0.1:${await freePort()}` },
           fallback: { smtp_url: b.url },
         });
@@ -149,7 +150,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
               : { code: 550, message: '5.1.1 no such user' },
         });
         const b = await relay();
-        await putDelivery(deps, 'relays', { primary: { smtp_url: a.url }, fallback: { smtp_url: b.url } });
+        await putDelivery(deps, cliActor(), 'relays', { primary: { smtp_url: a.url }, fallback: { smtp_url: b.url } });
         newWorker();
         const soft = await send('soft');
         assert.equal((await emailRow(t.db, soft)).status, 'sent');
@@ -169,7 +170,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       it('opens the breaker after N failures in a row and skips the primary during the cool-down', async () => {
         const b = await relay();
         const dead = `smtp://127.0.0.1:${await freePort()}`;
-        await putDelivery(deps, 'relays', { primary: { smtp_url: dead }, fallback: { smtp_url: b.url } });
+        await putDelivery(deps, cliActor(), 'relays', { primary: { smtp_url: dead }, fallback: { smtp_url: b.url } });
         newWorker({ failures: 2, cooldownMs: 600_000 });
         await send();
         await send();
@@ -188,10 +189,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       it('applies changed settings to the next e-mail without a restart', async () => {
         const a = await relay();
         const b = await relay();
-        await putDelivery(deps, 'relays', { primary: { smtp_url: a.url } });
+        await putDelivery(deps, cliActor(), 'relays', { primary: { smtp_url: a.url } });
         newWorker();
         await send();
-        await putDelivery(deps, 'relays', { primary: { smtp_url: b.url } });
+        await putDelivery(deps, cliActor(), 'relays', { primary: { smtp_url: b.url } });
         await send();
         assert.equal(a.accepted.length, 1);
         assert.equal(b.accepted.length, 1);
@@ -201,7 +202,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
         const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
         const a = await relay();
-        const view = await putDelivery(deps, 'relays', {
+        const view = await putDelivery(deps, cliActor(), 'relays', {
           primary: { smtp_url: a.url },
           from_email: 'news@relays.example',
           dkim: { domain: 'relays.example', selector: 'egw1', private_key: pem },

@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { redactDeliveryBody } from '../src/domain/delivery.js';
 import { LOG_REDACT } from '../src/http/app.js';
 import { start, type Running } from '../src/server.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { getProviderWebhookCredentials, rotateSecrets } from '../src/services/delivery.js';
 import { secretBox } from '../src/services/secrets.js';
 import { ADMIN_TOKEN, adminCall, setupProject } from './support/harness.js';
@@ -137,7 +138,7 @@ describe('delivery secrets never appear in clear', () => {
       .where('site_key', '=', 'site1')
       .executeTakeFirstOrThrow();
     await assert.rejects(getProviderWebhookCredentials(deps, project.id, 'unisender_go'), /SECRET_KEY changed/);
-    const r = await rotateSecrets(deps, OLD_KEY);
+    const r = await rotateSecrets(deps, cliActor(), OLD_KEY);
     assert.deepEqual(r, { rotated: 1, current: 0, failed: [], webhooks: { rotated: 1, current: 0, failed: [] } });
     // The site webhook's signing secret (sealed in the same box) opens under the new key after rotating.
     const endpoint = await deps.db.db.selectFrom('webhook_endpoints').select('secret_sealed').executeTakeFirstOrThrow();
@@ -145,7 +146,7 @@ describe('delivery secrets never appear in clear', () => {
     assert.deepEqual(await getProviderWebhookCredentials(deps, project.id, 'unisender_go'), {
       api_key: WEBHOOK_SECRET,
     });
-    assert.deepEqual(await rotateSecrets(deps, OLD_KEY), {
+    assert.deepEqual(await rotateSecrets(deps, cliActor(), OLD_KEY), {
       rotated: 0,
       current: 1,
       failed: [],

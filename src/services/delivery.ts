@@ -16,9 +16,11 @@ import { upsertContact } from '../repos/contacts.js';
 import { allDeliveryRows, deleteDeliveryRow, findDeliveryRow, quotaUsed, saveDeliveryRow } from '../repos/delivery.js';
 import { insertEmail } from '../repos/emails.js';
 import { findTemplateByName } from '../repos/templates.js';
-import { iso, parseJson } from '../repos/types.js';
+import { iso, parseJson, type Executor } from '../repos/types.js';
+import type { Project } from '../db/schema.js';
 import { checkDkimDns, systemTxtLookup, verifyRelay } from '../delivery/verify.js';
 import { requireProject } from './admin.js';
+import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
 import { sampleRequest } from './preview.js';
 import { installationSecret, secretBox, type SecretBox } from './secrets.js';
@@ -35,10 +37,11 @@ export async function deliveryBox(deps: SecretDeps): Promise<SecretBox> {
   return secretBox(await sealingSecret(deps));
 }
 
-async function stored(deps: SecretDeps, projectId: number) {
-  const row = await findDeliveryRow(deps.db.db, projectId);
+/** A project's stored settings with its secrets opened; the box is only asked for when there is a row. */
+async function stored(db: Executor, projectId: number, openBox: () => Promise<SecretBox>) {
+  const row = await findDeliveryRow(db, projectId);
   if (!row) return null;
-  const box = await deliveryBox(deps);
+  const box = await openBox();
   return {
     row,
     settings: parseJson<StoredSettings>(row.settings, null as never),
@@ -55,7 +58,7 @@ export async function getProviderWebhookCredentials(
   projectId: number,
   provider: WebhookProvider,
 ): Promise<Record<string, string> | null> {
-  const s = await stored(deps, projectId);
+  const s = await stored(deps.db.db, projectId, () => deliveryBox(deps));
   return s?.secrets.webhooks?.[provider] ?? null;
 }
 
@@ -88,41 +91,113 @@ function view(
   };
 }
 
-export async function getDelivery(deps: Deps, siteKey: string) {
-  const project = await requireProject(deps.db.db, siteKey);
-  const row = await findDeliveryRow(deps.db.db, project.id);
+/** The settings as GET shows them, read through `db` (the transaction of a change). */
+async function settingsView(deps: Deps, db: Executor, project: { id: number; site_key: string }) {
+  const row = await findDeliveryRow(db, project.id);
   const settings = row ? parseJson<StoredSettings>(row.settings, null as never) : null;
   return {
     ...view(deps, project, settings, row?.updated_at ?? null),
-    quota_used_today: await quotaUsed(deps.db.db, project.id, utcDay(deps.clock.now())),
+    quota_used_today: await quotaUsed(db, project.id, utcDay(deps.clock.now())),
   };
 }
 
-export async function putDelivery(deps: Deps, siteKey: string, input: DeliveryInput) {
-  const project = await requireProject(deps.db.db, siteKey);
-  const previous = await stored(deps, project.id).catch(() => null);
-  const { settings, secrets } = prepareDelivery(input, previous);
-  const box = await deliveryBox(deps);
-  const now = deps.clock.now();
-  await saveDeliveryRow(deps.db.db, {
-    project_id: project.id,
-    settings: JSON.stringify(settings),
-    secrets: box.seal(JSON.stringify(secrets)),
-    // Strictly newer than the previous save even within one millisecond: caches follow this version.
-    updated_at: Math.max(now, (previous?.row.updated_at ?? 0) + 1),
+/**
+ * What the audit log keeps of a settings view: the settings, masked as the API shows them (the
+ * breaker states and the quota used are not settings). `record` redacts the masked members again.
+ */
+function auditedSettings(v: Awaited<ReturnType<typeof settingsView>>) {
+  const { ok: _ok, breaker: _breaker, quota_used_today: _quota, ...settings } = v;
+  return settings;
+}
+
+/** Changes a project's settings with its audit row (the settings view before and after) in one transaction. */
+function changeSettings(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  action: 'delivery.set' | 'delivery.clear',
+  change: (trx: Executor, project: Project) => Promise<void>,
+) {
+  return audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, siteKey);
+    const before = await settingsView(deps, trx, project);
+    await change(trx, project);
+    const after = await settingsView(deps, trx, project);
+    note({
+      action,
+      site_key: project.site_key,
+      target: `delivery:${project.id}`,
+      before: auditedSettings(before),
+      after: auditedSettings(after),
+    });
+    return after;
   });
-  return getDelivery(deps, siteKey);
 }
 
-export async function deleteDelivery(deps: Deps, siteKey: string) {
+export async function getDelivery(deps: Deps, siteKey: string) {
   const project = await requireProject(deps.db.db, siteKey);
-  await deleteDeliveryRow(deps.db.db, project.id);
-  return getDelivery(deps, siteKey);
+  return settingsView(deps, deps.db.db, project);
 }
 
-export async function verifyDelivery(deps: Deps, siteKey: string) {
+export async function putDelivery(deps: Deps, who: AuditActor, siteKey: string, input: DeliveryInput) {
+  // Before the transaction: the installation secret may be read from (or made in) the database.
+  const box = await deliveryBox(deps);
+  return changeSettings(deps, who, siteKey, 'delivery.set', async (trx, project) => {
+    const previous = await stored(trx, project.id, async () => box).catch(() => null);
+    const { settings, secrets } = prepareDelivery(input, previous);
+    await saveDeliveryRow(trx, {
+      project_id: project.id,
+      settings: JSON.stringify(settings),
+      secrets: box.seal(JSON.stringify(secrets)),
+      // Strictly newer than the previous save even within one millisecond: caches follow this version.
+      updated_at: Math.max(deps.clock.now(), (previous?.row.updated_at ?? 0) + 1),
+    });
+  });
+}
+
+export function deleteDelivery(deps: Deps, who: AuditActor, siteKey: string) {
+  return changeSettings(deps, who, siteKey, 'delivery.clear', async (trx, project) => {
+    await deleteDeliveryRow(trx, project.id);
+  });
+}
+
+/** Only what the audit log keeps of a check: passed or not and the server's reply. */
+const outcome = (c: { ok: boolean; reply: string }) => ({ ok: c.ok, reply: c.reply });
+
+/**
+ * Checks the relays (and the DKIM record) over the network with no transaction open, then writes the
+ * outcome to the audit log: nothing else is stored.
+ */
+export async function verifyDelivery(deps: Deps, who: AuditActor, siteKey: string) {
   const project = await requireProject(deps.db.db, siteKey);
-  const s = await stored(deps, project.id);
+  const result = await checkRelays(deps, project.id);
+  await audited(deps, who, async (_trx, note) =>
+    note({
+      action: 'delivery.verify',
+      site_key: project.site_key,
+      target: `delivery:${project.id}`,
+      after: {
+        ok: result.ok,
+        ...(result.transport ? { transport: result.transport } : {}),
+        primary: outcome(result.primary),
+        ...(result.fallback ? { fallback: outcome(result.fallback) } : {}),
+        ...(result.dkim ? { dkim: outcome(result.dkim) } : {}),
+      },
+    }),
+  );
+  return result;
+}
+
+interface VerifyResult {
+  ok: boolean;
+  transport?: string;
+  primary: { ok: boolean; reply: string };
+  fallback?: { ok: boolean; reply: string };
+  dkim?: Awaited<ReturnType<typeof checkDkimDns>>;
+}
+
+async function checkRelays(deps: Deps, projectId: number): Promise<VerifyResult> {
+  const s = await stored(deps.db.db, projectId, () => deliveryBox(deps));
   const timeoutMs = deps.config.smtpTimeoutMs;
   if (!s) {
     const url = deps.config.smtpUrl;
@@ -143,39 +218,48 @@ export async function verifyDelivery(deps: Deps, siteKey: string) {
   };
 }
 
-export async function testSend(deps: Deps, siteKey: string, body: { template: string; to: string }) {
-  const db = deps.db.db;
-  const project = await requireProject(db, siteKey);
-  const template = await findTemplateByName(db, project.id, body.template);
-  if (!template)
-    throw new AppError(422, 'validation_error', `No template "${body.template}" in this project`, {
-      event_type: null,
-      missing_fields: [],
-      required_fields: [],
-      invalid_fields: { template: 'no such template in this project' },
+/** Queues one test e-mail: the contact, the e-mail and the audit row commit together. */
+export async function testSend(deps: Deps, who: AuditActor, siteKey: string, body: { template: string; to: string }) {
+  const id = await audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, siteKey);
+    const template = await findTemplateByName(trx, project.id, body.template);
+    if (!template)
+      throw new AppError(422, 'validation_error', `No template "${body.template}" in this project`, {
+        event_type: null,
+        missing_fields: [],
+        required_fields: [],
+        invalid_fields: { template: 'no such template in this project' },
+      });
+    const now = deps.clock.now();
+    const contact = await upsertContact(trx, project.id, { email: body.to }, now);
+    const sample = sampleRequest(template.name);
+    const id = await insertEmail(trx, {
+      project_id: project.id,
+      kind: 'transactional',
+      template_id: template.id,
+      template_key: template.name,
+      contact_id: contact.id,
+      to_email: contact.email,
+      to_name: null,
+      order_id: null,
+      event_id: null,
+      campaign_id: null,
+      chain_step: null,
+      context: JSON.stringify({ ...sample, email: contact.email }),
+      status: 'queued',
+      due_at: now,
+      attempts: 0,
+      is_test: 1,
+      created_at: now,
+      updated_at: now,
     });
-  const now = deps.clock.now();
-  const contact = await upsertContact(db, project.id, { email: body.to }, now);
-  const sample = sampleRequest(template.name);
-  const id = await insertEmail(db, {
-    project_id: project.id,
-    kind: 'transactional',
-    template_id: template.id,
-    template_key: template.name,
-    contact_id: contact.id,
-    to_email: contact.email,
-    to_name: null,
-    order_id: null,
-    event_id: null,
-    campaign_id: null,
-    chain_step: null,
-    context: JSON.stringify({ ...sample, email: contact.email }),
-    status: 'queued',
-    due_at: now,
-    attempts: 0,
-    is_test: 1,
-    created_at: now,
-    updated_at: now,
+    note({
+      action: 'delivery.test_send',
+      site_key: project.site_key,
+      target: `email:${id}`,
+      after: { scheduled_email_id: id, to: contact.email, template: template.name },
+    });
+    return id;
   });
   deps.delivery?.wake();
   return { ok: true as const, scheduled_email_id: id, test: true as const };
@@ -184,43 +268,61 @@ export async function testSend(deps: Deps, siteKey: string, body: { template: st
 /**
  * Re-encrypts every project's secrets under the current installation secret (`edu-gateway secrets
  * rotate`): rows sealed under `previousSecret` (SECRET_KEY_PREVIOUS) are opened with it and sealed anew;
- * rows already under the current key are left alone, so the command can be run twice.
+ * rows already under the current key are left alone, so the command can be run twice. One transaction
+ * with its audit row (the counts): a rotation commits whole or not at all.
  */
-export async function rotateSecrets(deps: SecretDeps, previousSecret: string) {
+export async function rotateSecrets(deps: Deps, who: AuditActor, previousSecret: string) {
+  // Before the transaction: the installation secret may be read from the database.
   const current = await deliveryBox(deps);
   const previous = secretBox(previousSecret);
-  const out = {
-    rotated: 0,
-    current: 0,
-    failed: [] as number[],
-    webhooks: { rotated: 0, current: 0, failed: [] as number[] },
-  };
-  // Site webhook signing secrets (issue 15) are sealed in the same box and rotate with it.
-  for (const e of await allEndpointSecrets(deps.db.db)) {
-    if (e.secret_sealed.split('.')[1] === current.keyId) {
-      out.webhooks.current++;
-      continue;
-    }
-    try {
-      const plain = previous.open(e.secret_sealed);
-      await updateEndpoint(deps.db.db, e.id, { secret_sealed: current.seal(plain) });
+  return audited(deps, who, async (trx, note) => {
+    const out = {
+      rotated: 0,
+      current: 0,
+      failed: [] as number[],
+      webhooks: { rotated: 0, current: 0, failed: [] as number[] },
+    };
+    // Site webhook signing secrets (issue 15) are sealed in the same box and rotate with it.
+    for (const e of await allEndpointSecrets(trx)) {
+      if (e.secret_sealed.split('.')[1] === current.keyId) {
+        out.webhooks.current++;
+        continue;
+      }
+      let plain: string;
+      try {
+        plain = previous.open(e.secret_sealed);
+      } catch {
+        out.webhooks.failed.push(e.id);
+        continue;
+      }
+      await updateEndpoint(trx, e.id, { secret_sealed: current.seal(plain) });
       out.webhooks.rotated++;
-    } catch {
-      out.webhooks.failed.push(e.id);
     }
-  }
-  for (const row of await allDeliveryRows(deps.db.db)) {
-    if (row.secrets.split('.')[1] === current.keyId) {
-      out.current++;
-      continue;
-    }
-    try {
-      const plain = previous.open(row.secrets);
-      await saveDeliveryRow(deps.db.db, { ...row, secrets: current.seal(plain) });
+    for (const row of await allDeliveryRows(trx)) {
+      if (row.secrets.split('.')[1] === current.keyId) {
+        out.current++;
+        continue;
+      }
+      let plain: string;
+      try {
+        plain = previous.open(row.secrets);
+      } catch {
+        out.failed.push(row.project_id);
+        continue;
+      }
+      await saveDeliveryRow(trx, { ...row, secrets: current.seal(plain) });
       out.rotated++;
-    } catch {
-      out.failed.push(row.project_id);
     }
-  }
-  return out;
+    const counts = (c: { rotated: number; current: number; failed: number[] }) => ({
+      rotated: c.rotated,
+      current: c.current,
+      failed: c.failed.length,
+      failed_ids: c.failed,
+    });
+    note({
+      action: 'secrets.rotate',
+      after: { projects: counts(out), webhook_endpoints: counts(out.webhooks), key_id: current.keyId },
+    });
+    return out;
+  });
 }

@@ -4,6 +4,7 @@ import { errors } from '../../schemas/common.js';
 import { SiteKeyParams } from '../../schemas/admin.js';
 import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../schemas/delivery.js';
 import * as delivery from '../../services/delivery.js';
+import { auditActor } from '../plugins/access.js';
 import type { Deps } from '../../services/context.js';
 
 const tags = ['admin'];
@@ -24,7 +25,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         response: { 200: DeliveryView, ...errs },
       },
     },
-    async (req) => delivery.putDelivery(deps, req.params.site_key, req.body),
+    async (req) => delivery.putDelivery(deps, auditActor(req), req.params.site_key, req.body),
   );
 
   app.get(
@@ -54,7 +55,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         response: { 200: DeliveryView, ...errs },
       },
     },
-    async (req) => delivery.deleteDelivery(deps, req.params.site_key),
+    async (req) => delivery.deleteDelivery(deps, auditActor(req), req.params.site_key),
   );
 
   app.post(
@@ -69,7 +70,7 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         response: { 200: VerifyView, ...errs },
       },
     },
-    async (req) => delivery.verifyDelivery(deps, req.params.site_key),
+    async (req) => delivery.verifyDelivery(deps, auditActor(req), req.params.site_key),
   );
 
   app.post(
@@ -85,6 +86,6 @@ export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         response: { 200: TestSendView, ...errs },
       },
     },
-    async (req) => delivery.testSend(deps, req.params.site_key, req.body),
+    async (req) => delivery.testSend(deps, auditActor(req), req.params.site_key, req.body),
   );
 };

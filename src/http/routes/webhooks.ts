@@ -17,6 +17,7 @@ import {
 } from '../../schemas/webhooks.js';
 import type { Deps } from '../../services/context.js';
 import * as webhooks from '../../services/webhooks/endpoints.js';
+import { auditActor } from '../plugins/access.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -39,7 +40,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     },
     async (req, reply) => {
       reply.code(201);
-      return webhooks.createWebhook(deps, req.params.site_key, req.body);
+      return webhooks.createWebhook(deps, auditActor(req), req.params.site_key, req.body);
     },
   );
 
@@ -71,7 +72,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: WebhookAnswer, ...errs },
       },
     },
-    async (req) => webhooks.changeWebhook(deps, req.params.site_key, req.params.id, req.body),
+    async (req) => webhooks.changeWebhook(deps, auditActor(req), req.params.site_key, req.params.id, req.body),
   );
 
   app.delete(
@@ -86,7 +87,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errs },
       },
     },
-    async (req) => webhooks.removeWebhook(deps, req.params.site_key, req.params.id),
+    async (req) => webhooks.removeWebhook(deps, auditActor(req), req.params.site_key, req.params.id),
   );
 
   app.get(
@@ -117,6 +118,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: ResendAnswer, ...errors(401, 403, 404, 409, 422, 500) },
       },
     },
-    async (req) => webhooks.resend(deps, req.params.site_key, req.params.id, req.params.delivery_id),
+    async (req) => webhooks.resend(deps, auditActor(req), req.params.site_key, req.params.id, req.params.delivery_id),
   );
 };

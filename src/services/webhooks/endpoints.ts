@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
 import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
 import { AppError, notFound, validationError } from '../../errors.js';
-import { decodeCursor, encodeCursor, iso, parseJson } from '../../repos/types.js';
+import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../../repos/types.js';
 import {
   attemptsOf,
   deleteEndpoint,
@@ -20,6 +20,7 @@ import {
 import type { CreateWebhookBody, DeliveriesQuery, PatchWebhookBody } from '../../schemas/webhooks.js';
 import { PAGE_SIZE } from '../../schemas/common.js';
 import { requireProject } from '../admin.js';
+import { audited, type AuditActor } from '../audit.js';
 import type { Deps } from '../context.js';
 import { deliveryBox } from '../delivery.js';
 import { systemResolver } from './send.js';
@@ -69,23 +70,31 @@ export function webhookView(e: WebhookEndpointRow, siteKey: string) {
   };
 }
 
-export async function createWebhook(deps: Deps, siteKey: string, body: CreateWebhookBody) {
-  const db = deps.db.db;
-  const project = await requireProject(db, siteKey);
+export async function createWebhook(deps: Deps, who: AuditActor, siteKey: string, body: CreateWebhookBody) {
+  await requireProject(deps.db.db, siteKey);
+  // Before the transaction: the host name is resolved, and the installation secret may be read.
   const url = await checkUrl(deps, body.url);
+  const box = await deliveryBox(deps);
   // 24 random bytes, as Standard Webhooks secrets are: whsec_ + base64.
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
-  const id = await insertEndpoint(
-    db,
-    {
-      project_id: project.id,
-      url,
-      description: body.description ?? null,
-      events: JSON.stringify(body.events),
-      secret_sealed: (await deliveryBox(deps)).seal(secret),
-    },
-    deps.clock.now(),
-  );
+  const id = await audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, siteKey);
+    const id = await insertEndpoint(
+      trx,
+      {
+        project_id: project.id,
+        url,
+        description: body.description ?? null,
+        events: JSON.stringify(body.events),
+        secret_sealed: box.seal(secret),
+      },
+      deps.clock.now(),
+    );
+    // The view has no secret: the audit log never sees it.
+    const after = webhookView((await findEndpoint(trx, project.id, id))!, project.site_key);
+    note({ action: 'webhook.create', site_key: project.site_key, target: `webhook:${id}`, after });
+    return id;
+  });
   return { ok: true as const, id, secret };
 }
 
@@ -95,34 +104,53 @@ export async function listWebhooks(deps: Deps, siteKey: string) {
   return { ok: true as const, items: rows.map((r) => webhookView(r, project.site_key)) };
 }
 
-async function requireEndpoint(deps: Deps, siteKey: string, id: number) {
-  const project = await requireProject(deps.db.db, siteKey);
-  const endpoint = await findEndpoint(deps.db.db, project.id, id);
+async function requireEndpoint(db: Executor, siteKey: string, id: number) {
+  const project = await requireProject(db, siteKey);
+  const endpoint = await findEndpoint(db, project.id, id);
   if (!endpoint) throw notFound(`Webhook ${id}`);
   return { project, endpoint };
 }
 
-export async function changeWebhook(deps: Deps, siteKey: string, id: number, body: PatchWebhookBody) {
-  const { project, endpoint } = await requireEndpoint(deps, siteKey, id);
-  const now = deps.clock.now();
-  const set: Parameters<typeof updateEndpoint>[2] = { updated_at: now };
-  if (body.url !== undefined) set.url = await checkUrl(deps, body.url);
-  if (body.events !== undefined) set.events = JSON.stringify(body.events);
-  if (body.description !== undefined) set.description = body.description;
-  if (body.enabled === true)
-    Object.assign(set, { status: 'active', failing_since: null, disabled_at: null, disabled_reason: null });
-  if (body.enabled === false)
-    Object.assign(set, { status: 'disabled', disabled_at: now, disabled_reason: 'disabled by an administrator' });
-  await updateEndpoint(deps.db.db, endpoint.id, set);
-  const after = await findEndpoint(deps.db.db, project.id, id);
-  return { ok: true as const, webhook: webhookView(after!, project.site_key) };
+export async function changeWebhook(deps: Deps, who: AuditActor, siteKey: string, id: number, body: PatchWebhookBody) {
+  // An unknown endpoint is 404 whatever the body; the URL's host is resolved outside the transaction.
+  await requireEndpoint(deps.db.db, siteKey, id);
+  const url = body.url === undefined ? undefined : await checkUrl(deps, body.url);
+  return audited(deps, who, async (trx, note) => {
+    const { project, endpoint } = await requireEndpoint(trx, siteKey, id);
+    const now = deps.clock.now();
+    const set: Parameters<typeof updateEndpoint>[2] = { updated_at: now };
+    if (url !== undefined) set.url = url;
+    if (body.events !== undefined) set.events = JSON.stringify(body.events);
+    if (body.description !== undefined) set.description = body.description;
+    if (body.enabled === true)
+      Object.assign(set, { status: 'active', failing_since: null, disabled_at: null, disabled_reason: null });
+    if (body.enabled === false)
+      Object.assign(set, { status: 'disabled', disabled_at: now, disabled_reason: 'disabled by an administrator' });
+    await updateEndpoint(trx, endpoint.id, set);
+    const after = webhookView((await findEndpoint(trx, project.id, id))!, project.site_key);
+    note({
+      action: 'webhook.update',
+      site_key: project.site_key,
+      target: `webhook:${id}`,
+      before: webhookView(endpoint, project.site_key),
+      after,
+    });
+    return { ok: true as const, webhook: after };
+  });
 }
 
-export async function removeWebhook(deps: Deps, siteKey: string, id: number) {
-  const project = await requireProject(deps.db.db, siteKey);
-  const gone = await deps.db.db.transaction().execute((trx) => deleteEndpoint(trx, project.id, id));
-  if (!gone) throw notFound(`Webhook ${id}`);
-  return { ok: true as const };
+export async function removeWebhook(deps: Deps, who: AuditActor, siteKey: string, id: number) {
+  return audited(deps, who, async (trx, note) => {
+    const { project, endpoint } = await requireEndpoint(trx, siteKey, id);
+    if (!(await deleteEndpoint(trx, project.id, id))) throw notFound(`Webhook ${id}`);
+    note({
+      action: 'webhook.delete',
+      site_key: project.site_key,
+      target: `webhook:${id}`,
+      before: webhookView(endpoint, project.site_key),
+    });
+    return { ok: true as const };
+  });
 }
 
 function deliveryView(d: WebhookDeliveryRow, attempts: Awaited<ReturnType<typeof attemptsOf>>) {
@@ -148,7 +176,7 @@ function deliveryView(d: WebhookDeliveryRow, attempts: Awaited<ReturnType<typeof
 }
 
 export async function webhookDeliveries(deps: Deps, siteKey: string, id: number, q: DeliveriesQuery) {
-  const { endpoint } = await requireEndpoint(deps, siteKey, id);
+  const { endpoint } = await requireEndpoint(deps.db.db, siteKey, id);
   const limit = q.limit ?? PAGE_SIZE;
   const rows = await listDeliveries(deps.db.db, endpoint.id, { limit: limit + 1, beforeId: decodeCursor(q.cursor) });
   const page = rows.slice(0, limit);
@@ -169,11 +197,20 @@ export async function webhookDeliveries(deps: Deps, siteKey: string, id: number,
 }
 
 /** Due again now with the same webhook-id (the site de-duplicates on it); refused while being sent. */
-export async function resend(deps: Deps, siteKey: string, id: number, deliveryId: number) {
-  const { endpoint } = await requireEndpoint(deps, siteKey, id);
-  const d = await findDelivery(deps.db.db, endpoint.id, deliveryId);
-  if (!d) throw notFound(`Delivery ${deliveryId}`);
-  if (!(await resendDelivery(deps.db.db, d.id, deps.clock.now())))
-    throw new AppError(409, 'conflict', `Delivery ${deliveryId} is being sent right now; try again in a moment`);
-  return { ok: true as const, id: Number(d.id), status: 'pending' as const };
+export async function resend(deps: Deps, who: AuditActor, siteKey: string, id: number, deliveryId: number) {
+  return audited(deps, who, async (trx, note) => {
+    const { project, endpoint } = await requireEndpoint(trx, siteKey, id);
+    const d = await findDelivery(trx, endpoint.id, deliveryId);
+    if (!d) throw notFound(`Delivery ${deliveryId}`);
+    if (!(await resendDelivery(trx, d.id, deps.clock.now())))
+      throw new AppError(409, 'conflict', `Delivery ${deliveryId} is being sent right now; try again in a moment`);
+    note({
+      action: 'webhook.resend',
+      site_key: project.site_key,
+      target: `webhook_delivery:${Number(d.id)}`,
+      before: { webhook_id: id, type: d.kind, status: d.status, attempts: Number(d.attempts) },
+      after: { webhook_id: id, type: d.kind, status: 'pending', attempts: Number(d.attempts) },
+    });
+    return { ok: true as const, id: Number(d.id), status: 'pending' as const };
+  });
 }
