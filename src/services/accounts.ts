@@ -29,7 +29,7 @@ import {
 import { findProjectBySiteKey } from '../repos/projects.js';
 import { deleteUserSession } from '../repos/sessions.js';
 import { iso, type Executor } from '../repos/types.js';
-import { record, type AuditActor } from './audit.js';
+import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
 
 export const TOKEN_PREFIX = 'egwa_';
@@ -98,13 +98,13 @@ export async function createUser(deps: Deps, who: AuditActor, input: NewUser): P
   checkPassword(input.password, email);
   const password_hash = await hashPassword(input.password);
   const now = deps.clock.now();
-  return deps.db.db.transaction().execute(async (trx) => {
+  return audited(deps, who, async (trx, note) => {
     const ids = await projectIds(trx, input.role, input.projects);
     const u = await insertUser(trx, { email, name: input.name?.trim() || email, password_hash, role: input.role }, now);
     if (!u) throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists`);
     await replaceUserProjects(trx, u.id, ids);
     const view = await viewOf(trx, u);
-    await record(trx, who, { action: 'user.create', target: `user:${u.id}`, after: view }, now);
+    note({ action: 'user.create', target: `user:${u.id}`, after: view });
     return view;
   });
 }
@@ -135,7 +135,7 @@ export async function changeUser(deps: Deps, who: AuditActor, id: number, patch:
   const email = patch.email !== undefined ? normaliseAdminEmail(patch.email) : undefined;
   if (patch.password !== undefined) checkPassword(patch.password, email);
   const password_hash = patch.password !== undefined ? await hashPassword(patch.password) : undefined;
-  return deps.db.db.transaction().execute(async (trx) => {
+  return audited(deps, who, async (trx, note) => {
     const u = await findUser(trx, id);
     if (!u) throw notFound(`Account ${id}`);
     const before = await viewOf(trx, u);
@@ -166,12 +166,12 @@ export async function changeUser(deps: Deps, who: AuditActor, id: number, patch:
     }
     const after = await viewOf(trx, (await findUser(trx, id))!);
     const action = patch.status === 'disabled' ? 'user.disable' : password_hash ? 'user.password' : 'user.change';
-    await record(
-      trx,
-      who,
-      { action, target: `user:${id}`, before, after: { ...after, ...(password_hash ? { password: 'changed' } : {}) } },
-      now,
-    );
+    note({
+      action,
+      target: `user:${id}`,
+      before,
+      after: { ...after, ...(password_hash ? { password: 'changed' } : {}) },
+    });
     return after;
   });
 }
@@ -283,7 +283,7 @@ export async function createToken(
       invalid_fields: { expires_at: 'is not in the future' },
     });
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  return deps.db.db.transaction().execute(async (trx) => {
+  return audited(deps, who, async (trx, note) => {
     const row = await insertToken(
       trx,
       {
@@ -298,7 +298,7 @@ export async function createToken(
       now,
     );
     const view = tokenView(row, now);
-    await record(trx, who, { action: 'token.create', target: `token:${row.id}`, after: view }, now);
+    note({ action: 'token.create', target: `token:${row.id}`, after: view });
     return { ok: true as const, ...view, token };
   });
 }
@@ -311,12 +311,12 @@ export async function tokens(deps: Deps, p: Principal) {
 export async function revokeOwnToken(deps: Deps, p: Principal, who: AuditActor, id: number) {
   const userId = requireAccount(p);
   const now = deps.clock.now();
-  return deps.db.db.transaction().execute(async (trx) => {
+  return audited(deps, who, async (trx, note) => {
     const t = await findToken(trx, id);
     if (!t || t.user_id !== userId) throw notFound(`Token ${id}`);
     await revokeToken(trx, id, now);
     const after = tokenView((await findToken(trx, id))!, now);
-    await record(trx, who, { action: 'token.revoke', target: `token:${id}`, before: tokenView(t, now), after }, now);
+    note({ action: 'token.revoke', target: `token:${id}`, before: tokenView(t, now), after });
     return { ok: true as const, ...after };
   });
 }
