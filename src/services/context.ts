@@ -77,9 +77,10 @@ export interface GatewayCall {
    * More work for the request's own transaction, run after its chronology row and effects are written
    * and before it commits: an administrator's replay or legacy intake writes its audit row here, so the
    * row and what it records commit together or not at all (SPEC §14). It also runs with the chronology
-   * row of a stored answer replayed (idempotency) and of a refusal logged by logRequest. A call that
-   * carries it is accepted on its own (acceptAlone: its own unit of work), never in a PostgreSQL batch
-   * or by the SQLite prebuilt statements, which write many requests' rows at once.
+   * row of a stored answer replayed (idempotency) and of a refusal logged by logRequest; never in a dry
+   * run, which keeps nothing. A call that carries it is accepted on its own (acceptAlone: its own unit
+   * of work), never in a PostgreSQL batch or by the SQLite prebuilt statements, which write many
+   * requests' rows at once.
    */
   alsoInTransaction?: (trx: Executor, outcome: AcceptOutcome) => Promise<void>;
 }
