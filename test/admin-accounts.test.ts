@@ -186,18 +186,18 @@ for (const d of DIALECTS) {
       assert.ok(!text.includes(key.body.key), 'the API key is redacted');
       assert.ok(!text.includes(tok.token), 'the personal token is redacted');
       assert.ok(!text.includes(PASSWORD), 'no password');
-      const keyRow = all.find((r: any) => r.action === 'POST /api/admin/keys');
+      const keyRow = all.find((r: any) => r.action === 'key.create' && r.actor !== 'root');
       assert.equal(keyRow.actor, 'alpha-admin@x.example');
       assert.equal(keyRow.via, 'token');
       assert.equal(keyRow.site_key, 'alpha');
-      assert.equal(keyRow.after.key, '[redacted]');
+      assert.equal(keyRow.after.key, undefined, 'the key itself is not part of what is recorded');
       assert.equal(keyRow.after.name, 'from script');
-      const routing = all.filter(
-        (r: any) => r.action === 'PUT /api/admin/projects/:site_key/routing' && r.site_key === 'alpha',
-      );
+      assert.equal(keyRow.target, `key:${key.body.id}`);
+      const routing = all.filter((r: any) => r.action === 'routing.replace' && r.site_key === 'alpha');
       assert.equal(routing.length, 1 + 1 /* setupProject's, as root */);
       assert.equal(routing[0].via, 'session');
-      assert.deepEqual(routing[0].after.routes, { contest_results: 'contest_tpl' });
+      assert.deepEqual(routing[0].after, { contest_results: 'contest_tpl' });
+      assert.deepEqual(routing[0].before, routing[1].after, 'before is what the previous change left');
       const created = all.find((r: any) => r.action === 'user.create' && r.after.email === 'alpha-admin@x.example');
       assert.equal(created.actor, 'root');
       assert.equal(created.via, 'root');

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
+import { AUDIT_ACTIONS } from '../src/domain/statuses.js';
 import { checkDeclaredAccess, type DeclaredRoute } from '../src/http/plugins/access.js';
 import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
 import {
@@ -181,6 +182,13 @@ for (const d of DIALECTS) {
         }
       }
       assert.deepEqual(failures, []);
+    });
+
+    it('every change the matrix made wrote its audit row through its service, none after the fact', async () => {
+      const rows = await t.deps.db.db.selectFrom('audit_log').select(['action', 'actor']).execute();
+      assert.ok(rows.length > 20, `only ${rows.length} audit rows`);
+      const unaudited = [...new Set(rows.map((r) => r.action).filter((a) => !AUDIT_ACTIONS.includes(a as never)))];
+      assert.deepEqual(unaudited, [], 'changes whose service wrote no audit row (the access hook wrote these)');
     });
 
     it('lists hold only the projects one may see', async () => {

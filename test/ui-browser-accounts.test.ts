@@ -168,6 +168,14 @@ describe('administrators in a browser', { skip }, () => {
     await page.locator('main td', { hasText: 'user.create' }).first().waitFor();
     assert.ok((await page.locator('main tbody tr').count()) >= 8);
     await shot('audit');
+    // Filtered by action: only the account creations are left.
+    await page.locator('main form.filters select[name="action"]').selectOption('user.create');
+    await page.locator('main form.filters').getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/action=user\.create/);
+    await page.locator('main tbody tr').first().waitFor();
+    const actions = await page.locator('main tbody tr td:nth-child(3)').allInnerTexts();
+    assert.ok(actions.length >= 3, JSON.stringify(actions));
+    for (const a of actions) assert.equal(a.trim(), 'user.create');
     await logout();
   });
 

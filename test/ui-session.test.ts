@@ -1,12 +1,15 @@
 // Admin UI sessions: login, cookie attributes, CSRF on changes, expiry, logout and the login rate limit,
 // on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { LoginLimiter } from '../src/http/plugins/session.js';
+import { MemoryRateLimiter, RedisRateLimiter } from '../src/services/rateLimiter.js';
 import { SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../src/services/sessions.js';
-import { ADMIN_TOKEN, createTestApp, DIALECTS, type TestApp } from './support/harness.js';
+import { ADMIN_TOKEN, createTestApp, DIALECTS, ManualClock, type TestApp } from './support/harness.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL?.trim() || null;
 
 interface Res {
   status: number;
@@ -273,21 +276,45 @@ describe('admin UI sessions: configuration', () => {
     }
   });
 
-  it('the global cap on failed logins stops guessing spread over many addresses', () => {
-    const limiter = new LoginLimiter({ windowMs: 60_000, perIp: 10, globalFailures: 3, maxTracked: 100 });
-    const now = 1_000_000;
+  it('the global cap on failed logins stops guessing spread over many addresses', async () => {
+    const clock = new ManualClock();
+    const limits = { windowMs: 60_000, perIp: 10, perAccount: 10, globalFailures: 3 };
+    const limiter = new LoginLimiter(new MemoryRateLimiter(clock), limits);
     for (let i = 0; i < 3; i++) {
-      assert.equal(limiter.attempt(`198.51.100.${i}`, now), 0);
-      limiter.failed(now);
+      assert.equal(await limiter.attempt(`198.51.100.${i}`, undefined), 0);
+      await limiter.failed();
     }
-    assert.ok(limiter.attempt('198.51.100.200', now + 1000) > 0);
-    assert.equal(limiter.attempt('198.51.100.200', now + 61_000), 0, 'failures age out of the window');
+    clock.advance(1000);
+    assert.ok((await limiter.attempt('198.51.100.200', undefined)) > 0);
+    clock.advance(60_000);
+    assert.equal(await limiter.attempt('198.51.100.200', undefined), 0, 'failures age out of the window');
   });
 
-  it('the per-address table stays bounded', () => {
-    const limiter = new LoginLimiter({ windowMs: 60_000, perIp: 1, globalFailures: 1000, maxTracked: 5 });
-    for (let i = 0; i < 50; i++) limiter.attempt(`203.0.113.${i}`, 1);
-    assert.equal(limiter.attempt('203.0.113.0', 2), 0, 'the oldest addresses were forgotten, not kept for ever');
-    assert.ok(limiter.attempt('203.0.113.49', 2) > 0, 'a recent one is still counted');
-  });
+  it(
+    'processes sharing Redis count the same login attempts',
+    { skip: REDIS_URL ? false : 'TEST_REDIS_URL is not set' },
+    async () => {
+      const prefix = `egw:test:${randomBytes(4).toString('hex')}:`;
+      // Two stores with one prefix stand for two API processes.
+      const errors: unknown[] = [];
+      const stores = [0, 1].map(() => new RedisRateLimiter(REDIS_URL!, (e) => errors.push(e), prefix));
+      // The store fails open until its connection is up: wait for a take that raised nothing.
+      for (const s of stores)
+        for (let n = errors.length; ; n = errors.length) {
+          await s.take('warm-up', { burst: 1000, per_second: 1000 });
+          if (errors.length === n) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      try {
+        const limits = { windowMs: 60_000, perIp: 4, perAccount: 4, globalFailures: 100 };
+        const [a, b] = stores.map((s) => new LoginLimiter(s, limits));
+        for (let i = 0; i < 4; i++) assert.equal(await (i % 2 ? a : b).attempt(`192.0.2.${i}`, 'owner@x.example'), 0);
+        assert.ok((await a.attempt('192.0.2.99', 'owner@x.example')) > 0, 'the account is limited in every process');
+        assert.ok((await b.attempt('192.0.2.98', 'owner@x.example')) > 0);
+        assert.equal(await b.attempt('192.0.2.97', 'other@x.example'), 0, 'another account is not');
+      } finally {
+        for (const s of stores) await s.close();
+      }
+    },
+  );
 });

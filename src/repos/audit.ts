@@ -15,6 +15,8 @@ export interface AuditFilter {
   /** Site keys the reader may see; null: every row, including those of no project. */
   siteKeys: readonly string[] | null;
   actor?: string;
+  action?: string;
+  target?: string;
   since?: number;
   until?: number;
   beforeId: number | null;
@@ -23,9 +25,13 @@ export interface AuditFilter {
 
 /** Newest first, keyset-paged by id. */
 export async function listAudit(db: Executor, f: AuditFilter): Promise<AuditRow[]> {
+  // No permitted project: nothing to read (and no empty IN list, which neither dialect accepts).
+  if (f.siteKeys !== null && f.siteKeys.length === 0) return [];
   let q = db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(f.limit);
-  if (f.siteKeys !== null) q = q.where('site_key', 'in', f.siteKeys.length ? [...f.siteKeys] : ['\u0000']);
+  if (f.siteKeys !== null) q = q.where('site_key', 'in', [...f.siteKeys]);
   if (f.actor !== undefined) q = q.where('actor', '=', f.actor);
+  if (f.action !== undefined) q = q.where('action', '=', f.action);
+  if (f.target !== undefined) q = q.where('target', '=', f.target);
   if (f.since !== undefined) q = q.where('at', '>=', f.since);
   if (f.until !== undefined) q = q.where('at', '<', f.until);
   if (f.beforeId !== null) q = q.where('id', '<', f.beforeId);

@@ -1,6 +1,6 @@
 // Schemas of administrator accounts, personal tokens and the audit log (SPEC §14).
 import { Type, type Static } from 'typebox';
-import { ADMIN_ROLES, ADMIN_USER_STATUSES, AUDIT_VIAS } from '../domain/statuses.js';
+import { ADMIN_ROLES, ADMIN_USER_STATUSES, AUDIT_ACTIONS, AUDIT_VIAS } from '../domain/statuses.js';
 import { Cursor, Email, literalUnion, Limit, SiteKey } from './common.js';
 import { Ok } from './admin.js';
 
@@ -88,6 +88,8 @@ export const SessionView = Type.Object({
 export const AuditQuery = Type.Object({
   site_key: Type.Optional(SiteKey),
   actor: Type.Optional(Type.String({ maxLength: 254 })),
+  action: Type.Optional(literalUnion(AUDIT_ACTIONS)),
+  target: Type.Optional(Type.String({ maxLength: 100, description: 'what was changed, e.g. key:12' })),
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
   limit: Limit,

@@ -263,12 +263,7 @@ export async function courseCategories(deps: Deps, siteKey: string) {
   return { ok: true as const, site_key: p.site_key, categories: await getCourseCategories(deps.db.db, p.id) };
 }
 
-export async function setCourseCategories(
-  deps: Deps,
-  who: AuditActor,
-  siteKey: string,
-  categories: CourseCategory[],
-) {
+export async function setCourseCategories(deps: Deps, who: AuditActor, siteKey: string, categories: CourseCategory[]) {
   await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);

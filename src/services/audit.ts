@@ -88,6 +88,8 @@ export function audited<T>(deps: Deps, who: AuditActor, work: (trx: Executor, no
 export interface AuditQuery {
   site_key?: string;
   actor?: string;
+  action?: AuditAction;
+  target?: string;
   since?: string;
   until?: string;
   limit?: number;
@@ -109,6 +111,8 @@ export async function auditLog(deps: Deps, q: AuditQuery, visible: readonly stri
   const rows = await listAudit(deps.db.db, {
     siteKeys,
     actor: q.actor,
+    action: q.action,
+    target: q.target,
     since: time('since', q.since),
     until: time('until', q.until),
     beforeId: decodeCursor(q.cursor),

@@ -15,7 +15,8 @@ export interface Decision {
 }
 
 export interface RateLimiter {
-  take(bucket: string, limit: RateLimit): Promise<Decision>;
+  /** Spends `cost` tokens (default 1) when at least one is there; cost 0 only asks whether one is. */
+  take(bucket: string, limit: RateLimit, cost?: number): Promise<Decision>;
   close(): Promise<void>;
   readonly kind: 'memory' | 'redis';
 }
@@ -40,12 +41,12 @@ export class MemoryRateLimiter implements RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
   constructor(private readonly clock: Clock) {}
 
-  async take(bucket: string, limit: RateLimit): Promise<Decision> {
+  async take(bucket: string, limit: RateLimit, cost = 1): Promise<Decision> {
     const now = this.clock.now();
     const b = this.buckets.get(bucket);
     let tokens = b ? refill(b.tokens, b.at, now, limit) : limit.burst;
     const allowed = tokens >= 1;
-    if (allowed) tokens -= 1;
+    if (allowed) tokens -= cost;
     this.buckets.set(bucket, { tokens, at: now });
     // Full buckets carry no information: drop them so the map stays as small as the active keys.
     if (this.buckets.size > 10_000) {
@@ -69,7 +70,7 @@ local at = tonumber(b[2])
 if tokens == nil then tokens = burst; at = now end
 tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
 local allowed = 0
-if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+if tokens >= 1 then tokens = tokens - tonumber(ARGV[3]); allowed = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + 1000)
 return {allowed, tostring(tokens)}
@@ -88,11 +89,11 @@ export class RedisRateLimiter implements RateLimiter {
     this.redis.defineCommand('egwTake', { numberOfKeys: 1, lua: SCRIPT });
   }
 
-  async take(bucket: string, limit: RateLimit): Promise<Decision> {
+  async take(bucket: string, limit: RateLimit, cost = 1): Promise<Decision> {
     try {
       // defineCommand adds the method at run time; ioredis's types do not know it.
       const redis = this.redis as unknown as { egwTake(...args: (string | number)[]): Promise<[number, string]> };
-      const [allowed, tokens] = await redis.egwTake(this.prefix + bucket, limit.per_second, limit.burst);
+      const [allowed, tokens] = await redis.egwTake(this.prefix + bucket, limit.per_second, limit.burst, cost);
       return decide(Number(tokens), allowed === 1, limit);
     } catch (err) {
       // Fail open: a rate-limit store outage must not stop e-mail; it is logged and counted.

@@ -12,7 +12,7 @@
 //   X-CSRF-Token (and, when the browser names an Origin, it must be ours). SameSite=Strict already
 //   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
 // - Login attempts are rate limited per client address and per account, plus a global cap on failures,
-//   in memory.
+//   in the shared rate-limit store (Redis when configured), so every process counts the same attempts.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../../domain/access.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -23,6 +23,8 @@ import { AccountInfo } from '../../schemas/accounts.js';
 import { accountInfo, badTokenMessage, checkLogin, principalOf, principalOfBearer } from '../../services/accounts.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
+import { MemoryRateLimiter, type RateLimiter } from '../../services/rateLimiter.js';
+import type { RateLimit } from '../../schemas/common.js';
 import {
   endSession,
   liveSession,
@@ -51,41 +53,45 @@ declare module 'fastify' {
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 const sameText = (a: string, b: string) => timingSafeEqual(sha256(a), sha256(b));
 
-/** Sliding-window counters in memory; bounded in size so a flood of addresses cannot grow it for ever. */
+/**
+ * Login attempts counted in the installation's rate-limit store (services/rateLimiter.ts): Redis when
+ * REDIS_URL is set, so every API process counts the same attempts; memory otherwise (one process).
+ * Token buckets: `perIp` and `perAccount` attempts at once, refilled over `windowMs`; failed logins of
+ * all addresses together may not exceed `globalFailures` per window.
+ */
 export class LoginLimiter {
-  private readonly perIp = new Map<string, number[]>();
-  private failures: number[] = [];
+  private readonly perIp: RateLimit;
+  private readonly perAccount: RateLimit;
+  private readonly failures: RateLimit;
 
   constructor(
-    private readonly opts = {
+    private readonly store: RateLimiter,
+    opts = {
       windowMs: LOGIN_WINDOW_MS,
       perIp: LOGIN_ATTEMPTS_PER_IP,
+      perAccount: LOGIN_ATTEMPTS_PER_IP,
       globalFailures: LOGIN_FAILURES_GLOBAL,
-      maxTracked: 10_000,
     },
-  ) {}
-
-  /** Counts one attempt; returns the seconds to wait when over a limit, else 0. */
-  attempt(ip: string, now: number): number {
-    const since = now - this.opts.windowMs;
-    this.failures = this.failures.filter((t) => t > since);
-    if (this.failures.length >= this.opts.globalFailures)
-      return Math.ceil((this.failures[0] + this.opts.windowMs - now) / 1000);
-    const hits = (this.perIp.get(ip) ?? []).filter((t) => t > since);
-    if (hits.length >= this.opts.perIp) {
-      this.perIp.set(ip, hits);
-      return Math.max(1, Math.ceil((hits[0] + this.opts.windowMs - now) / 1000));
-    }
-    hits.push(now);
-    this.perIp.delete(ip); // re-insert: the map's order is then least recently seen first
-    this.perIp.set(ip, hits);
-    if (this.perIp.size > this.opts.maxTracked) this.perIp.delete(this.perIp.keys().next().value as string);
-    return 0;
+  ) {
+    const bucket = (burst: number) => ({ burst, per_second: (burst * 1000) / opts.windowMs });
+    this.perIp = bucket(opts.perIp);
+    this.perAccount = bucket(opts.perAccount);
+    this.failures = bucket(opts.globalFailures);
   }
 
-  failed(now: number): void {
-    this.failures.push(now);
-    if (this.failures.length > this.opts.globalFailures) this.failures.shift();
+  /** Counts one attempt; returns the seconds to wait when over a limit, else 0. */
+  async attempt(ip: string, account: string | undefined): Promise<number> {
+    const global = await this.store.take('login:failures', this.failures, 0);
+    if (!global.allowed) return global.retryAfterSeconds;
+    const decisions = [await this.store.take(`login:ip:${ip}`, this.perIp)];
+    // The account's address is hashed: the shared store need not hold administrators' e-mail addresses.
+    if (account !== undefined)
+      decisions.push(await this.store.take(`login:account:${sha256(account).toString('hex')}`, this.perAccount));
+    return Math.max(0, ...decisions.map((d) => (d.allowed ? 0 : d.retryAfterSeconds)));
+  }
+
+  async failed(): Promise<void> {
+    await this.store.take('login:failures', this.failures);
   }
 }
 
@@ -110,7 +116,7 @@ export interface SessionOptions {
 
 export async function registerSessions(root: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const limiter = opts.limiter ?? new LoginLimiter();
+  const limiter = opts.limiter ?? new LoginLimiter(deps.rateLimiter ?? new MemoryRateLimiter(deps.clock));
   const publicUrl = new URL(deps.config.publicUrl);
   const secure = publicUrl.protocol === 'https:';
   // __Host- makes the browser refuse the cookie unless it is Secure, host-only and Path=/.
@@ -182,10 +188,9 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
       },
     },
     async (req, reply) => {
-      const now = deps.clock.now();
       const { email, password, token } = req.body;
       const account = email?.trim().toLowerCase();
-      const wait = Math.max(limiter.attempt(req.ip, now), account ? limiter.attempt(`account:${account}`, now) : 0);
+      const wait = await limiter.attempt(req.ip, account);
       if (wait > 0) {
         throw new AppError(
           429,
@@ -200,7 +205,7 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
       if (token !== undefined && account === undefined && password === undefined) {
         principal = await principalOfBearer(deps, token.trim());
         if (!principal) {
-          limiter.failed(now);
+          await limiter.failed();
           req.log.warn({ ip: req.ip }, 'admin UI login refused');
           throw new AppError(401, 'unauthorized', badTokenMessage(deps));
         }
@@ -212,7 +217,7 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
         const user = await checkLogin(deps, account, password);
         principal = user && (await principalOf(deps, user.id, 'session'));
         if (!principal) {
-          limiter.failed(now);
+          await limiter.failed();
           req.log.warn({ ip: req.ip }, 'admin UI login refused');
           throw wrongLogin();
         }

@@ -12,7 +12,7 @@ import {
   PERMISSIONS,
   allRoutingKeys,
 } from '../../domain/catalog.js';
-import { CONTACT_STATUSES, EMAIL_STATUSES, WEBHOOK_PROVIDERS } from '../../domain/statuses.js';
+import { AUDIT_ACTIONS, CONTACT_STATUSES, EMAIL_STATUSES, WEBHOOK_PROVIDERS } from '../../domain/statuses.js';
 import { IdParams } from '../../schemas/admin.js';
 import {
   ContactDetail,
@@ -63,6 +63,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       contact_statuses: [...CONTACT_STATUSES],
       email_statuses: [...EMAIL_STATUSES],
       webhook_providers: [...WEBHOOK_PROVIDERS],
+      audit_actions: [...AUDIT_ACTIONS],
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
     }),

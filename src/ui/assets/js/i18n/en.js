@@ -658,6 +658,7 @@ export default {
   'audit.show': 'Show',
   'audit.before': 'Before',
   'audit.after': 'After',
+  'audit.anyAction': 'Any action',
   'audit.filter': 'Filter',
   'audit.empty': 'No changes recorded.',
   'audit.via.session': 'UI',

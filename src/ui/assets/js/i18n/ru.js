@@ -658,6 +658,7 @@ export default {
   'audit.show': 'Показать',
   'audit.before': 'До',
   'audit.after': 'После',
+  'audit.anyAction': 'Любое действие',
   'audit.filter': 'Найти',
   'audit.empty': 'Изменений нет.',
   'audit.via.session': 'интерфейс',

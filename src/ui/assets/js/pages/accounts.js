@@ -1,6 +1,6 @@
 // @ts-check
 // Administrators (SPEC §14): accounts (owners), each account's own tokens and sessions, the audit log.
-import { api, describeError, projects, qs } from '../api.js';
+import { api, describeError, meta, projects, qs } from '../api.js';
 import {
   badge,
   checkbox,
@@ -293,13 +293,21 @@ export async function tokensPage(ctx) {
 }
 
 export async function auditPage(ctx) {
-  const all = await projects();
+  const [all, m] = await Promise.all([projects(), meta()]);
   const q = ctx.query;
-  const filters = { site_key: q.get('site_key') ?? '', actor: q.get('actor') ?? '', cursor: q.get('cursor') ?? '' };
+  const filters = {
+    site_key: q.get('site_key') ?? '',
+    actor: q.get('actor') ?? '',
+    action: q.get('action') ?? '',
+    cursor: q.get('cursor') ?? '',
+  };
   const site = select([['', t('common.allProjects')], ...all.map((p) => [p.site_key, p.site_key])], filters.site_key, {
     name: 'site_key',
   });
   const actor = h('input', { type: 'text', name: 'actor', value: filters.actor });
+  const action = select([['', t('audit.anyAction')], ...m.audit_actions.map((a) => [a, a])], filters.action, {
+    name: 'action',
+  });
   const page = await api('GET', `/api/admin/audit${qs({ ...filters, limit: 50 })}`);
   const form = h(
     'form',
@@ -307,11 +315,12 @@ export async function auditPage(ctx) {
       class: 'filters',
       onsubmit: (ev) => {
         ev.preventDefault();
-        ctx.navigate(`/ui/audit${qs({ site_key: site.value, actor: actor.value.trim() })}`);
+        ctx.navigate(`/ui/audit${qs({ site_key: site.value, actor: actor.value.trim(), action: action.value })}`);
       },
     },
     field(t('common.project'), site),
     field(t('audit.actor'), actor),
+    field(t('audit.action'), action),
     h('button', { type: 'submit' }, t('audit.filter')),
   );
   return h(
@@ -346,12 +355,7 @@ export async function auditPage(ctx) {
     pager({
       info: null,
       prev: filters.cursor ? () => history.back() : null,
-      next: page.next_cursor
-        ? () =>
-            ctx.navigate(
-              `/ui/audit${qs({ site_key: filters.site_key, actor: filters.actor, cursor: page.next_cursor })}`,
-            )
-        : null,
+      next: page.next_cursor ? () => ctx.navigate(`/ui/audit${qs({ ...filters, cursor: page.next_cursor })}`) : null,
     }),
   );
 }
