@@ -15,6 +15,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { updateKey } from '../src/repos/keys.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
+import { cliActor } from '../src/cliAdmin.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const QUICK = process.env.BENCH_QUICK === '1';
@@ -113,7 +114,7 @@ export interface Demo {
 /** The example project (routed templates, cart chains) with one key whose rate limit is out of the way. */
 export async function loadBenchProject(b: BenchDb): Promise<Demo> {
   const deps = { db: b.db, config: loadConfig({ DATABASE_URL: b.url }), clock: systemClock };
-  const r = await loadDemo(deps);
+  const r = await loadDemo(deps, cliActor());
   const k = r.keys.find((x) => x.name.startsWith('site backend'))!;
   const row = await b.db.db
     .selectFrom('api_keys')

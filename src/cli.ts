@@ -73,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (cmd === 'demo') {
-      for (const line of describeDemo(await loadDemo(deps))) console.log(line);
+      for (const line of describeDemo(await loadDemo(deps, cliActor()))) console.log(line);
       return 0;
     }
     if (cmd === 'admin') return await adminCommand(deps, sub, rest);

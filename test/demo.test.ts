@@ -7,6 +7,7 @@ import { checkTemplate } from '../src/delivery/render.js';
 import { createSmtpTransport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { DEMO_CATEGORIES, describeDemo, loadDemo, type DemoResult } from '../src/services/demo.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { PUBLIC_URL, SECRET, startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, type TestApp } from './support/harness.js';
 
@@ -46,7 +47,7 @@ for (const d of DIALECTS) {
 
     before(async () => {
       t = await createTestApp(d.name);
-      first = await loadDemo(t.deps);
+      first = await loadDemo(t.deps, cliActor());
       smtp = await startSmtp();
       transport = createSmtpTransport(smtp.url, { maxConnections: 1, timeoutMs: 5000 });
       worker = createWorker({ db: t.deps.db, transport, clock: t.clock, publicUrl: PUBLIC_URL, secret: SECRET });
@@ -196,7 +197,7 @@ for (const d of DIALECTS) {
       await adminCall(t.app, 'PATCH', `/api/admin/projects/${SITE}`, { name: 'Мои курсы', timezone: 'Asia/Omsk' });
       const templatesBefore = await templates();
 
-      const again = await loadDemo(t.deps);
+      const again = await loadDemo(t.deps, cliActor());
       assert.equal(again.created, false);
       assert.ok(
         again.keys.every((k) => k.key === null),

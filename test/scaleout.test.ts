@@ -18,6 +18,7 @@ import { makeMessageId } from '../src/delivery/transports.js';
 import { getOrCreateSecret } from '../src/repos/projects.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { freePort } from './fixtures/delivery-support.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
@@ -114,11 +115,14 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
     url = schemaUrl(PG_URL!, schema);
     db = await openDatabase(PG_URL!, { schema, poolSize: 3 });
     await migrateToLatest(db);
-    const demo = await loadDemo({
-      db,
-      config: loadConfig({ DATABASE_URL: url }),
-      clock: systemClock,
-    });
+    const demo = await loadDemo(
+      {
+        db,
+        config: loadConfig({ DATABASE_URL: url }),
+        clock: systemClock,
+      },
+      cliActor(),
+    );
     siteKey = demo.site_key;
     key = demo.keys.find((k) => k.name.startsWith('site backend'))!.key!;
     projectId = (

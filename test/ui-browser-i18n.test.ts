@@ -11,6 +11,7 @@ import { type Browser, type Page } from 'playwright-core';
 import type { Transport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { loadDemo } from '../src/services/demo.js';
+import { cliActor } from '../src/cliAdmin.js';
 import { en, ru } from './support/catalogues.js';
 import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, type TestApp } from './support/harness.js';
 import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
@@ -84,7 +85,7 @@ describe('admin UI in Russian and English', { skip }, () => {
     });
 
     // The Russian demo project with a few real events and e-mails, and 1,500 logged events for big numbers.
-    const demo = await loadDemo(t.deps);
+    const demo = await loadDemo(t.deps, cliActor());
     const key = demo.keys.find((k) => k.name.startsWith('site backend'))!.key!;
     const paid = await keyCall(t.app, key, 'POST', '/api/scoped/send/transactional', {
       event_type: 'course_paid',

@@ -33,12 +33,7 @@ export async function upsertContact(
 ): Promise<ContactRow> {
   const email = normaliseEmail(c.email);
   for (let attempt = 0; ; attempt++) {
-    const existing = await db
-      .selectFrom('contacts')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .where('email', '=', email)
-      .executeTakeFirst();
+    const existing = await findContactByEmail(db, projectId, email);
     if (!existing) {
       const created = await db
         .insertInto('contacts')
@@ -137,6 +132,20 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
 
 export async function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
   return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A project's contact by its address as stored (normaliseEmail). */
+export async function findContactByEmail(
+  db: Executor,
+  projectId: number,
+  email: string,
+): Promise<ContactRow | undefined> {
+  return db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('email', '=', email)
+    .executeTakeFirst();
 }
 
 /** Many contacts by id in one query. */

@@ -353,7 +353,25 @@ export async function accountInfo(deps: Deps, p: Principal) {
   };
 }
 
-export async function endOwnSession(deps: Deps, p: Principal, idPrefix: string) {
-  if (!(await deleteUserSession(deps.db.db, requireAccount(p), idPrefix))) throw notFound('Session');
+export async function endOwnSession(deps: Deps, p: Principal, who: AuditActor, idPrefix: string) {
+  const userId = requireAccount(p);
+  await audited(deps, who, async (trx, note) => {
+    const wanted = idPrefix.replace(/[^0-9a-f]/g, '');
+    const session = (await listUserSessions(trx, userId)).find((s) => s.id.startsWith(wanted));
+    if (!session || !(await deleteUserSession(trx, userId, idPrefix))) throw notFound('Session');
+    // Named by a short prefix of the digest's prefix: the log never holds enough to find the session.
+    const short = wanted.slice(0, 8);
+    note({
+      action: 'session.end',
+      target: `session:${short}`,
+      before: {
+        session: short,
+        created_at: iso(session.created_at),
+        last_seen: iso(session.last_seen),
+        expires_at: iso(session.expires_at),
+      },
+      after: null,
+    });
+  });
   return { ok: true as const };
 }

@@ -10,16 +10,23 @@ import {
   overview as figures,
 } from '../repos/campaigns.js';
 import { findList } from '../repos/contacts.js';
-import { insertSequence, listSequences, replaceCartChains, type SequenceStep } from '../repos/projectConfig.js';
+import {
+  getCartChains,
+  insertSequence,
+  listSequences,
+  replaceCartChains,
+  type SequenceStep,
+} from '../repos/projectConfig.js';
 import { findTemplate } from '../repos/templates.js';
-import { iso } from '../repos/types.js';
+import { iso, type Executor } from '../repos/types.js';
 import { requireProject } from './admin.js';
 import type { Deps } from './context.js';
+import { audited, type AuditActor } from './audit.js';
 
-async function checkTemplates(deps: Deps, projectId: number, steps: SequenceStep[]): Promise<void> {
+async function checkTemplates(db: Executor, projectId: number, steps: SequenceStep[]): Promise<void> {
   const invalid: Record<string, string> = {};
   for (const [i, s] of steps.entries()) {
-    const t = await findTemplate(deps.db.db, s.template_id);
+    const t = await findTemplate(db, s.template_id);
     if (!t || t.project_id !== projectId)
       invalid[`steps.${i}.template_id`] = `no template ${s.template_id} in this project`;
   }
@@ -27,20 +34,38 @@ async function checkTemplates(deps: Deps, projectId: number, steps: SequenceStep
     throw validationError('The sequence refers to unknown templates', { invalid_fields: invalid });
 }
 
-export async function createSequence(deps: Deps, input: { site_key: string; name: string; steps: SequenceStep[] }) {
-  const project = await requireProject(deps.db.db, input.site_key);
-  await checkTemplates(deps, project.id, input.steps);
-  const id = await insertSequence(deps.db.db, project.id, input.name, input.steps, deps.clock.now());
-  return { ok: true as const, site_key: project.site_key, sequence_id: id };
+export async function createSequence(
+  deps: Deps,
+  who: AuditActor,
+  input: { site_key: string; name: string; steps: SequenceStep[] },
+) {
+  return audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, input.site_key);
+    await checkTemplates(trx, project.id, input.steps);
+    const id = await insertSequence(trx, project.id, input.name, input.steps, deps.clock.now());
+    note({
+      action: 'sequence.create',
+      site_key: project.site_key,
+      target: `sequence:${id}`,
+      after: { sequence_id: id, name: input.name, steps: input.steps },
+    });
+    return { ok: true as const, site_key: project.site_key, sequence_id: id };
+  });
 }
 
 /** Chooses, per cart type, a sequence that replaces the default 1 h/1 d/3 d chain (null: default). */
-export async function setCartChains(deps: Deps, siteKey: string, chains: Record<string, number | null>) {
+export async function setCartChains(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  chains: Record<string, number | null>,
+) {
   // One transaction, serialised per project: concurrent replacements must not interleave their
   // delete and insert.
-  return deps.db.db.transaction().execute(async (trx) => {
+  return audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
+    const before = await getCartChains(trx, project.id);
     const sequences = new Map((await listSequences(trx, project.id)).map((s) => [s.id, s]));
     const invalid: Record<string, string> = {};
     const kept: Record<string, number> = {};
@@ -52,17 +77,20 @@ export async function setCartChains(deps: Deps, siteKey: string, chains: Record<
     if (Object.keys(invalid).length)
       throw validationError('The cart chains were not changed', { invalid_fields: invalid });
     await replaceCartChains(trx, project.id, kept);
+    const after = await getCartChains(trx, project.id);
+    note({ action: 'cart_chains.replace', site_key: project.site_key, before, after });
     return { ok: true as const, site_key: project.site_key, chains: kept };
   });
 }
 
 export async function createCampaign(
   deps: Deps,
+  who: AuditActor,
   input: { site_key: string; template_id: number; list_id: number; send_at?: string },
 ) {
   const now = deps.clock.now();
   const sendAt = input.send_at ? Date.parse(input.send_at) : now;
-  const created = await deps.db.db.transaction().execute(async (trx) => {
+  const created = await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, input.site_key);
     const invalid: Record<string, string> = {};
     const template = await findTemplate(trx, input.template_id);
@@ -87,13 +115,27 @@ export async function createCampaign(
       },
       now,
     );
-    return {
+    const answer = {
       ok: true as const,
       site_key: project.site_key,
       campaign_id: campaignId,
       recipients,
       send_at: iso(Math.max(sendAt, now))!,
     };
+    note({
+      action: 'campaign.create',
+      site_key: project.site_key,
+      target: `campaign:${campaignId}`,
+      after: {
+        campaign_id: campaignId,
+        template_id: template!.id,
+        template_name: template!.name,
+        list_id: list!.id,
+        recipients,
+        send_at: answer.send_at,
+      },
+    });
+    return answer;
   });
   deps.delivery?.wake();
   return created;

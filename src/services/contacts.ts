@@ -6,8 +6,10 @@ import {
   contactLists,
   createList,
   findContact,
+  findContactByEmail,
   findList,
   listMembers,
+  normaliseEmail,
   searchContacts,
   setContactStatus,
   upsertContact,
@@ -22,27 +24,48 @@ import { PAGE_SIZE } from '../schemas/common.js';
 import { projectFilter, requireProject } from './admin.js';
 import { contactNotice, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
+import { audited, type AuditActor } from './audit.js';
 
 /** How many of a contact's events and e-mails its page shows; the full lists are a filter away. */
 const CONTACT_HISTORY = 50;
 
+/** What the audit log shows of a contact (SPEC §14). */
+const contactView = (c: { email: string; name: string | null; status: string; fields: string | null }) => ({
+  email: c.email,
+  name: c.name,
+  status: c.status,
+  fields: parseJson<Record<string, unknown>>(c.fields, {}),
+});
+
 /** Creates or updates a contact of the project named in the input (legacy POST /api/contacts/upsert). */
-export async function saveContact(deps: Deps, input: ContactUpsertBody) {
-  const project = await requireProject(deps.db.db, input.site_key);
-  const c = await upsertContact(
-    deps.db.db,
-    project.id,
-    { email: input.email, name: input.name, fields: input.fields },
-    deps.clock.now(),
-  );
-  return { ok: true as const, site_key: project.site_key, contact_id: c.id, status: c.status };
+export async function saveContact(deps: Deps, who: AuditActor, input: ContactUpsertBody) {
+  return audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, input.site_key);
+    const before = await findContactByEmail(trx, project.id, normaliseEmail(input.email));
+    const c = await upsertContact(
+      trx,
+      project.id,
+      { email: input.email, name: input.name, fields: input.fields },
+      deps.clock.now(),
+    );
+    const after = (await findContact(trx, c.id))!;
+    note({
+      action: 'contact.upsert',
+      site_key: project.site_key,
+      target: `contact:${c.id}`,
+      before: before && contactView(before),
+      after: contactView(after),
+    });
+    return { ok: true as const, site_key: project.site_key, contact_id: c.id, status: c.status };
+  });
 }
 
-export async function changeStatus(deps: Deps, id: number, status: ContactStatus) {
-  const contact = await findContact(deps.db.db, id);
-  if (!contact) throw notFound(`Contact ${id}`);
+export async function changeStatus(deps: Deps, who: AuditActor, id: number, status: ContactStatus) {
   const now = deps.clock.now();
-  await deps.db.db.transaction().execute(async (trx) => {
+  // The change, the site's contact.unsubscribed webhook and the audit row commit together.
+  return audited(deps, who, async (trx, note) => {
+    const contact = await findContact(trx, id);
+    if (!contact) throw notFound(`Contact ${id}`);
     // Only a change into unsubscribed is news for the site (SPEC §13).
     const from = (['active', 'invalid', 'admin_blocked'] as const).filter((s) => s !== status);
     const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined, {
@@ -50,8 +73,16 @@ export async function changeStatus(deps: Deps, id: number, status: ContactStatus
     });
     if (changed && status === 'unsubscribed')
       await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'admin'), now);
+    const after = (await findContact(trx, id))!;
+    note({
+      action: 'contact.status',
+      site_key: (await findProjectById(trx, contact.project_id))?.site_key ?? null,
+      target: `contact:${id}`,
+      before: { email: contact.email, status: contact.status },
+      after: { email: after.email, status: after.status },
+    });
+    return { ok: true as const, contact_id: id, status };
   });
-  return { ok: true as const, contact_id: id, status };
 }
 
 /** Contacts by (part of) their address, newest first. */
@@ -121,25 +152,50 @@ export async function contact(deps: Deps, id: number) {
 }
 
 /** Address books are unique by name within a project; creating an existing one returns it. */
-export async function saveList(deps: Deps, input: ListBody) {
-  const project = await requireProject(deps.db.db, input.site_key);
-  const { list, created } = await createList(deps.db.db, project.id, input.name, deps.clock.now());
-  return { ok: true as const, site_key: project.site_key, list_id: list.id, created };
+export async function saveList(deps: Deps, who: AuditActor, input: ListBody) {
+  return audited(deps, who, async (trx, note) => {
+    const project = await requireProject(trx, input.site_key);
+    const { list, created } = await createList(trx, project.id, input.name, deps.clock.now());
+    const view = { list_id: list.id, name: list.name };
+    // Naming an existing book changes nothing: the row says so with before = after.
+    note({
+      action: 'list.create',
+      site_key: project.site_key,
+      target: `list:${list.id}`,
+      before: created ? null : view,
+      after: view,
+    });
+    return { ok: true as const, site_key: project.site_key, list_id: list.id, created };
+  });
 }
 
 /** Adds a contact of the book's own project; a contact of another project is refused. */
-export async function addMember(deps: Deps, listId: number, contactId: number) {
-  const db = deps.db.db;
-  const list = await findList(db, listId);
-  if (!list) throw notFound(`Address book ${listId}`);
-  const c = await findContact(db, contactId);
-  if (!c || c.project_id !== list.project_id) {
-    throw validationError(`Contact ${contactId} does not exist in the project of address book ${listId}`, {
-      invalid_fields: { contact_id: 'unknown contact of this project' },
+export async function addMember(deps: Deps, who: AuditActor, listId: number, contactId: number) {
+  return audited(deps, who, async (trx, note) => {
+    const list = await findList(trx, listId);
+    if (!list) throw notFound(`Address book ${listId}`);
+    const c = await findContact(trx, contactId);
+    if (!c || c.project_id !== list.project_id) {
+      throw validationError(`Contact ${contactId} does not exist in the project of address book ${listId}`, {
+        invalid_fields: { contact_id: 'unknown contact of this project' },
+      });
+    }
+    const added = await addToList(trx, listId, contactId, deps.clock.now());
+    const member = (isMember: boolean) => ({
+      list_id: listId,
+      contact_id: contactId,
+      email: c.email,
+      member: isMember,
     });
-  }
-  const added = await addToList(db, listId, contactId, deps.clock.now());
-  return { ok: true as const, list_id: listId, contact_id: contactId, added };
+    note({
+      action: 'list.add_contact',
+      site_key: (await findProjectById(trx, list.project_id))?.site_key ?? null,
+      target: `list:${listId}`,
+      before: member(!added),
+      after: member(true),
+    });
+    return { ok: true as const, list_id: listId, contact_id: contactId, added };
+  });
 }
 
 export async function members(deps: Deps, listId: number, q: { limit?: number; cursor?: string }) {

@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { Project } from '../db/schema.js';
 import type { ApiKey } from '../repos/keys.js';
+import type { Executor } from '../repos/types.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
@@ -72,4 +73,26 @@ export interface GatewayCall {
   replayOf?: number;
   /** The configuration snapshot the key was checked against (read anew when absent). */
   config?: ConfigSnapshot;
+  /**
+   * More work for the request's own transaction, run after its chronology row and effects are written
+   * and before it commits: an administrator's replay or legacy intake writes its audit row here, so the
+   * row and what it records commit together or not at all (SPEC §14). It also runs with the chronology
+   * row of a stored answer replayed (idempotency) and of a refusal logged by logRequest; never in a dry
+   * run, which keeps nothing. A call that carries it is accepted on its own (acceptAlone: its own unit
+   * of work), never in a PostgreSQL batch or by the SQLite prebuilt statements, which write many
+   * requests' rows at once.
+   */
+  alsoInTransaction?: (trx: Executor, outcome: AcceptOutcome) => Promise<void>;
+}
+
+/** What the request's transaction wrote, as alsoInTransaction hears it. */
+export interface AcceptOutcome {
+  /** The chronology row written for this request. */
+  eventId: number;
+  status: number;
+  /** False for a refusal (then `body` is null). */
+  accepted: boolean;
+  /** The stored answer of an earlier request with the same idempotency key was replayed. */
+  replayed: boolean;
+  body: unknown;
 }

@@ -13,6 +13,7 @@ import { replaceRoutes, upsertTemplate } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
 import type { Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
+import { audited, type AuditActor } from './audit.js';
 import { DEMO_TEMPLATES, demoHtml, demoText } from './demoTemplates.js';
 
 export const DEMO_SITE = {
@@ -116,7 +117,7 @@ async function inventory(db: Executor, project: Project): Promise<DemoFound> {
  * it is touched (SPEC §15): what an administrator changed or deleted since stays so, and the result
  * says what was found.
  */
-export async function loadDemo(deps: Deps): Promise<DemoResult> {
+export async function loadDemo(deps: Deps, who: AuditActor): Promise<DemoResult> {
   const existing = await findProjectBySiteKey(deps.db.db, DEMO_SITE.site_key);
   if (existing) {
     const keys = await listKeys(deps.db.db, existing.id);
@@ -127,7 +128,8 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
       keys: keys.map((k) => ({ name: k.name, key: null, last4: k.last4, status: k.status })),
     };
   }
-  return deps.db.db.transaction().execute(async (trx) => {
+  // The project, everything in it and the audit row saying who loaded it commit together (SPEC §14).
+  return audited(deps, who, async (trx, note) => {
     const now = deps.clock.now();
     const { project } = await upsertProject(trx, DEMO_SITE, now);
 
@@ -170,7 +172,15 @@ export async function loadDemo(deps: Deps): Promise<DemoResult> {
       );
       keys.push({ name: w.name, key, last4: last4(key), status: 'active' });
     }
-    return { site_key: project.site_key, created: true, found: await inventory(trx, project), keys };
+    const found = await inventory(trx, project);
+    // Counts only: the keys themselves are printed once and never stored or logged.
+    note({
+      action: 'demo.load',
+      site_key: project.site_key,
+      target: `project:${project.id}`,
+      after: { ...found, keys_created: keys.length },
+    });
+    return { site_key: project.site_key, created: true, found, keys };
   });
 }
 

@@ -2,7 +2,15 @@
 import { notFound } from '../errors.js';
 import { attemptsLog } from '../repos/delivery.js';
 import { cancelEmail, retryEmail } from '../repos/emailActions.js';
-import { emailDetail, findEmail, findEmailWithSite, listEmails, type RenderedMessage } from '../repos/emails.js';
+import {
+  emailDetail,
+  findEmail,
+  findEmailWithSite,
+  listEmails,
+  visibleStatus,
+  type RenderedMessage,
+} from '../repos/emails.js';
+import type { EmailRow } from '../db/schema.js';
 import { findProjectById } from '../repos/projects.js';
 import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
@@ -11,6 +19,7 @@ import { PAGE_SIZE } from '../schemas/common.js';
 import { conflict, projectFilter } from './admin.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
+import { audited, type AuditActor } from './audit.js';
 import { previewStoredEmail } from './preview.js';
 
 export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[] | null = null) {
@@ -61,30 +70,54 @@ export async function emailPreview(deps: Deps, id: number) {
 }
 
 /** Only a scheduled or queued e-mail can be cancelled (409 once it is being sent or done). */
-export async function cancel(deps: Deps, id: number) {
+export async function cancel(deps: Deps, who: AuditActor, id: number) {
   const now = deps.clock.now();
-  const cancelled = await deps.db.db.transaction().execute(async (trx) => {
-    if (!(await cancelEmail(trx, id, now))) return false;
-    const row = await findEmail(trx, id);
-    if (row)
-      await enqueueEmailWebhooks(trx, [{ email: row, kind: 'email.cancelled', reason: 'cancelled_by_admin' }], now);
-    return true;
+  // The cancellation, its email.cancelled webhook and the audit row commit together; a refusal writes none.
+  return audited(deps, who, async (trx, note) => {
+    const before = await findEmailWithSite(trx, id);
+    if (!before || !(await cancelEmail(trx, id, now)))
+      throw actionRefused(before, id, now, 'cancelled', 'only a scheduled or queued e-mail can be cancelled');
+    const row = (await findEmail(trx, id))!;
+    await enqueueEmailWebhooks(trx, [{ email: row, kind: 'email.cancelled', reason: 'cancelled_by_admin' }], now);
+    note({
+      action: 'email.cancel',
+      site_key: before.site_key,
+      target: `email:${id}`,
+      before: { status: visibleStatus(before.status, Number(before.due_at), now) },
+      after: { status: visibleStatus(row.status, Number(row.due_at), now) },
+    });
+    return { ok: true as const, id, status: 'cancelled' };
   });
-  if (!cancelled)
-    throw await actionRefused(deps, id, 'cancelled', 'only a scheduled or queued e-mail can be cancelled');
-  return { ok: true as const, id, status: 'cancelled' };
 }
 
 /** A failed e-mail is sent again now, its attempts starting over. */
-export async function retry(deps: Deps, id: number) {
-  if (!(await retryEmail(deps.db.db, id, deps.clock.now())))
-    throw await actionRefused(deps, id, 'retried', 'only a failed e-mail can be retried');
+export async function retry(deps: Deps, who: AuditActor, id: number) {
+  const now = deps.clock.now();
+  const done = await audited(deps, who, async (trx, note) => {
+    const before = await findEmailWithSite(trx, id);
+    if (!before || !(await retryEmail(trx, id, now)))
+      throw actionRefused(before, id, now, 'retried', 'only a failed e-mail can be retried');
+    const row = (await findEmail(trx, id))!;
+    note({
+      action: 'email.retry',
+      site_key: before.site_key,
+      target: `email:${id}`,
+      before: { status: visibleStatus(before.status, Number(before.due_at), now), attempts: before.attempts },
+      after: { status: visibleStatus(row.status, Number(row.due_at), now), attempts: row.attempts },
+    });
+    return { ok: true as const, id, status: 'queued' };
+  });
   deps.delivery?.wake();
-  return { ok: true as const, id, status: 'queued' };
+  return done;
 }
 
-async function actionRefused(deps: Deps, id: number, verb: string, rule: string) {
-  const row = await findEmailWithSite(deps.db.db, id);
+function actionRefused(
+  row: (EmailRow & { site_key: string }) | undefined,
+  id: number,
+  now: number,
+  verb: string,
+  rule: string,
+) {
   if (!row) return notFound(`E-mail ${id}`);
-  return conflict(`E-mail ${id} is ${emailDetail(row, deps.clock.now()).status} and cannot be ${verb}: ${rule}`);
+  return conflict(`E-mail ${id} is ${emailDetail(row, now).status} and cannot be ${verb}: ${rule}`);
 }

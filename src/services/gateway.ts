@@ -46,6 +46,8 @@ import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import { requireProject } from './admin.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps, GatewayCall } from './context.js';
+import { record, type AuditActor } from './audit.js';
+import { canonicalAddress } from '../domain/email.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
@@ -227,11 +229,42 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
 /** The legacy unpaid-order endpoint: order-created for a course, with the project named in the body. */
 export async function unpaidOrder(
   deps: Deps,
+  who: AuditActor,
   input: Omit<OrderCreatedBody, 'cart_type'> & { site_key: string },
 ): Promise<OrderCreatedResponse> {
   const project = await requireProject(deps.db.db, input.site_key);
   const { site_key: _site, ...rest } = input;
-  const r = await createOrder({ deps, project, key: null, endpoint: 'unpaid-order' }, { ...rest, cart_type: 'course' });
+  const call: GatewayCall = {
+    deps,
+    project,
+    key: null,
+    endpoint: 'unpaid-order',
+    // An administrator's intake: its audit row is written in the accept path's own transaction (the
+    // event, the order, its e-mails and the row commit together).
+    alsoInTransaction: (trx, o) => {
+      const r = o.body as OrderCreatedResponse;
+      return record(
+        trx,
+        who,
+        {
+          action: 'event.unpaid_order',
+          site_key: project.site_key,
+          target: `event:${o.eventId}`,
+          after: {
+            event_id: o.eventId,
+            order_id: r.order_id,
+            cart_type: r.cart_type,
+            email: canonicalAddress(input.email),
+            scheduled_email_ids: r.scheduled_email_ids,
+            duplicate: r.duplicate,
+            replayed_stored_answer: o.replayed,
+          },
+        },
+        deps.clock.now(),
+      );
+    },
+  };
+  const r = await createOrder(call, { ...rest, cart_type: 'course' });
   return r.body;
 }
 

@@ -12,13 +12,14 @@ import { parseJson } from '../repos/types.js';
 import { logRequest } from './accept/accept.js';
 import type { Deps, GatewayCall } from './context.js';
 import { configSnapshot } from './configCache.js';
+import { record, type AuditActor } from './audit.js';
 import * as gateway from './gateway.js';
 
 const REPLAYABLE = ['transactional', 'order-created', 'purchase'];
 
 const conflict = (message: string) => new AppError(409, 'conflict', message);
 
-export async function replayEvent(deps: Deps, id: number) {
+export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const db = deps.db.db;
   const ev = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
   if (!ev) throw notFound(`Event ${id}`);
@@ -55,6 +56,33 @@ export async function replayEvent(deps: Deps, id: number) {
     endpoint: ev.endpoint,
     config: await configSnapshot(deps.db),
     replayOf: Number(ev.id),
+    // The replay runs through the accept path, which owns its transaction (acceptEvent, or logRequest
+    // for a refusal, or the repeat row of a stored answer): the audit row is written inside it, so the
+    // new chronology row, its effects and the row saying who replayed it commit together.
+    alsoInTransaction: (trx, o) =>
+      record(
+        trx,
+        who,
+        {
+          action: 'event.replay',
+          site_key: project.site_key,
+          target: `event:${Number(ev.id)}`,
+          before: {
+            event_id: Number(ev.id),
+            accepted: ev.accepted === 1,
+            http_status: ev.http_status,
+            // Not `error_code`: a member named *code* is redacted as a secret (domain/access.ts).
+            error: ev.error_code,
+          },
+          after: {
+            event_id: o.eventId,
+            accepted: o.accepted,
+            http_status: o.status,
+            replayed_stored_answer: o.replayed,
+          },
+        },
+        deps.clock.now(),
+      ),
   };
   if (templateLess) delete body.idempotency_key;
   try {

@@ -174,7 +174,7 @@ export const adminAccountRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
         response: { 200: Type.Object({ ok: Ok }), ...errs },
       },
     },
-    async (req) => accounts.endOwnSession(deps, req.principal!, req.params.session_id),
+    async (req) => accounts.endOwnSession(deps, req.principal!, auditActor(req), req.params.session_id),
   );
 
   app.get(

@@ -18,7 +18,7 @@ import {
 import * as chronology from '../../services/chronology.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
-import { scopeOf } from '../plugins/access.js';
+import { auditActor, scopeOf } from '../plugins/access.js';
 import * as outbox from '../../services/emails.js';
 import { replayEvent } from '../../services/replay.js';
 import { ReplayAnswer } from '../../schemas/webhooks.js';
@@ -86,7 +86,7 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: ReplayAnswer, ...errors(401, 403, 404, 409, 422, 500) },
       },
     },
-    async (req) => replayEvent(deps, req.params.id),
+    async (req) => replayEvent(deps, auditActor(req), req.params.id),
   );
 
   app.get(
@@ -132,6 +132,6 @@ export const adminDataRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
         response: { 200: Type.Object({ ok: Ok, contact_id: Type.Integer(), status: Type.String() }), ...errs },
       },
     },
-    async (req) => contacts.changeStatus(deps, req.params.id, req.body.status),
+    async (req) => contacts.changeStatus(deps, auditActor(req), req.params.id, req.body.status),
   );
 };

@@ -29,7 +29,7 @@ import {
 import { errors } from '../../schemas/common.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
-import { scopeOf } from '../plugins/access.js';
+import { auditActor, scopeOf } from '../plugins/access.js';
 import { dashboard } from '../../services/dashboard.js';
 import * as outbox from '../../services/emails.js';
 import { previewTemplate } from '../../services/preview.js';
@@ -126,7 +126,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: EmailActionResponse, ...errs },
       },
     },
-    async (req) => outbox.cancel(deps, req.params.id),
+    async (req) => outbox.cancel(deps, auditActor(req), req.params.id),
   );
 
   app.post(
@@ -141,7 +141,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         response: { 200: EmailActionResponse, ...errs },
       },
     },
-    async (req) => outbox.retry(deps, req.params.id),
+    async (req) => outbox.retry(deps, auditActor(req), req.params.id),
   );
 
   app.get(

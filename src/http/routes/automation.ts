@@ -7,6 +7,7 @@ import { Id, IdParams, Ok, SiteKeyParams } from '../../schemas/admin.js';
 import { OrderCreatedResponse } from '../../schemas/gateway.js';
 import * as automation from '../../services/campaigns.js';
 import type { Deps } from '../../services/context.js';
+import { auditActor } from '../plugins/access.js';
 import { unpaidOrder } from '../../services/gateway.js';
 
 const tags = ['legacy'];
@@ -78,7 +79,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         response: { 200: OrderCreatedResponse, ...errs },
       },
     },
-    async (req) => unpaidOrder(deps, req.body),
+    async (req) => unpaidOrder(deps, auditActor(req), req.body),
   );
 
   app.post(
@@ -93,7 +94,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }), ...errs },
       },
     },
-    async (req) => automation.createSequence(deps, req.body),
+    async (req) => automation.createSequence(deps, auditActor(req), req.body),
   );
 
   app.put(
@@ -109,7 +110,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs },
       },
     },
-    async (req) => automation.setCartChains(deps, req.params.site_key, req.body.chains),
+    async (req) => automation.setCartChains(deps, auditActor(req), req.params.site_key, req.body.chains),
   );
 
   app.post(
@@ -133,7 +134,7 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         },
       },
     },
-    async (req) => automation.createCampaign(deps, req.body),
+    async (req) => automation.createCampaign(deps, auditActor(req), req.body),
   );
 
   app.get(

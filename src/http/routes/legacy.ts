@@ -63,7 +63,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         },
       },
     },
-    async (req) => contacts.saveContact(deps, req.body),
+    async (req) => contacts.saveContact(deps, auditActor(req), req.body),
   );
 
   app.post(
@@ -105,7 +105,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         },
       },
     },
-    async (req) => contacts.saveList(deps, req.body),
+    async (req) => contacts.saveList(deps, auditActor(req), req.body),
   );
 
   app.post(
@@ -124,7 +124,7 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
         },
       },
     },
-    async (req) => contacts.addMember(deps, req.params.list_id, req.body.contact_id),
+    async (req) => contacts.addMember(deps, auditActor(req), req.params.list_id, req.body.contact_id),
   );
 
   app.get(

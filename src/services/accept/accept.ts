@@ -158,10 +158,15 @@ async function replay<T>(
   let stored = JSON.parse(rec.response_body) as T;
   if (refresh) stored = await refresh(stored);
   // The replay is itself a request the chronology should show, pointing at the original.
-  const eventId = await insertEvent(r.call.deps.db.db, {
-    ...acceptedEventRow(r, JSON.stringify({ replay_of: rec.event_id })),
-    http_status: rec.response_status,
-  });
+  const row = { ...acceptedEventRow(r, JSON.stringify({ replay_of: rec.event_id })), http_status: rec.response_status };
+  const also = r.call.alsoInTransaction;
+  const eventId = also
+    ? await inTransaction(r.call.deps.db, async (trx) => {
+        const id = await insertEvent(trx, row);
+        await also(trx, { eventId: id, status: rec.response_status, accepted: true, replayed: true, body: stored });
+        return id;
+      })
+    : await insertEvent(r.call.deps.db.db, row);
   return { status: rec.response_status, body: stored, eventId, replayed: true };
 }
 
@@ -206,6 +211,7 @@ export async function acceptEvent<T extends object>(
           );
           if (!stored) throw new IdempotencyRace();
         }
+        await call.alsoInTransaction?.(trx, { eventId, status: 200, accepted: true, replayed: false, body: response });
         return { status: 200, body: response, eventId, replayed: false };
       }),
     refresh,
@@ -240,13 +246,17 @@ export async function logRequest(
     created_at: now,
   };
   if (call.dryRun) row.effects = JSON.stringify({ ...effects, dry_run: true });
-  if (call.dryRun || !notifiesRejection(code)) {
+  const also = call.dryRun ? undefined : call.alsoInTransaction;
+  if (call.dryRun || (!notifiesRejection(code) && !also)) {
     await insertEvent(deps.db.db, row);
     return;
   }
-  // event.rejected commits with the chronology row it reports (SPEC §13).
+  // event.rejected (and the caller's further work, an audit row) commit with the chronology row it
+  // reports (SPEC §13).
   await inTransaction(deps.db, async (trx) => {
     const eventId = await insertEvent(trx, row);
+    await also?.(trx, { eventId, status, accepted: code === null, replayed: false, body: null });
+    if (!notifiesRejection(code)) return;
     await enqueueSiteWebhooks(
       trx,
       project.id,
