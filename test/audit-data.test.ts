@@ -10,11 +10,12 @@ import { loadDemo } from '../src/services/demo.js';
 import { createUser, login, sessionCall } from './support/accounts.js';
 import {
   adminCall,
-  ALL_RIGHTS,
   createTestApp,
   DIALECTS,
   keyCall,
   newKey,
+  REPLAY_RIGHTS as RIGHTS,
+  replayableContest as contest,
   setupProject,
   type Call,
   type TestApp,
@@ -23,14 +24,6 @@ import {
 type Row = Record<string, any>;
 
 const T = '/api/scoped/send/transactional';
-const RIGHTS = { ...ALL_RIGHTS, permissions: ['transactional_send', 'cart_events_write'] };
-const contest = (order: string) => ({
-  event_type: 'contest_results',
-  email: `${order.toLowerCase()}@example.com`,
-  order_id: order,
-  idempotency_key: `k-${order}`,
-  fields: { event_title: 'Spring', work_title: 'Poem', place: '1' },
-});
 
 for (const d of DIALECTS) {
   describe(`audit rows of the data routes [${d.name}]`, { skip: d.skip }, () => {

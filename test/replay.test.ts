@@ -6,25 +6,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   adminCall,
-  ALL_RIGHTS,
   createTestApp,
   DIALECTS,
   keyCall,
   newKey,
+  REPLAY_RIGHTS as RIGHTS,
+  replayableContest as contest,
   setupProject,
   type TestApp,
 } from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
-// Rights without list_contacts_write (which would need an address book).
-const RIGHTS = { ...ALL_RIGHTS, permissions: ['transactional_send', 'cart_events_write'] };
-const contest = (order: string) => ({
-  event_type: 'contest_results',
-  email: `${order.toLowerCase()}@example.com`,
-  order_id: order,
-  idempotency_key: `k-${order}`,
-  fields: { event_title: 'Spring', work_title: 'Poem', place: '1' },
-});
 
 for (const d of DIALECTS) {
   describe(`replay from the chronology [${d.name}]`, { skip: d.skip }, () => {

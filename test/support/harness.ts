@@ -151,6 +151,18 @@ export const ALL_RIGHTS = {
   allowed_cart_types: ['course', 'diploma', 'portal'],
 };
 
+/** Rights for sending and cart events, without list_contacts_write (which would need an address book). */
+export const REPLAY_RIGHTS = { ...ALL_RIGHTS, permissions: ['transactional_send', 'cart_events_write'] };
+
+/** A contest_results request with an order id and an idempotency key derived from it. */
+export const replayableContest = (order: string) => ({
+  event_type: 'contest_results',
+  email: `${order.toLowerCase()}@example.com`,
+  order_id: order,
+  idempotency_key: `k-${order}`,
+  fields: { event_title: 'Spring', work_title: 'Poem', place: '1' },
+});
+
 /**
  * A project set up through the admin API: templates for contest_results and the course cart chain,
  * a paid-orders book, one category, and a key with the given rights.
