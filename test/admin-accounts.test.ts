@@ -193,9 +193,11 @@ for (const d of DIALECTS) {
       assert.equal(keyRow.after.key, undefined, 'the key itself is not part of what is recorded');
       assert.equal(keyRow.after.name, 'from script');
       assert.equal(keyRow.target, `key:${key.body.id}`);
+      assert.deepEqual(keyRow.token, { id: tok.id, name: 'audit-test' }, 'the token that made the change is named');
       const routing = all.filter((r: any) => r.action === 'routing.replace' && r.site_key === 'alpha');
       assert.equal(routing.length, 1 + 1 /* setupProject's, as root */);
       assert.equal(routing[0].via, 'session');
+      assert.equal(routing[0].token, null);
       assert.deepEqual(routing[0].after, { contest_results: 'contest_tpl' });
       assert.deepEqual(routing[0].before, routing[1].after, 'before is what the previous change left');
       const created = all.find((r: any) => r.action === 'user.create' && r.after.email === 'alpha-admin@x.example');

@@ -15,6 +15,7 @@ import * as m009 from './migrations/009_bounces.js';
 import * as m010 from './migrations/010_site_webhooks.js';
 import * as m010b from './migrations/010b_webhook_outbox.js';
 import * as m012 from './migrations/012_marketing_pause.js';
+import * as m013 from './migrations/013_audit_token.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -35,6 +36,7 @@ const steps: Record<string, Step> = {
   '010_site_webhooks': m010,
   '010b_webhook_outbox': m010b,
   '012_marketing_pause': m012,
+  '013_audit_token': m013,
 };
 
 class CodeProvider implements MigrationProvider {

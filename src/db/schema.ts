@@ -292,6 +292,9 @@ export interface AuditLogTable {
   target: string | null;
   before: string | null;
   after: string | null;
+  /** The personal token that made the change (migration 013); null for sessions, the root token, the CLI. */
+  token_id: number | null;
+  token_name: string | null;
 }
 
 /** A project's own delivery settings (migration 007); `secrets` is AES-256-GCM ciphertext. */

@@ -53,6 +53,8 @@ export interface Principal {
   readOnly: boolean;
   via: AuditVia;
   tokenId?: number;
+  /** The personal token's name, for the audit log. */
+  tokenName?: string;
   sessionId?: string;
 }
 

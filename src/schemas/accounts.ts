@@ -101,6 +101,9 @@ export const AuditItem = Type.Object({
   at: Type.String(),
   actor: Type.String(),
   via: literalUnion(AUDIT_VIAS),
+  token: Type.Union([Type.Object({ id: Type.Integer(), name: Type.String() }), Type.Null()], {
+    description: 'the personal token that made the change (via "token"), else null',
+  }),
   address: Type.Union([Type.String(), Type.Null()]),
   action: Type.String(),
   site_key: Type.Union([Type.String(), Type.Null()]),

@@ -204,7 +204,7 @@ export async function principalOf(
   deps: Deps,
   userId: number,
   via: AuditVia,
-  extra: { readOnly?: boolean; tokenId?: number; sessionId?: string } = {},
+  extra: { readOnly?: boolean; tokenId?: number; tokenName?: string; sessionId?: string } = {},
 ): Promise<Principal | null> {
   const db = deps.db.db;
   const u = await findUser(db, userId);
@@ -236,7 +236,11 @@ export async function principalOfBearer(deps: Deps, token: string): Promise<Prin
   const row = await findTokenByHash(db, sha256hex(token));
   const now = deps.clock.now();
   if (!row || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return null;
-  const p = await principalOf(deps, row.user_id, 'token', { readOnly: row.read_only === 1, tokenId: row.id });
+  const p = await principalOf(deps, row.user_id, 'token', {
+    readOnly: row.read_only === 1,
+    tokenId: row.id,
+    tokenName: row.name,
+  });
   if (p && (row.last_used_at === null || now - row.last_used_at >= TOUCH_EVERY_MS)) await touchToken(db, row.id, now);
   return p;
 }

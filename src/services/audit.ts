@@ -12,6 +12,8 @@ export interface AuditActor {
   actor: string;
   via: AuditVia;
   address: string | null;
+  /** The personal token used, when one was. */
+  token?: { id: number; name: string };
   /**
    * Set once a row has been written for this actor: the access hook (http/plugins/access.ts) logs a
    * successful admin change that recorded none, which is a bug in its service.
@@ -42,6 +44,8 @@ export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: 
     target: e.target ?? null,
     before: json(e.before),
     after: json(e.after),
+    token_id: who.token?.id ?? null,
+    token_name: who.token?.name ?? null,
   });
 }
 
@@ -65,6 +69,8 @@ export async function recordUnaudited(
     target: e.target,
     before: null,
     after: json(e.after),
+    token_id: who.token?.id ?? null,
+    token_name: who.token?.name ?? null,
   });
 }
 
@@ -128,6 +134,7 @@ export async function auditLog(deps: Deps, q: AuditQuery, visible: readonly stri
       at: iso(r.at)!,
       actor: r.actor,
       via: r.via,
+      token: r.token_id === null ? null : { id: Number(r.token_id), name: r.token_name ?? '' },
       address: r.address,
       action: r.action,
       site_key: r.site_key,

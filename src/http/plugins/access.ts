@@ -89,7 +89,12 @@ export const scopeOf = (req: FastifyRequest): readonly number[] | null =>
 /** Who the audit log names for this request's changes; one object per request (it notes `recorded`). */
 export function auditActor(req: FastifyRequest): AuditActor {
   const p = req.principal;
-  return (req.auditActor ??= { actor: p?.actor ?? 'anonymous', via: p?.via ?? 'session', address: req.ip });
+  return (req.auditActor ??= {
+    actor: p?.actor ?? 'anonymous',
+    via: p?.via ?? 'session',
+    address: req.ip,
+    ...(p?.tokenId !== undefined ? { token: { id: p.tokenId, name: p.tokenName ?? '' } } : {}),
+  });
 }
 
 const SITE_KEY_SHAPE = /^[A-Za-z0-9_.-]{1,100}$/;

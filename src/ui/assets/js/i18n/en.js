@@ -663,6 +663,7 @@ export default {
   'audit.empty': 'No changes recorded.',
   'audit.via.session': 'UI',
   'audit.via.token': 'token',
+  'audit.viaToken': 'token “{name}” #{id}',
   'audit.via.root': 'root token',
   'audit.via.cli': 'command line',
   'audit.via.setup': 'first run',

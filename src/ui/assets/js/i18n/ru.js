@@ -664,6 +664,7 @@ export default {
   'audit.via.session': 'интерфейс',
   'audit.via.token': 'токен',
   'audit.via.root': 'корневой токен',
+  'audit.viaToken': 'токен «{name}» №{id}',
   'audit.via.cli': 'командная строка',
   'audit.via.setup': 'первый запуск',
   // Webhooks back to the sites (SPEC §13).

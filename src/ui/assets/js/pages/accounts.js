@@ -332,7 +332,19 @@ export async function auditPage(ctx) {
     table(
       [
         { label: t('audit.at'), cell: (r) => time(r.at) },
-        { label: t('audit.actor'), cell: (r) => h('span', {}, r.actor, ' ', badge(t(`audit.via.${r.via}`))) },
+        {
+          label: t('audit.actor'),
+          cell: (r) =>
+            h(
+              'span',
+              {},
+              r.actor,
+              ' ',
+              r.token
+                ? badge(t('audit.viaToken', { name: r.token.name, id: r.token.id }))
+                : badge(t(`audit.via.${r.via}`)),
+            ),
+        },
         { label: t('audit.action'), cell: (r) => code(r.action) },
         { label: t('common.project'), cell: (r) => r.site_key ?? '—' },
         { label: t('audit.target'), cell: (r) => r.target ?? '—' },
