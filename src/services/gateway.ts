@@ -43,11 +43,8 @@ import { acceptEvent, type Accepted } from './accept/accept.js';
 import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
-import { requireProject } from './admin.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
-import type { Deps, GatewayCall } from './context.js';
-import { record, type AuditActor } from './audit.js';
-import { canonicalAddress } from '../domain/email.js';
+import type { GatewayCall } from './context.js';
 
 const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
@@ -226,50 +223,11 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   return createOrder(call, body);
 }
 
-/** The legacy unpaid-order endpoint: order-created for a course, with the project named in the body. */
-export async function unpaidOrder(
-  deps: Deps,
-  who: AuditActor,
-  input: Omit<OrderCreatedBody, 'cart_type'> & { site_key: string },
-): Promise<OrderCreatedResponse> {
-  const project = await requireProject(deps.db.db, input.site_key);
-  const { site_key: _site, ...rest } = input;
-  const call: GatewayCall = {
-    deps,
-    project,
-    key: null,
-    endpoint: 'unpaid-order',
-    // An administrator's intake: its audit row is written in the accept path's own transaction (the
-    // event, the order, its e-mails and the row commit together).
-    alsoInTransaction: (trx, o) => {
-      const r = o.body as OrderCreatedResponse;
-      return record(
-        trx,
-        who,
-        {
-          action: 'event.unpaid_order',
-          site_key: project.site_key,
-          target: `event:${o.eventId}`,
-          after: {
-            event_id: o.eventId,
-            order_id: r.order_id,
-            cart_type: r.cart_type,
-            email: canonicalAddress(input.email),
-            scheduled_email_ids: r.scheduled_email_ids,
-            duplicate: r.duplicate,
-            replayed_stored_answer: o.replayed,
-          },
-        },
-        deps.clock.now(),
-      );
-    },
-  };
-  const r = await createOrder(call, { ...rest, cart_type: 'course' });
-  return r.body;
-}
-
-/** The effects of order-created on a validated body. */
-async function createOrder(call: GatewayCall, body: Body & OrderCreatedBody): Promise<Accepted<OrderCreatedResponse>> {
+/** The effects of order-created on a validated body (also the legacy unpaid-order intake). */
+export async function createOrder(
+  call: GatewayCall,
+  body: Body & OrderCreatedBody,
+): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
   const cartType = body.cart_type;
   const orderId = body.order_id;

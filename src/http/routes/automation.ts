@@ -8,7 +8,7 @@ import { OrderCreatedResponse } from '../../schemas/gateway.js';
 import * as automation from '../../services/campaigns.js';
 import type { Deps } from '../../services/context.js';
 import { auditActor } from '../plugins/access.js';
-import { unpaidOrder } from '../../services/gateway.js';
+import { unpaidOrder } from '../../services/unpaidOrder.js';
 
 const tags = ['legacy'];
 const security = [{ adminToken: [] }];
