@@ -497,6 +497,26 @@ for (const d of DIALECTS) {
       }
     });
 
+    test('a signed body with U+0000 and huge numbers is stored, not a 500 (PostgreSQL refuses NUL in text)', async () => {
+      const auth = {
+        authorization: `Basic ${Buffer.from(`${CREDS.postmark.username}:${CREDS.postmark.password}`).toString('base64')}`,
+      };
+      const r = await post(
+        'postmark',
+        {
+          RecordType: 'Bounce',
+          ID: 1e300,
+          Type: 'HardBounce\u0000',
+          MessageID: 'nul\u0000id',
+          Email: 'nul\u0000@example.net',
+          Details: 'smtp; 550 5.1.1 \u0000 user unknown',
+        },
+        auth,
+      );
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.stored, 1);
+    });
+
     test('no input makes a 500: garbage, wrong types, unknown provider or site, missing credentials', async () => {
       const bodies = ['', 'not json', '[]', '{}', 'null', '{"a":'.repeat(200), JSON.stringify({ Type: 1 }), '\u0000'];
       for (const provider of ['ses', 'postmark', 'sendgrid', 'mailgun', 'unisender_go']) {

@@ -38,8 +38,11 @@ function hasBadText(s: string): boolean {
   return BAD_TEXT.test(s);
 }
 
-/** The text with U+0000 and unpaired surrogates replaced by U+FFFD: to name a member in an answer. */
-function cleanText(s: string): string {
+/**
+ * The text with U+0000 and unpaired surrogates replaced by U+FFFD: to name a member in an answer, or to
+ * store text that no schema checked (PostgreSQL refuses U+0000).
+ */
+export function cleanText(s: string): string {
   return BAD_TEXT.test(s) ? s.replace(BAD_TEXT_ALL, '\ufffd') : s;
 }
 

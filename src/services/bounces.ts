@@ -17,6 +17,7 @@ import {
   type SoftBouncePolicy,
 } from '../domain/bounces.js';
 import type { OutcomeStatus, ReportKind, ReportSource } from '../domain/statuses.js';
+import { cleanText } from '../domain/inputRules.js';
 import { findContact, setContactStatus } from '../repos/contacts.js';
 import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
 import { insertEvent } from '../repos/events.js';
@@ -87,6 +88,24 @@ export function bounceContext(deps: Deps): BounceContext {
   };
 }
 
+/**
+ * The report with U+0000 (which PostgreSQL refuses in text and in parameters) and unpaired surrogates
+ * replaced: provider bodies and bounce messages are read as they come, no schema checked their text.
+ */
+function storable(r: InboundReport): InboundReport {
+  const t = <T extends string | null | undefined>(s: T): T => (s ? (cleanText(s) as T) : s);
+  return {
+    ...r,
+    statusCode: t(r.statusCode),
+    diagnostic: t(r.diagnostic),
+    recipient: t(r.recipient),
+    messageId: t(r.messageId),
+    providerMessageId: t(r.providerMessageId),
+    dedupeKey: t(r.dedupeKey),
+    raw: t(r.raw),
+  };
+}
+
 const clip = (s: string | null | undefined, max: number) => (s == null ? null : s.length > max ? s.slice(0, max) : s);
 
 async function match(trx: Transaction<Database>, r: InboundReport, lookup: ProviderIdLookup) {
@@ -106,11 +125,12 @@ async function match(trx: Transaction<Database>, r: InboundReport, lookup: Provi
   return { email: undefined as MatchedEmail | undefined, by: null };
 }
 
-export async function recordReport(ctx: BounceContext, r: InboundReport): Promise<ReportOutcome> {
+export async function recordReport(ctx: BounceContext, report: InboundReport): Promise<ReportOutcome> {
+  const r = storable(report);
   const now = ctx.now();
   const policy = ctx.softBounces ?? DEFAULT_SOFT_BOUNCE_POLICY;
   const raw = r.raw.length > RAW_LIMIT ? r.raw.slice(0, RAW_LIMIT) : r.raw;
-  const dedupeKey = clip(r.dedupeKey, 300) || createHash('sha256').update(r.raw).digest('hex');
+  const dedupeKey = clip(r.dedupeKey, 300) || createHash('sha256').update(report.raw).digest('hex');
   const out = await inTransaction(ctx.db, async (trx): Promise<ReportOutcome> => {
     const { email, by } = await match(trx, r, ctx.providerLookup ?? findEmailByProviderId);
     const projectId = email?.project_id ?? r.projectId;
