@@ -7,6 +7,7 @@ import { createHash, createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { snsStringToSign } from '../src/bounces/providers/ses.js';
+import { emailForReportById } from '../src/repos/reports.js';
 import { addContact, addEmail, emailRow, seedProject } from './fixtures/delivery-support.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, type TestApp } from './support/harness.js';
 
@@ -69,25 +70,8 @@ for (const d of DIALECTS) {
             return '<ConfirmSubscriptionResponse/>';
           },
           providerIdLookup: async (db, projectId, id) => {
-            const emailId = providerIds.get(id);
-            if (!emailId) return undefined;
-            return db
-              .selectFrom('scheduled_emails')
-              .select([
-                'id',
-                'project_id',
-                'contact_id',
-                'status',
-                'to_email',
-                'message_id',
-                'order_id',
-                'event_id',
-                'template_key',
-                'chain_step',
-              ])
-              .where('id', '=', emailId)
-              .where('project_id', '=', projectId)
-              .executeTakeFirst();
+            const email = await emailForReportById(db, providerIds.get(id) ?? 0);
+            return email?.project_id === projectId ? email : undefined;
           },
         },
       );
