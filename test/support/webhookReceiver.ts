@@ -64,8 +64,9 @@ export async function startReceiver(): Promise<Receiver> {
         res.writeHead(302, { location: `${r.url}/elsewhere` }).end();
         return;
       }
+      // A NUL byte in the answer: PostgreSQL refuses it in the stored excerpt.
       if (r.mode === 'fail') {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream broke ${'x'.repeat(5000)}`);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(`upstream broke\u0000 ${'x'.repeat(5000)}`);
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');

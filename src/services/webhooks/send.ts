@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { cleanText } from '../../domain/inputRules.js';
 import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
 
 /** Resolves a host name to its addresses; injectable because tests have no outside DNS. */
@@ -102,7 +103,8 @@ export async function postWebhook(o: {
       const chunks: Buffer[] = [];
       let size = 0;
       const end = () => {
-        const excerpt = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+        // Stored with the attempt: U+0000 (which PostgreSQL refuses in text) would make it unrecordable.
+        const excerpt = cleanText(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'));
         const code = res.statusCode ?? 0;
         const ok = code >= 200 && code < 300;
         // A redirect is an answer like any other non-2xx: not followed, retried.
