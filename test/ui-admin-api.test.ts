@@ -2,6 +2,7 @@
 // preview/cancel/retry, contact search and detail, dashboard figures; on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { WEBHOOK_KINDS } from '../src/domain/statuses.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, rawCall, setupProject, type TestApp } from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
@@ -58,6 +59,7 @@ for (const d of DIALECTS) {
       assert.equal(r.body.routing_keys.length, 25 + 12 + 9);
       assert.ok(r.body.routing_keys.includes('portal_abandoned_cart_3d'));
       assert.ok(r.body.contact_statuses.includes('admin_blocked'));
+      assert.deepEqual(r.body.webhook_kinds, [...WEBHOOK_KINDS], 'the kinds the webhooks page offers');
     });
 
     it('template preview renders unsaved source with sample values for the event, escaping the HTML part', async () => {

@@ -22,6 +22,7 @@ export const UiMeta = Type.Object({
   contact_statuses: Type.Array(Type.String()),
   email_statuses: Type.Array(Type.String()),
   webhook_providers: Type.Array(Type.String()),
+  webhook_kinds: Type.Array(Type.String({ description: 'what a site webhook endpoint may subscribe to' })),
   audit_actions: Type.Array(Type.String()),
   public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
   bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),

@@ -12,7 +12,13 @@ import {
   PERMISSIONS,
   allRoutingKeys,
 } from '../../domain/catalog.js';
-import { AUDIT_ACTIONS, CONTACT_STATUSES, EMAIL_STATUSES, WEBHOOK_PROVIDERS } from '../../domain/statuses.js';
+import {
+  AUDIT_ACTIONS,
+  CONTACT_STATUSES,
+  EMAIL_STATUSES,
+  WEBHOOK_KINDS,
+  WEBHOOK_PROVIDERS,
+} from '../../domain/statuses.js';
 import { IdParams } from '../../schemas/admin.js';
 import {
   ContactDetail,
@@ -63,6 +69,7 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       contact_statuses: [...CONTACT_STATUSES],
       email_statuses: [...EMAIL_STATUSES],
       webhook_providers: [...WEBHOOK_PROVIDERS],
+      webhook_kinds: [...WEBHOOK_KINDS],
       audit_actions: [...AUDIT_ACTIONS],
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,

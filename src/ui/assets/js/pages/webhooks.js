@@ -1,7 +1,7 @@
 // @ts-check
 // A project's webhook endpoints (SPEC §13): add one (its signing secret is shown once, here), see which
 // are disabled and why, every delivery with each attempt, and send a delivery again.
-import { api, describeError, enc, qs } from '../api.js';
+import { api, describeError, enc, meta, qs } from '../api.js';
 import {
   badge,
   checkbox,
@@ -18,20 +18,6 @@ import {
   toast,
 } from '../dom.js';
 import { fmtTime, t } from '../i18n.js';
-
-// The kinds of SPEC §13; identifiers a site's code matches on, so shown as they are.
-const KINDS = [
-  'email.sent',
-  'email.delivered',
-  'email.failed',
-  'email.bounced',
-  'email.soft_bounced',
-  'email.complained',
-  'email.suppressed',
-  'email.cancelled',
-  'contact.unsubscribed',
-  'event.rejected',
-];
 
 function attemptsList(d) {
   if (!d.attempts_log.length) return h('p', { class: 'muted' }, t('webhooks.noAttempts'));
@@ -195,10 +181,11 @@ export async function webhooksTab(ctx, p) {
     );
   }
 
-  function form() {
+  /** @param {string[]} kinds the kinds of SPEC §13 (meta): identifiers a site's code matches on, shown as they are */
+  function form(kinds) {
     const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' });
     const description = h('input', { name: 'description', maxlength: '500' });
-    const boxes = KINDS.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
+    const boxes = kinds.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
     const status = h('div', { 'aria-live': 'polite' });
     return h(
       'form',
@@ -252,6 +239,14 @@ export async function webhooksTab(ctx, p) {
     );
   }
 
-  await refresh();
-  return h('div', {}, h('p', { class: 'muted' }, t('webhooks.intro')), secretBox, tableBox, deliveriesBox, form());
+  const [m] = await Promise.all([meta(), refresh()]);
+  return h(
+    'div',
+    {},
+    h('p', { class: 'muted' }, t('webhooks.intro')),
+    secretBox,
+    tableBox,
+    deliveriesBox,
+    form(m.webhook_kinds),
+  );
 }
