@@ -2,9 +2,9 @@
 // from the command line, printed with secrets masked as the admin API shows them.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Value } from 'typebox/value';
 import { cliActor } from './cliAdmin.js';
 import { validationError } from './errors.js';
+import { compileRequestValidator } from './schemas/ajv.js';
 import { DeliveryBody } from './schemas/delivery.js';
 import type { Deps } from './services/context.js';
 import * as delivery from './services/delivery.js';
@@ -61,12 +61,20 @@ export async function deliveryCommand(
     case 'set': {
       const text = values.json ?? (values.file ? readFileSync(values.file === '-' ? 0 : values.file, 'utf8') : null);
       if (text === null) throw new Error('delivery set needs --json or --file');
-      const body: unknown = JSON.parse(text);
-      if (!Value.Check(DeliveryBody, body)) {
-        const first = [...Value.Errors(DeliveryBody, body)][0];
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not the parser's message: it quotes the text around the error, which holds the secrets.
+        throw validationError('invalid body: not JSON', {});
+      }
+      // The validator of PUT /api/admin/projects/{site}/delivery: the same schema and input rules (SPEC §10).
+      const checkDeliveryBody = compileRequestValidator(DeliveryBody, 'body');
+      if (!checkDeliveryBody(body)) {
+        const first = checkDeliveryBody.errors?.[0];
         throw validationError(`invalid body: ${first?.instancePath || '/'} ${first?.message ?? ''}`, {});
       }
-      print(await delivery.putDelivery(deps, cliActor(), site, body));
+      print(await delivery.putDelivery(deps, cliActor(), site, body as DeliveryBody));
       return 0;
     }
     case 'clear':

@@ -359,6 +359,22 @@ for (const d of DIALECTS) {
       );
     });
 
+    it('delivery set refuses a body as the API does, without quoting it: no secret in the error', async () => {
+      const since = await lastId(t);
+      const refused = async (json: string) => {
+        await assert.rejects(cliRun(t, 'delivery', 'set', ['--site', site, '--json', json]), (e: Error) => {
+          assert.ok(!e.message.includes(PASSWORD), e.message);
+          assert.match(e.message, /^invalid body/);
+          return true;
+        });
+      };
+      await refused(`{"primary": {"smtp_url": "smtp://mailer:${PASSWORD}@relay.example:587"}`);
+      await refused(
+        JSON.stringify({ primary: { smtp_url: `smtp://mailer:${PASSWORD}@relay.example:587` }, from_name: 'a\u0000b' }),
+      );
+      assert.equal((await rowsSince(t, since)).rows.length, 0, 'nothing written');
+    });
+
     it('secrets rotate writes one secrets.rotate row with the counts', async () => {
       const OLD = 'audit-previous-installation-secret-0123';
       // Settings sealed under the previous key, as before SECRET_KEY changed.
