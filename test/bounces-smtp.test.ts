@@ -218,6 +218,18 @@ for (const d of DIALECTS) {
       assert.equal((await contact(t, contactId)).status, 'active');
     });
 
+    test('a report with a NUL byte is stored, not refused with 451 (PostgreSQL refuses U+0000 in text)', async () => {
+      const contactId = await addContact(t.db, seeded.projectId, 'nul@example.net');
+      const id = await addEmail(t.db, { ...seeded, contactId, to: 'nul@example.net' });
+      await worker().runOnce();
+      const verp = verpAddress(id, SECRET, DOMAIN);
+      const raw = bounceFixture('malformed-report.eml', { VERP: verp });
+      await deliverReport(listener.port, verp, Buffer.concat([raw, Buffer.from('\r\nbroken\u0000tail\r\n')]));
+      const [r] = await reports(t, id);
+      assert.ok(r, 'the report was stored');
+      assert.ok(!r.raw.includes('\u0000'));
+    });
+
     test('matched by Message-ID without VERP; a report of an unknown message is kept and changes nothing', async () => {
       const contactId = await addContact(t.db, seeded.projectId, 'mid@example.net');
       const id = await addEmail(t.db, { ...seeded, contactId, to: 'mid@example.net' });
