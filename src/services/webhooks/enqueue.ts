@@ -30,7 +30,13 @@ export function enqueueSiteWebhooks(
 
 export async function enqueueNotices(trx: Executor, notices: SiteNotice[], now: number): Promise<number> {
   if (notices.length === 0) return 0;
-  const endpoints = await activeEndpointsOf(trx, [...new Set(notices.map((n) => n.projectId))]);
+  return insertNotices(trx, await activeEndpointsOf(trx, [...new Set(notices.map((n) => n.projectId))]), notices, now);
+}
+
+type ActiveEndpoint = Awaited<ReturnType<typeof activeEndpointsOf>>[number];
+
+/** One delivery per notice and active endpoint of its project subscribed to its kind. */
+async function insertNotices(trx: Executor, endpoints: ActiveEndpoint[], notices: SiteNotice[], now: number) {
   if (endpoints.length === 0) return 0;
   const rows: NewDelivery[] = [];
   for (const n of notices)
@@ -95,8 +101,10 @@ export async function enqueueEmailWebhooks(
         .execute()
     : [];
   const byId = new Map(events.map((e) => [Number(e.id), e]));
-  return enqueueNotices(
+  // The endpoints read above: not a second time.
+  return insertNotices(
     trx,
+    endpoints,
     wanted.map(({ email, kind, reason }) => {
       const ev = email.event_id === null ? undefined : byId.get(Number(email.event_id));
       return {
