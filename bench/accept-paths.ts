@@ -12,7 +12,7 @@ import { hashKey } from '../src/domain/keys.js';
 import { configSnapshot } from '../src/services/configCache.js';
 import { systemClock, type Deps, type GatewayCall } from '../src/services/context.js';
 import * as gateway from '../src/services/gateway.js';
-import { freshDatabase, loadBenchProject, log, machine, summary, type BenchDb, type Kind } from './lib.js';
+import { acceptBody, freshDatabase, loadBenchProject, log, machine, summary, type BenchDb, type Kind } from './lib.js';
 
 const KIND = (process.env.ACCEPT_PATHS_DB ?? 'sqlite') as Kind;
 const N = Number(process.env.ACCEPT_PATHS_N) || 3000;
@@ -51,28 +51,9 @@ async function run(side: Side, endpoint: 'transactional' | 'order-created') {
   const worker = async () => {
     while (next < N) {
       const i = next++;
-      if (endpoint === 'transactional') {
-        await gateway.transactional(
-          side.tx,
-          {
-            event_type: 'contest_results',
-            email: `user${i % 20000}@example.com`,
-            name: `User ${i % 20000}`,
-            idempotency_key: `${run}-${i}`,
-            fields: { event_title: 'Spring contest', work_title: `Work number ${i}`, place: '1' },
-          },
-          { respondAsync: true },
-        );
-      } else {
-        await gateway.orderCreated(side.order, {
-          cart_type: 'course',
-          email: `buyer${i % 20000}@example.com`,
-          name: `Buyer ${i % 20000}`,
-          order_id: `${run}-${i}`,
-          course_name: 'Inclusive education',
-          fields: { pay_url: `https://site.example/pay/${run}-${i}` },
-        });
-      }
+      const body = acceptBody(endpoint, run, i);
+      if (endpoint === 'transactional') await gateway.transactional(side.tx, body, { respondAsync: true });
+      else await gateway.orderCreated(side.order, body);
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));

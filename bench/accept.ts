@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropSchema } from '../src/db/index.js';
 import {
+  acceptBody,
   freePort,
   freshDatabase,
   KINDS,
@@ -56,25 +57,7 @@ const PATHS: Record<Endpoint, string> = {
 };
 
 function bodyFor(endpoint: Endpoint, run: string): (i: number) => string {
-  if (endpoint === 'transactional') {
-    return (i) =>
-      JSON.stringify({
-        event_type: 'contest_results',
-        email: `user${i % 20000}@example.com`,
-        name: `User ${i % 20000}`,
-        idempotency_key: `${run}-${i}`,
-        fields: { event_title: 'Spring contest', work_title: `Work number ${i}`, place: '1' },
-      });
-  }
-  return (i) =>
-    JSON.stringify({
-      cart_type: 'course',
-      email: `buyer${i % 20000}@example.com`,
-      name: `Buyer ${i % 20000}`,
-      order_id: `${run}-${i}`,
-      course_name: 'Inclusive education',
-      fields: { pay_url: `https://site.example/pay/${run}-${i}` },
-    });
+  return (i) => JSON.stringify(acceptBody(endpoint, run, i));
 }
 
 /**

@@ -332,6 +332,29 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/**
+ * The body of the i-th request of a run on the accept path (bench/accept.ts sends it over HTTP,
+ * bench/accept-paths.ts hands it to the service): 20 000 recurring contacts, a new key or order each time.
+ */
+export function acceptBody(endpoint: 'transactional' | 'order-created', run: string, i: number) {
+  if (endpoint === 'transactional')
+    return {
+      event_type: 'contest_results',
+      email: `user${i % 20000}@example.com`,
+      name: `User ${i % 20000}`,
+      idempotency_key: `${run}-${i}`,
+      fields: { event_title: 'Spring contest', work_title: `Work number ${i}`, place: '1' },
+    };
+  return {
+    cart_type: 'course',
+    email: `buyer${i % 20000}@example.com`,
+    name: `Buyer ${i % 20000}`,
+    order_id: `${run}-${i}`,
+    course_name: 'Inclusive education',
+    fields: { pay_url: `https://site.example/pay/${run}-${i}` },
+  };
+}
+
 export const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : String(n));
 
 export function percentile(sorted: number[], p: number): number {

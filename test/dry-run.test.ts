@@ -128,6 +128,13 @@ for (const d of DIALECTS) {
       assert.equal(again.status, 200);
       assert.equal(again.body.dry_run, true);
       assert.equal(again.body.scheduled_email_id, real.body.scheduled_email_id);
+      // …and of the same key with another body, as its repeat would too: refused.
+      const other = await keyCall(t.app, key, 'POST', `${T}?dry_run=true`, {
+        ...contest('new@example.com'),
+        fields: { event_title: 'Autumn', work_title: 'Poem', place: '1' },
+      });
+      assert.equal(other.status, 422, JSON.stringify(other.body));
+      assert.equal(other.body.detail.error.code, 'idempotency_key_reused');
     });
 
     it('renders what it would send: a template that cannot render is named in the plan', async () => {

@@ -105,6 +105,29 @@ for (const d of DIALECTS) {
       assert.equal((await emailsOf('R-3')).length, 1, 'the retry does not send it again');
     });
 
+    it('replays of one event made at once: one runs, the others are refused', async () => {
+      const route = (routes: Record<string, string>) =>
+        adminCall(t.app, 'PUT', `/api/admin/projects/${site}/routing`, { routes });
+      assert.ok((await route({ contest_results: 'contest_tpl' })).status < 300);
+      const first = await keyCall(t.app, main, 'POST', T, {
+        event_type: 'olympiad_results',
+        email: 'olymp5@example.com',
+        order_id: 'R-5',
+        idempotency_key: 'k-R-5',
+        fields: { event_title: 'O', work_title: 'W', place: '2', olympiad_title: 'X' },
+      });
+      assert.equal(first.body.status, 'no_template');
+      const original = await lastEvent('R-5');
+      assert.ok((await route({ contest_results: 'contest_tpl', olympiad_results: 'contest_tpl' })).status < 300);
+      // A template-less send runs without its idempotency key: nothing but the replay check stops a second.
+      const all = await Promise.all(Array.from({ length: 4 }, () => replay(original.id)));
+      const ran = all.filter((r) => r.status === 200);
+      assert.equal(ran.length, 1, JSON.stringify(all.map((r) => [r.status, r.body])));
+      assert.equal(ran[0].body.accepted, true);
+      for (const r of all) if (r !== ran[0]) assert.equal(r.status, 409, JSON.stringify(r.body));
+      assert.equal((await emailsOf('R-5')).length, 1);
+    });
+
     it('refuses what cannot be replayed', async () => {
       const ok = await keyCall(t.app, main, 'POST', T, contest('R-4'));
       assert.equal(ok.status, 200);

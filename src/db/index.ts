@@ -146,8 +146,8 @@ const AUDIT_LOCK_NAMESPACE = 0x65677732; // "egw2"
 /**
  * Runs audited changes one after another (PostgreSQL; SQLite has one writer already), so that each
  * audit row's `before` is what the previous change's `after` left: two administrators changing the same
- * key at once otherwise both read the same `before`. Administrators' changes are few; the accept path and
- * the workers never take this lock.
+ * key at once otherwise both read the same `before`. Administrators' changes are few; the workers never
+ * take this lock, the accept path only for an administrator's replay (services/replay.ts).
  */
 export async function lockAuditedChanges(trx: Kysely<Database>, dialect: Dialect): Promise<void> {
   if (dialect !== 'postgres') return;

@@ -8,7 +8,8 @@
 import { AppError, notFound } from '../errors.js';
 import { findKeyById } from '../repos/keys.js';
 import { findProjectById } from '../repos/projects.js';
-import { parseJson } from '../repos/types.js';
+import { parseJson, type Executor } from '../repos/types.js';
+import { lockAuditedChanges } from '../db/index.js';
 import { logRequest } from './accept/accept.js';
 import type { Deps, GatewayCall } from './context.js';
 import { configSnapshot } from './configCache.js';
@@ -18,6 +19,25 @@ import * as gateway from './gateway.js';
 const REPLAYABLE = ['transactional', 'order-created', 'purchase'];
 
 const conflict = (message: string) => new AppError(409, 'conflict', message);
+
+/** The event was replayed already (or by a replay that committed first). */
+class AlreadyReplayed extends AppError {
+  constructor(id: number, by: number) {
+    super(409, 'conflict', `Event ${id} was already replayed as event ${by}`);
+  }
+}
+
+/** The accepted replay of the event (effects end with the marker acceptEvent writes), but `except`. */
+function replayOf(db: Executor, ev: { id: number; project_id: number }, except?: number) {
+  let q = db
+    .selectFrom('events')
+    .select('id')
+    .where('project_id', '=', ev.project_id)
+    .where('accepted', '=', 1)
+    .where('effects', 'like', `%"replay_of":${Number(ev.id)},"admin_replay":true}`);
+  if (except !== undefined) q = q.where('id', '<>', except);
+  return q.executeTakeFirst();
+}
 
 export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const db = deps.db.db;
@@ -34,15 +54,8 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const body = parseJson<Record<string, unknown> | null>(ev.payload, null);
   if (!body || typeof body !== 'object' || Array.isArray(body) || '_truncated' in body)
     throw conflict('The request body of this event is no longer kept (retention) or was not stored whole');
-  const marker = `%"replay_of":${Number(ev.id)},"admin_replay":true}`;
-  const done = await db
-    .selectFrom('events')
-    .select('id')
-    .where('project_id', '=', ev.project_id)
-    .where('accepted', '=', 1)
-    .where('effects', 'like', marker)
-    .executeTakeFirst();
-  if (done) throw conflict(`Event ${id} was already replayed as event ${done.id}`);
+  const done = await replayOf(db, ev);
+  if (done) throw new AlreadyReplayed(id, done.id);
 
   const project = await findProjectById(db, ev.project_id);
   if (!project) throw notFound(`Project of event ${id}`);
@@ -59,8 +72,16 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
     // The replay runs through the accept path, which owns its transaction (acceptEvent, or logRequest
     // for a refusal, or the repeat row of a stored answer): the audit row is written inside it, so the
     // new chronology row, its effects and the row saying who replayed it commit together.
-    alsoInTransaction: (trx, o) =>
-      record(
+    alsoInTransaction: async (trx, o) => {
+      if (o.accepted && !o.replayed) {
+        // Replays of this event made at once all passed the check above: each looks again where its
+        // rows commit, after the one before it (PostgreSQL: the audited-changes lock; SQLite: one
+        // writer), and only the first keeps its rows (a template-less send has no key to stop a second).
+        await lockAuditedChanges(trx, deps.db.dialect);
+        const other = await replayOf(trx, ev, o.eventId);
+        if (other) throw new AlreadyReplayed(id, other.id);
+      }
+      await record(
         trx,
         who,
         {
@@ -82,7 +103,8 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
           },
         },
         deps.clock.now(),
-      ),
+      );
+    },
   };
   if (templateLess) delete body.idempotency_key;
   try {
@@ -102,7 +124,7 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
       answer: r.body as Record<string, unknown>,
     };
   } catch (e) {
-    if (!(e instanceof AppError) || e.status >= 500) throw e;
+    if (e instanceof AlreadyReplayed || !(e instanceof AppError) || e.status >= 500) throw e;
     // Refused again: the chronology says so, linked to the original; the administrator reads why.
     await logRequest(call, body, e.status, e.code, { replay_of: Number(ev.id) });
     return {

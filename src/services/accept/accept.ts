@@ -6,7 +6,12 @@ import type { Database, NewEvent } from '../../db/schema.js';
 import { inTransaction } from '../../db/groupCommit.js';
 import { AppError } from '../../errors.js';
 import { insertEvent, setEventEffects } from '../../repos/events.js';
-import { findIdempotency, insertIdempotency, type IdempotencyRecord } from '../../repos/idempotency.js';
+import {
+  findIdempotency,
+  insertIdempotency,
+  type IdempotencyRecord,
+  type NewIdempotencyRecord,
+} from '../../repos/idempotency.js';
 import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
@@ -139,11 +144,27 @@ export async function withIdempotency<T>(
   }
 }
 
-async function replay<T>(
+/** The idempotency record of an accepted request, or null when it has no key. */
+export function idempotencyRow(r: Incoming, response: unknown, eventId: number): NewIdempotencyRecord | null {
+  if (!r.d.idempotency_key) return null;
+  return {
+    project_id: r.call.project.id,
+    idempotency_key: r.d.idempotency_key,
+    request_hash: r.hash,
+    endpoint: r.call.endpoint,
+    response_status: 200,
+    response_body: JSON.stringify(response),
+    event_id: eventId,
+    created_at: r.now,
+  };
+}
+
+/** The answer stored under the request's key (refreshed), or 422 when it was stored for another body. */
+export async function storedAnswer<T>(
   r: Incoming,
   rec: IdempotencyRecord,
   refresh?: (stored: T) => Promise<T>,
-): Promise<Accepted<T>> {
+): Promise<T> {
   if (rec.request_hash !== r.hash) {
     throw new AppError(
       422,
@@ -155,8 +176,16 @@ async function replay<T>(
       },
     );
   }
-  let stored = JSON.parse(rec.response_body) as T;
-  if (refresh) stored = await refresh(stored);
+  const stored = JSON.parse(rec.response_body) as T;
+  return refresh ? refresh(stored) : stored;
+}
+
+async function replay<T>(
+  r: Incoming,
+  rec: IdempotencyRecord,
+  refresh?: (stored: T) => Promise<T>,
+): Promise<Accepted<T>> {
+  const stored = await storedAnswer(r, rec, refresh);
   // The replay is itself a request the chronology should show, pointing at the original.
   const row = { ...acceptedEventRow(r, JSON.stringify({ replay_of: rec.event_id })), http_status: rec.response_status };
   const also = r.call.alsoInTransaction;
@@ -177,8 +206,7 @@ export async function acceptEvent<T extends object>(
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
   const r = incoming(call, body);
-  const { project, endpoint } = call;
-  if (call.dryRun) return dryRunEvent(call, body, r.d, r.hash, work, refresh);
+  if (call.dryRun) return dryRunEvent(r, work, refresh);
   // Optimistic about idempotency keys: a new key (the common case) costs no read before the
   // transaction; a key already stored makes insertIdempotency fail, the work rolls back and the stored
   // answer is replayed.
@@ -195,22 +223,8 @@ export async function acceptEvent<T extends object>(
           eventId,
           call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
         );
-        if (r.d.idempotency_key) {
-          const stored = await insertIdempotency(
-            trx,
-            {
-              project_id: project.id,
-              idempotency_key: r.d.idempotency_key,
-              request_hash: r.hash,
-              endpoint,
-              response_status: 200,
-              response_body: JSON.stringify(response),
-              event_id: eventId,
-            },
-            r.now,
-          );
-          if (!stored) throw new IdempotencyRace();
-        }
+        const record = idempotencyRow(r, response, eventId);
+        if (record && !(await insertIdempotency(trx, record, r.now))) throw new IdempotencyRace();
         await call.alsoInTransaction?.(trx, { eventId, status: 200, accepted: true, replayed: false, body: response });
         return { status: 200, body: response, eventId, replayed: false };
       }),

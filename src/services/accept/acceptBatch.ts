@@ -19,7 +19,6 @@ import { batcher, fulfilled } from '../../batcher.js';
 import type { Db } from '../../db/index.js';
 import type { Database, NewEmail, NewEvent } from '../../db/schema.js';
 import type { Body } from '../../domain/validation.js';
-import { storedPayload } from '../../domain/inputRules.js';
 import type { AcceptBatchFallbackReason } from '../../metrics.js';
 import { contactKey, normaliseEmail, upsertContactsMany, type ContactWanted } from '../../repos/contacts.js';
 import { insertAcceptedMany } from '../../repos/events.js';
@@ -27,7 +26,7 @@ import type { NewIdempotencyRecord } from '../../repos/idempotency.js';
 import { insertUnpaidOrdersMany, orderKey, type NewUnpaidOrder } from '../../repos/orders.js';
 import { reserveIds } from '../../repos/setBased.js';
 import type { GatewayCall } from '../context.js';
-import { incoming, type Accepted, type Incoming } from './accept.js';
+import { acceptedEventRow, idempotencyRow, incoming, type Accepted, type Incoming } from './accept.js';
 import { acceptAlone, plannedEmailRow, type AcceptPlan, type OrderState } from './acceptPlan.js';
 import { acceptOnSqlite } from './acceptSqlite.js';
 
@@ -183,33 +182,9 @@ async function writeBatch(trx: Transaction<Database>, batch: BatchedRequest[]): 
       }
     }
     const answer = r.plan.result({ eventId, contact, emailIds, order, now: r.now });
-    const key = r.call.key;
-    events.push({
-      id: eventId,
-      project_id: projectId,
-      key_id: key?.id ?? null,
-      key_last4: key?.last4 ?? null,
-      endpoint: r.call.endpoint,
-      ...r.d,
-      http_status: 200,
-      accepted: 1,
-      error_code: null,
-      payload: storedPayload(r.body),
-      effects: JSON.stringify(answer.effects),
-      created_at: r.now,
-    });
-    if (r.d.idempotency_key) {
-      records.push({
-        project_id: projectId,
-        idempotency_key: r.d.idempotency_key,
-        request_hash: r.hash,
-        endpoint: r.call.endpoint,
-        response_status: 200,
-        response_body: JSON.stringify(answer.response),
-        event_id: eventId,
-        created_at: r.now,
-      });
-    }
+    events.push({ id: eventId, ...acceptedEventRow(r, JSON.stringify(answer.effects)) });
+    const record = idempotencyRow(r, answer.response, eventId);
+    if (record) records.push(record);
     return { status: 200, body: answer.response, eventId, replayed: false };
   });
 

@@ -13,7 +13,14 @@ import {
 } from '../../repos/acceptSqlite.js';
 import { normaliseEmail } from '../../repos/contacts.js';
 import type { GatewayCall } from '../context.js';
-import { acceptedEventRow, IdempotencyRace, incoming, withIdempotency, type Accepted } from './accept.js';
+import {
+  acceptedEventRow,
+  IdempotencyRace,
+  idempotencyRow,
+  incoming,
+  withIdempotency,
+  type Accepted,
+} from './accept.js';
 import { plannedEmailRow, type AcceptPlan, type OrderState } from './acceptPlan.js';
 
 export function acceptOnSqlite<T extends object>(
@@ -46,19 +53,8 @@ export function acceptOnSqlite<T extends object>(
       }
       const { response, effects } = plan.result({ eventId, contact, emailIds, order, now: r.now });
       await insertEventOnce(trx, eventId, acceptedEventRow(r, JSON.stringify(effects)));
-      if (r.d.idempotency_key) {
-        const stored = await insertIdempotencyOnce(trx, {
-          project_id: projectId,
-          idempotency_key: r.d.idempotency_key,
-          request_hash: r.hash,
-          endpoint: call.endpoint,
-          response_status: 200,
-          response_body: JSON.stringify(response),
-          event_id: eventId,
-          created_at: r.now,
-        });
-        if (!stored) throw new IdempotencyRace();
-      }
+      const record = idempotencyRow(r, response, eventId);
+      if (record && !(await insertIdempotencyOnce(trx, record))) throw new IdempotencyRace();
       return { status: 200, body: response, eventId, replayed: false };
     });
   return withIdempotency(r, write, refresh);

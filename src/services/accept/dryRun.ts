@@ -5,14 +5,10 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { PlanEntry } from '../../domain/plan.js';
-import type { Body } from '../../domain/validation.js';
-import { storedPayload } from '../../domain/inputRules.js';
-import { AppError } from '../../errors.js';
 import { insertEvent } from '../../repos/events.js';
 import { findIdempotency } from '../../repos/idempotency.js';
 import { previewStoredEmail } from '../preview.js';
-import type { GatewayCall } from '../context.js';
-import type { Accepted, Answer, Described } from './accept.js';
+import { acceptedEventRow, storedAnswer, type Accepted, type Answer, type Incoming } from './accept.js';
 
 class RolledBack<T> extends Error {
   constructor(
@@ -27,46 +23,19 @@ class RolledBack<T> extends Error {
 type Work<T> = (trx: Transaction<Database>, eventId: number, now: number) => Promise<Answer<T>>;
 
 export async function dryRunEvent<T extends object>(
-  call: GatewayCall,
-  body: Body,
-  d: Described,
-  hash: string,
+  r: Incoming,
   work: Work<T>,
   refresh?: (stored: T) => Promise<T>,
 ): Promise<Accepted<T>> {
-  const { deps, project, key, endpoint } = call;
+  const { deps, project } = r.call;
   const db = deps.db.db;
-  const now = deps.clock.now();
   const log = (effects: Record<string, unknown>) =>
-    insertEvent(db, {
-      project_id: project.id,
-      key_id: key?.id ?? null,
-      key_last4: key?.last4 ?? null,
-      endpoint,
-      ...d,
-      http_status: 200,
-      accepted: 1,
-      error_code: null,
-      payload: storedPayload(body),
-      effects: JSON.stringify({ dry_run: true, ...effects }),
-      created_at: now,
-    });
+    insertEvent(db, acceptedEventRow(r, JSON.stringify({ dry_run: true, ...effects })));
 
   // A key already used: a real request would replay the stored answer (or refuse another body).
-  const rec = d.idempotency_key ? await findIdempotency(db, project.id, d.idempotency_key) : undefined;
+  const rec = r.d.idempotency_key ? await findIdempotency(db, project.id, r.d.idempotency_key) : undefined;
   if (rec) {
-    if (rec.request_hash !== hash)
-      throw new AppError(
-        422,
-        'idempotency_key_reused',
-        'This idempotency_key was already used with a different request body',
-        {
-          idempotency_key: d.idempotency_key,
-          original_event_id: rec.event_id,
-        },
-      );
-    let stored = JSON.parse(rec.response_body) as T;
-    if (refresh) stored = await refresh(stored);
+    const stored = await storedAnswer(r, rec, refresh);
     const eventId = await log({ replay_of: rec.event_id });
     return { status: rec.response_status, body: { ...stored, dry_run: true }, eventId, replayed: true };
   }
@@ -74,20 +43,9 @@ export async function dryRunEvent<T extends object>(
   let outcome: RolledBack<T> | undefined;
   try {
     await db.transaction().execute(async (trx) => {
-      const eventId = await insertEvent(trx, {
-        project_id: project.id,
-        key_id: key?.id ?? null,
-        key_last4: key?.last4 ?? null,
-        endpoint,
-        ...d,
-        http_status: 200,
-        accepted: 1,
-        error_code: null,
-        payload: null,
-        effects: '{}',
-        created_at: now,
-      });
-      const answer = await work(trx, eventId, now);
+      // Rolled back with the rest: its payload is never read.
+      const eventId = await insertEvent(trx, { ...acceptedEventRow(r, '{}'), payload: null });
+      const answer = await work(trx, eventId, r.now);
       const rows = await trx.selectFrom('scheduled_emails').selectAll().where('event_id', '=', eventId).execute();
       const renderFailed = new Set<number>();
       for (const row of rows) {
