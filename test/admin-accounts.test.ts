@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bearerCall, createUser, login, PASSWORD, personalToken, sessionCall } from './support/accounts.js';
 import { purgeExpired } from '../src/delivery/retention.js';
+import { countUsers } from '../src/repos/adminUsers.js';
+import { SetupCode } from '../src/services/setup.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, setupProject, type TestApp } from './support/harness.js';
 
 for (const d of DIALECTS) {
@@ -261,6 +263,31 @@ for (const d of DIALECTS) {
       const writes = t.app.adminRoutes.filter((r) => r.url.startsWith('/api/admin/audit') && r.method !== 'GET');
       assert.deepEqual(writes, []);
       assert.ok(adminId > 0);
+    });
+  });
+}
+
+for (const d of DIALECTS) {
+  describe(`first-run setup under concurrent requests [${d.name}]`, { skip: d.skip }, () => {
+    let t: TestApp;
+    before(async () => {
+      t = await createTestApp(d.name, { ADMIN_TOKEN: '' });
+    });
+    after(() => t.close());
+
+    it('one setup code makes one owner, however many requests carry it at once', async () => {
+      t.deps.setup = new SetupCode();
+      const code = t.deps.setup.issue(t.clock.now());
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          rawCall(t.app, 'POST', '/api/admin/setup', {}, { code, email: `owner${i}@x.example`, password: PASSWORD }),
+        ),
+      );
+      const statuses = answers.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 201).length, 1, JSON.stringify(statuses));
+      for (const r of answers) if (r.status !== 201) assert.ok([404, 409].includes(r.status), JSON.stringify(r.body));
+      assert.equal(await countUsers(t.deps.db.db), 1);
+      assert.ok(!JSON.stringify(answers.map((r) => r.body)).includes(code));
     });
   });
 }

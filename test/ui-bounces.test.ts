@@ -13,7 +13,7 @@ import { bounceContext, recordReport } from '../src/services/bounces.js';
 import { addContact, addEmail } from './fixtures/delivery-support.js';
 import { bounceFixture } from './support/bounces.js';
 import { createTestApp, setupProject, type TestApp } from './support/harness.js';
-import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
+import { goTo, launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
 const skip = CHROMIUM_MISSING;
 
@@ -27,11 +27,6 @@ describe('bounces in a browser', { skip }, () => {
   const problems: string[] = [];
 
   const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
-  const settled = () =>
-    page
-      .locator('main[aria-busy="true"]')
-      .waitFor({ state: 'detached' })
-      .catch(() => {});
 
   before(async () => {
     t = await createTestApp('sqlite', { PUBLIC_URL: 'https://gateway.example.org' });
@@ -86,8 +81,7 @@ describe('bounces in a browser', { skip }, () => {
   });
 
   it("shows the report on the e-mail's page, with its effect and the raw DSN", async () => {
-    await page.goto(`${base}/ui/emails/${emailId}`);
-    await settled();
+    await goTo(page, `${base}/ui/emails/${emailId}`);
     await page.locator('h2', { hasText: 'Reports after sending' }).waitFor();
     const row = page.locator('.reports tbody tr').first();
     assert.match(await row.innerText(), /Bounce address \(SMTP\)[\s\S]*bounced[\s\S]*5\.1\.1/);
@@ -98,21 +92,18 @@ describe('bounces in a browser', { skip }, () => {
   });
 
   it("names the hard bounce on the contact's page", async () => {
-    await page.goto(`${base}/ui/contacts/${contactId}`);
-    await settled();
+    await goTo(page, `${base}/ui/contacts/${contactId}`);
     await page.getByText('a hard bounce').waitFor();
     assert.ok(await page.locator(`a[href="/ui/emails/${emailId}"]`, { hasText: `e-mail #${emailId}` }).count());
   });
 
   it('lists the provider webhook URLs on the project page, and the rates on the dashboard', async () => {
-    await page.goto(`${base}/ui/projects/site1`);
-    await settled();
+    await goTo(page, `${base}/ui/projects/site1`);
     await page.locator('.report-webhooks summary').click();
     await page.getByText('https://gateway.example.org/api/webhooks/postmark/site1').waitFor();
     await page.getByText('https://gateway.example.org/api/webhooks/unisender_go/site1').waitFor();
     await shot('project-report-webhooks');
-    await page.goto(`${base}/ui/`);
-    await settled();
+    await goTo(page, `${base}/ui/`);
     await page.locator('h2', { hasText: 'Bounces and complaints' }).waitFor();
     await page.getByText('100%').first().waitFor();
     await page.getByText('warning').first().waitFor();
@@ -122,8 +113,7 @@ describe('bounces in a browser', { skip }, () => {
   it("shows a paused project's notice on the dashboard; Resume resumes it", async () => {
     const site = (await findProjectBySiteKey(t.deps.db.db, 'site1'))!;
     await pauseMarketing(t.deps.db.db, site.id, t.clock.now(), PAUSE_REASON);
-    await page.goto(`${base}/ui/`);
-    await settled();
+    await goTo(page, `${base}/ui/`);
     const notice = page.locator('[data-paused="site1"]');
     await notice.getByText('Campaigns and cart chains of site1 are paused').waitFor();
     await shot('dashboard-marketing-paused');

@@ -8,7 +8,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { SetupCode } from '../src/services/setup.js';
 import { PASSWORD } from './support/accounts.js';
 import { createTestApp, keyCall, type TestApp } from './support/harness.js';
-import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
+import { goTo, launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
 const skip = CHROMIUM_MISSING;
 
@@ -21,13 +21,7 @@ describe('administrators in a browser', { skip }, () => {
   let emailId = 0;
   const problems: string[] = [];
 
-  const go = async (path: string) => {
-    await page.goto(base + path);
-    await page
-      .locator('main[aria-busy="true"]')
-      .waitFor({ state: 'detached' })
-      .catch(() => {});
-  };
+  const go = (path: string) => goTo(page, base + path);
   const heading = () => page.locator('main h1');
   const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
   const login = async (email: string) => {
@@ -57,14 +51,7 @@ describe('administrators in a browser', { skip }, () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     browser = await launchChromium();
-    ({ page } = await openPage(browser, problems));
-    page.on('console', (m) => {
-      if (
-        m.type() === 'error' &&
-        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
-      )
-        problems.push(`console: ${m.text()}`);
-    });
+    ({ page } = await openPage(browser, problems, { consoleErrors: true }));
   });
 
   after(async () => {

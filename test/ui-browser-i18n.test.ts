@@ -14,7 +14,7 @@ import { loadDemo } from '../src/services/demo.js';
 import { cliActor } from '../src/cliAdmin.js';
 import { en, ru } from './support/catalogues.js';
 import { ADMIN_TOKEN, adminCall, createTestApp, keyCall, type TestApp } from './support/harness.js';
-import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
+import { goTo, launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
 const skip = CHROMIUM_MISSING;
 const SITE = 'demo-courses';
@@ -47,13 +47,7 @@ describe('admin UI in Russian and English', { skip }, () => {
     async close() {},
   };
 
-  const go = async (path: string) => {
-    await page.goto(base + path);
-    await page
-      .locator('main[aria-busy="true"]')
-      .waitFor({ state: 'detached' })
-      .catch(() => {});
-  };
+  const go = (path: string) => goTo(page, base + path);
   const heading = () => page.locator('main h1');
   const shot = (name: string, fullPage = true) => saveScreenshot(page, `ru-${name}`, fullPage);
   /** The page's visible text has none of the catalogue's English sentences. */
@@ -142,15 +136,9 @@ describe('admin UI in Russian and English', { skip }, () => {
       .execute();
 
     browser = await launchChromium();
-    // A browser set up for Russian: Accept-Language and navigator.languages say ru-RU.
-    ({ page } = await openPage(browser, problems, { locale: 'ru-RU' }));
-    page.on('console', (m) => {
-      if (
-        m.type() === 'error' &&
-        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
-      )
-        problems.push(`console: ${m.text()}`); // a missing catalogue key logs an error
-    });
+    // A browser set up for Russian: Accept-Language and navigator.languages say ru-RU. A missing
+    // catalogue key logs a console error, which counts as a problem.
+    ({ page } = await openPage(browser, problems, { locale: 'ru-RU', consoleErrors: true }));
   });
 
   after(async () => {

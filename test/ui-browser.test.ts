@@ -12,7 +12,7 @@ import { type Browser, type Locator, type Page } from 'playwright-core';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
 import type { Transport } from '../src/delivery/transports.js';
 import { ADMIN_TOKEN, createTestApp, keyCall, type TestApp } from './support/harness.js';
-import { launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
+import { goTo, launchChromium, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
 
 const skip = CHROMIUM_MISSING;
 const SITE = 'browser-school';
@@ -46,13 +46,7 @@ describe('admin UI in a browser', { skip }, () => {
   };
 
   const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
-  const go = async (path: string) => {
-    await page.goto(base + path);
-    await page
-      .locator('main[aria-busy="true"]')
-      .waitFor({ state: 'detached' })
-      .catch(() => {});
-  };
+  const go = (path: string) => goTo(page, base + path);
   const heading = () => page.locator('main h1');
   const toast = (text: string | RegExp) => page.locator('.toast', { hasText: text }).first().waitFor();
   /** Options read "name (#id)": pick one by its name without knowing the id. */
@@ -74,16 +68,8 @@ describe('admin UI in a browser', { skip }, () => {
     });
     browser = await launchChromium();
     // English, whatever the machine's language: test/ui-browser-i18n.test.ts walks the UI in Russian.
-    ({ page } = await openPage(browser, problems));
-    page.on('console', (m) => {
-      // Chromium logs every refused request (the 401 of the wrong token, the 422 of a broken template):
-      // those answers are part of the scenario. Anything else, a CSP violation above all, is a problem.
-      if (
-        m.type() === 'error' &&
-        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
-      )
-        problems.push(`console: ${m.text()}`);
-    });
+    // Console errors count too (a CSP violation above all), but not the refused requests of the scenario.
+    ({ page } = await openPage(browser, problems, { consoleErrors: true }));
   });
 
   after(async () => {

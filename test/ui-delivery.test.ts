@@ -12,7 +12,15 @@ import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { installationSecret } from '../src/services/secrets.js';
 import { createTestApp, setupProject, type TestApp } from './support/harness.js';
 import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
-import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';
+import {
+  goTo,
+  launchChromium,
+  loginWithToken,
+  openPage,
+  saveScreenshot,
+  settled,
+  CHROMIUM_MISSING,
+} from './support/browser.js';
 
 const skip = CHROMIUM_MISSING;
 const PASSWORD = 'ui-relay-Secret-4471';
@@ -30,11 +38,6 @@ describe('delivery tab in a browser', { skip }, () => {
     .toString();
 
   const shot = (name: string, fullPage = true) => saveScreenshot(page, name, fullPage);
-  const settled = () =>
-    page
-      .locator('main[aria-busy="true"]')
-      .waitFor({ state: 'detached' })
-      .catch(() => {});
 
   before(async () => {
     relay = await startSmtp({ auth: { user: 'mailer', pass: PASSWORD }, acceptReply: (n) => `Ok: queued as UI${n}` });
@@ -69,8 +72,7 @@ describe('delivery tab in a browser', { skip }, () => {
   });
 
   it('saves the relay and DKIM key, and shows them masked with the DNS record', async () => {
-    await page.goto(`${base}/ui/projects/site1?tab=delivery`);
-    await settled();
+    await goTo(page, `${base}/ui/projects/site1?tab=delivery`);
     await page.getByText('uses the capture transport').waitFor();
     await page.getByLabel('SMTP URL').first().fill(`smtp://mailer:${PASSWORD}@127.0.0.1:${relay.port}`);
     await page.getByLabel('From name').fill('Site One News');
@@ -105,7 +107,7 @@ describe('delivery tab in a browser', { skip }, () => {
     await worker.runOnce();
     assert.equal(relay.accepted.length, 1);
     await link.click();
-    await settled();
+    await settled(page);
     await page.locator('main h1', { hasText: 'test' }).waitFor();
     await page.getByRole('cell', { name: 'primary relay' }).waitFor();
     await page.getByText('250 Ok: queued as UI1').waitFor();

@@ -14,6 +14,9 @@ const num = <T extends Record<string, unknown>>(row: T, cols: (keyof T)[]): T =>
     if (out[c] !== null && out[c] !== undefined) (out as Record<keyof T, unknown>)[c] = Number(out[c]);
   return out;
 };
+const userRow = (r: AdminUserRow) => num(r, ['id', 'created_at', 'updated_at']);
+const tokenRow = (r: AdminTokenRow) =>
+  num(r, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']);
 
 export async function countUsers(db: Executor): Promise<number> {
   const r = await db
@@ -25,17 +28,17 @@ export async function countUsers(db: Executor): Promise<number> {
 
 export async function findUserByEmail(db: Executor, email: string): Promise<AdminUserRow | undefined> {
   const row = await db.selectFrom('admin_users').selectAll().where('email', '=', email).executeTakeFirst();
-  return row && num(row, ['id', 'created_at', 'updated_at']);
+  return row && userRow(row);
 }
 
 export async function findUser(db: Executor, id: number): Promise<AdminUserRow | undefined> {
   const row = await db.selectFrom('admin_users').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && num(row, ['id', 'created_at', 'updated_at']);
+  return row && userRow(row);
 }
 
 export async function listUsers(db: Executor): Promise<AdminUserRow[]> {
   const rows = await db.selectFrom('admin_users').selectAll().orderBy('id').execute();
-  return rows.map((r) => num(r, ['id', 'created_at', 'updated_at']));
+  return rows.map(userRow);
 }
 
 /** Inserts an account, or null when the e-mail is taken (the unique index decides between racers). */
@@ -50,7 +53,7 @@ export async function insertUser(
     .onConflict((oc) => oc.column('email').doNothing())
     .returningAll()
     .executeTakeFirst();
-  return row ? num(row, ['id', 'created_at', 'updated_at']) : null;
+  return row ? userRow(row) : null;
 }
 
 export async function updateUser(
@@ -110,24 +113,22 @@ export async function insertToken(
     .values({ ...t, created_at: now })
     .returningAll()
     .executeTakeFirstOrThrow();
-  return num(row, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']);
+  return tokenRow(row);
 }
 
 export async function findTokenByHash(db: Executor, hash: string): Promise<AdminTokenRow | undefined> {
   const row = await db.selectFrom('admin_tokens').selectAll().where('token_hash', '=', hash).executeTakeFirst();
-  return row && num(row, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']);
+  return row && tokenRow(row);
 }
 
 export async function findToken(db: Executor, id: number): Promise<AdminTokenRow | undefined> {
   const row = await db.selectFrom('admin_tokens').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && num(row, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']);
+  return row && tokenRow(row);
 }
 
 export async function listTokens(db: Executor, userId: number): Promise<AdminTokenRow[]> {
   const rows = await db.selectFrom('admin_tokens').selectAll().where('user_id', '=', userId).orderBy('id').execute();
-  return rows.map((r) =>
-    num(r, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']),
-  );
+  return rows.map(tokenRow);
 }
 
 export async function revokeToken(db: Executor, id: number, now: number): Promise<void> {

@@ -41,12 +41,8 @@ export async function deleteExpiredSessions(db: Executor, now: number, idleCutof
   return Number(res.numDeletedRows);
 }
 
-/** Ends one session of an account, named by the prefix of its id that the sessions list shows. */
-export async function deleteUserSession(db: Executor, userId: number, idPrefix: string): Promise<number> {
-  const res = await db
-    .deleteFrom('sessions')
-    .where('user_id', '=', userId)
-    .where('id', 'like', `${idPrefix.replace(/[^0-9a-f]/g, '')}%`)
-    .executeTakeFirst();
+/** Ends one session of an account; 0 when it is not there (any more). */
+export async function deleteUserSession(db: Executor, userId: number, id: string): Promise<number> {
+  const res = await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
   return Number(res.numDeletedRows);
 }

@@ -362,7 +362,7 @@ export async function endOwnSession(deps: Deps, p: Principal, who: AuditActor, i
   await audited(deps, who, async (trx, note) => {
     const wanted = idPrefix.replace(/[^0-9a-f]/g, '');
     const session = (await listUserSessions(trx, userId)).find((s) => s.id.startsWith(wanted));
-    if (!session || !(await deleteUserSession(trx, userId, idPrefix))) throw notFound('Session');
+    if (!session || !(await deleteUserSession(trx, userId, session.id))) throw notFound('Session');
     // Named by a short prefix of the digest's prefix: the log never holds enough to find the session.
     const short = wanted.slice(0, 8);
     note({

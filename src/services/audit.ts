@@ -1,7 +1,7 @@
 // The audit log (SPEC §14): who changed what, from where, with before/after (secrets redacted).
 import { redact } from '../domain/access.js';
 import type { AuditAction, AuditVia } from '../domain/statuses.js';
-import { insertAudit, listAudit } from '../repos/audit.js';
+import { insertAudit, listAudit, type NewAudit } from '../repos/audit.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../repos/types.js';
 import { validationError } from '../errors.js';
 import { inTransaction } from '../db/groupCommit.js';
@@ -31,10 +31,9 @@ export interface AuditEntry {
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(redact(v)));
 
-/** Writes one audit row on `db`: pass the transaction of the change so both commit or neither. */
-export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: number): Promise<void> {
-  who.recorded = true;
-  await insertAudit(db, {
+/** The row of one change: who made it and its entry (`action` is a route for recordUnaudited). */
+function auditRow(who: AuditActor, e: Omit<AuditEntry, 'action'> & { action: string }, now: number): NewAudit {
+  return {
     at: now,
     actor: who.actor,
     via: who.via,
@@ -46,7 +45,13 @@ export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: 
     after: json(e.after),
     token_id: who.token?.id ?? null,
     token_name: who.token?.name ?? null,
-  });
+  };
+}
+
+/** Writes one audit row on `db`: pass the transaction of the change so both commit or neither. */
+export async function record(db: Executor, who: AuditActor, e: AuditEntry, now: number): Promise<void> {
+  who.recorded = true;
+  await insertAudit(db, auditRow(who, e, now));
 }
 
 /**
@@ -59,19 +64,10 @@ export async function recordUnaudited(
   e: { route: string; site_key: string | null; target: string | null; after: unknown },
   now: number,
 ): Promise<void> {
-  await insertAudit(db, {
-    at: now,
-    actor: who.actor,
-    via: who.via,
-    address: who.address,
-    action: e.route,
-    site_key: e.site_key,
-    target: e.target,
-    before: null,
-    after: json(e.after),
-    token_id: who.token?.id ?? null,
-    token_name: who.token?.name ?? null,
-  });
+  await insertAudit(
+    db,
+    auditRow(who, { action: e.route, site_key: e.site_key, target: e.target, after: e.after }, now),
+  );
 }
 
 /** Notes one audit entry of the change under way; written when the change's own writes are done. */

@@ -13,6 +13,8 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export class SetupCode {
   private hash: Buffer | null = null;
   private expiresAt = 0;
+  /** An attempt with the code is under way: it holds the code until it succeeds (burn) or fails (release). */
+  private busy = false;
 
   /** A fresh code (the previous one, if any, stops working). */
   issue(now: number): string {
@@ -24,6 +26,20 @@ export class SetupCode {
 
   valid(code: string, now: number): boolean {
     return this.hash !== null && now < this.expiresAt && timingSafeEqual(digest(code), this.hash);
+  }
+
+  /**
+   * Holds a valid code for one attempt: creating the owner awaits (scrypt, the database), and a second
+   * request carrying the code meanwhile must not make a second owner. False when invalid or held.
+   */
+  claim(code: string, now: number): boolean {
+    if (this.busy || !this.valid(code, now)) return false;
+    this.busy = true;
+    return true;
+  }
+
+  release(): void {
+    this.busy = false;
   }
 
   burn(): void {
@@ -42,22 +58,30 @@ export async function completeSetup(
   input: { code: string; email: string; name?: string; password: string },
 ): Promise<UserView> {
   const now = deps.clock.now();
-  if (!deps.setup?.valid(input.code, now))
+  const setup = deps.setup;
+  if (!setup?.claim(input.code, now)) {
+    if (setup?.valid(input.code, now))
+      throw new AppError(409, 'conflict', 'The first owner is being created with this link right now');
     throw new AppError(
       404,
       'not_found',
       'This setup link is not valid: it was used, has expired, or belongs to another start of the service',
     );
-  if ((await countUsers(deps.db.db)) > 0) {
-    deps.setup.burn();
-    throw new AppError(409, 'conflict', 'The first owner already exists: log in instead');
   }
-  const user = await ensureOwner(
-    deps,
-    { actor: input.email.trim().toLowerCase(), via: 'setup', address },
-    { email: input.email, password: input.password, name: input.name },
-    'create',
-  );
-  deps.setup.burn();
-  return user;
+  try {
+    if ((await countUsers(deps.db.db)) > 0) {
+      setup.burn();
+      throw new AppError(409, 'conflict', 'The first owner already exists: log in instead');
+    }
+    const user = await ensureOwner(
+      deps,
+      { actor: input.email.trim().toLowerCase(), via: 'setup', address },
+      { email: input.email, password: input.password, name: input.name },
+      'create',
+    );
+    setup.burn();
+    return user;
+  } finally {
+    setup.release();
+  }
 }

@@ -30,17 +30,46 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A new page whose uncaught script errors are pushed to `problems` (tests assert it stays empty). */
+/**
+ * A new page whose uncaught script errors are pushed to `problems` (tests assert it stays empty). With
+ * `consoleErrors`, so are the console's errors (a CSP violation, a missing catalogue key), except
+ * Chromium's line about each refused request: the 401s and 422s are part of the scenarios.
+ */
 export async function openPage(
   browser: Browser,
   problems: string[],
-  { locale = 'en-US', height = 860 }: { locale?: string; height?: number } = {},
+  {
+    locale = 'en-US',
+    height = 860,
+    consoleErrors = false,
+  }: { locale?: string; height?: number; consoleErrors?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1366, height }, locale });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  if (consoleErrors)
+    page.on('console', (m) => {
+      if (
+        m.type() === 'error' &&
+        !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
+      )
+        problems.push(`console: ${m.text()}`);
+    });
   return { context, page };
+}
+
+/** Waits until the UI has drawn the page (the router clears main's aria-busy); at once when it has. */
+export const settled = (page: Page): Promise<void> =>
+  page
+    .locator('main[aria-busy="true"]')
+    .waitFor({ state: 'detached' })
+    .catch(() => {});
+
+/** Opens a URL and waits until its page is drawn. */
+export async function goTo(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await settled(page);
 }
 
 /** Logs in with a token: `?via=token` opens the token form (accounts log in with e-mail and password). */
