@@ -105,7 +105,9 @@ export class DeliveryRouter {
             : {}),
         }),
         // The breaker and the rate cap belong to the relay account, named without its secret.
-        id: `${project.site_key}/${role}/${createHash('sha256').update(url).digest('hex').slice(0, 12)}`,
+        // Hashed from the stored URL, which holds no password: a prefix of a hash over the password would
+        // let a Redis key be used to test guesses of it.
+        id: `${project.site_key}/${role}/${createHash('sha256').update(s.url).digest('hex').slice(0, 12)}`,
         rate: s.rate_per_second,
       };
     };
