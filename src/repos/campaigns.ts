@@ -4,7 +4,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
 import { receivingStatuses } from '../domain/suppression.js';
 import type { EmailKind } from '../domain/statuses.js';
-import { sumMinor, type Executor, idList, type ProjectFilter } from './types.js';
+import { sumMinor, type Executor, byProject, type ProjectFilter } from './types.js';
 
 export async function insertCampaign(
   db: Executor,
@@ -156,11 +156,7 @@ export async function paidAmountByCurrency(
     .where('status', '=', 'paid')
     .where('amount_minor', 'is not', null)
     .groupBy('currency');
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('project_id', '=', f.projectId)
-        : q.where('project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('project_id', ...byProject(f.projectId));
   if (f.since !== undefined) q = q.where('updated_at', '>=', f.since);
   if (f.until !== undefined) q = q.where('updated_at', '<', f.until);
   // Added in hundredths (exact), shown in units.

@@ -6,7 +6,7 @@ import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
 import { unnest } from './setBased.js';
-import { parseJson, type Executor, idList, type ProjectFilter } from './types.js';
+import { parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
 /**
  * Contacts are unique per project by this form of the address (SPEC §4, §10): trimmed, lower-cased, the
@@ -182,11 +182,7 @@ export async function searchContacts(
     ])
     .orderBy('contacts.id', 'desc')
     .limit(o.limit + 1);
-  if (o.projectId !== undefined)
-    q =
-      typeof o.projectId === 'number'
-        ? q.where('contacts.project_id', '=', o.projectId)
-        : q.where('contacts.project_id', 'in', idList(o.projectId));
+  if (o.projectId !== undefined) q = q.where('contacts.project_id', ...byProject(o.projectId));
   // Addresses are stored normalised (trimmed, lower case), so the search text is normalised the same way.
   const text = o.email ? normaliseEmail(o.email) : '';
   if (text) q = q.where(sql<boolean>`${sql.ref('contacts.email')} like ${containsPattern(text)} escape '!'`);

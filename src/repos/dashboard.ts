@@ -5,7 +5,7 @@ import { SENT_STATUSES } from '../domain/statuses.js';
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
-import { sumMinor, type Executor, idList, type ProjectFilter } from './types.js';
+import { sumMinor, type Executor, byProject, type ProjectFilter } from './types.js';
 
 export interface DashboardFilter {
   projectId?: ProjectFilter;
@@ -52,11 +52,7 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
     .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', 'events.accepted']);
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('events.project_id', '=', f.projectId)
-        : q.where('events.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('events.project_id', ...byProject(f.projectId));
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
@@ -119,11 +115,7 @@ export async function emailFigures(db: Executor, dialect: Dialect, f: DashboardF
     // Test sends from the delivery settings count in no statistic (SPEC §11).
     .where('scheduled_emails.is_test', '=', 0)
     .groupBy([day(dialect, 'scheduled_emails.created_at'), 'scheduled_emails.status']);
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('scheduled_emails.project_id', '=', f.projectId)
-        : q.where('scheduled_emails.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', ...byProject(f.projectId));
   const rows = await q.execute();
   const empty = (): Record<Outcome, number> => ({
     sent: 0,
@@ -168,11 +160,7 @@ export async function outboxDepth(db: Executor, f: { projectId?: ProjectFilter; 
       ),
     ])
     .where('status', 'in', ['scheduled', 'queued', 'sending']);
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('project_id', '=', f.projectId)
-        : q.where('project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('project_id', ...byProject(f.projectId));
   const r = await q.executeTakeFirst();
   const oldest = r?.oldest_due === null || r?.oldest_due === undefined ? null : Number(r.oldest_due);
   return {
@@ -210,11 +198,7 @@ export async function cartFigures(db: Executor, dialect: Dialect, f: DashboardFi
     .where('o.created_event_id', 'is not', null)
     .where('o.created_at', '>=', f.since)
     .where('o.created_at', '<', f.until);
-  if (f.projectId !== undefined)
-    inner =
-      typeof f.projectId === 'number'
-        ? inner.where('o.project_id', '=', f.projectId)
-        : inner.where('o.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) inner = inner.where('o.project_id', ...byProject(f.projectId));
   const rows = await db
     .selectFrom(inner.as('x'))
     .select([
@@ -301,11 +285,7 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: Proje
     .groupBy(['p.site_key', 'p.marketing_paused_at', 'p.marketing_paused_reason'])
     .orderBy('p.site_key');
   // A viewer's dashboard covers the projects they may see (a list), an administrator's one or all.
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('e.project_id', '=', f.projectId)
-        : q.where('e.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('e.project_id', ...byProject(f.projectId));
   const rows = await q.execute();
   return rows.map((r) => ({
     site_key: r.site_key,

@@ -5,7 +5,7 @@ import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { emailReason } from '../domain/emailReason.js';
 import { columnList, unnest } from './setBased.js';
-import { iso, parseJson, type Executor, idList, type ProjectFilter } from './types.js';
+import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
 export const PENDING: EmailStatus[] = ['scheduled', 'queued'];
 
@@ -105,11 +105,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     ])
     .orderBy('scheduled_emails.id', 'desc')
     .limit(f.limit + 1);
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('scheduled_emails.project_id', '=', f.projectId)
-        : q.where('scheduled_emails.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('scheduled_emails.project_id', ...byProject(f.projectId));
   if (f.orderId !== undefined) q = q.where('scheduled_emails.order_id', '=', f.orderId);
   if (f.to !== undefined) q = q.where('scheduled_emails.to_email', '=', canonicalAddress(f.to));
   if (f.eventId !== undefined) q = q.where('scheduled_emails.event_id', '=', f.eventId);

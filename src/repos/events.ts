@@ -5,7 +5,7 @@ import type { EventRow, NewEmail, NewEvent } from '../db/schema.js';
 import { insertEmailsStatement } from './emails.js';
 import { insertIdempotencyStatement, type NewIdempotencyRecord } from './idempotency.js';
 import { columnList, unnest } from './setBased.js';
-import { iso, parseJson, type Executor, idList, type ProjectFilter } from './types.js';
+import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
 export async function insertEvent(db: Executor, e: NewEvent): Promise<number> {
   const row = await db.insertInto('events').values(e).returning('id').executeTakeFirstOrThrow();
@@ -82,11 +82,7 @@ export async function listEvents(db: Executor, f: EventFilter) {
     .select('projects.site_key')
     .orderBy('events.id', f.order)
     .limit(f.limit + 1);
-  if (f.projectId !== undefined)
-    q =
-      typeof f.projectId === 'number'
-        ? q.where('events.project_id', '=', f.projectId)
-        : q.where('events.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) q = q.where('events.project_id', ...byProject(f.projectId));
   if (f.orderId !== undefined) q = q.where('events.order_id', '=', f.orderId);
   if (f.eventType !== undefined) q = q.where('events.event_type', '=', f.eventType);
   if (f.endpoint !== undefined) q = q.where('events.endpoint', '=', f.endpoint);
@@ -139,11 +135,7 @@ export async function eventStats(
 ) {
   const base = () => {
     let q = db.selectFrom('events');
-    if (f.projectId !== undefined)
-      q =
-        typeof f.projectId === 'number'
-          ? q.where('project_id', '=', f.projectId)
-          : q.where('project_id', 'in', idList(f.projectId));
+    if (f.projectId !== undefined) q = q.where('project_id', ...byProject(f.projectId));
     if (f.endpoint !== undefined) q = q.where('endpoint', '=', f.endpoint);
     if (f.since !== undefined) q = q.where('created_at', '>=', f.since);
     if (f.until !== undefined) q = q.where('created_at', '<', f.until);
@@ -190,11 +182,7 @@ export async function eventStats(
     .execute();
 
   let eq = db.selectFrom('scheduled_emails').innerJoin('events', 'events.id', 'scheduled_emails.event_id');
-  if (f.projectId !== undefined)
-    eq =
-      typeof f.projectId === 'number'
-        ? eq.where('events.project_id', '=', f.projectId)
-        : eq.where('events.project_id', 'in', idList(f.projectId));
+  if (f.projectId !== undefined) eq = eq.where('events.project_id', ...byProject(f.projectId));
   if (f.endpoint !== undefined) eq = eq.where('events.endpoint', '=', f.endpoint);
   if (f.since !== undefined) eq = eq.where('events.created_at', '>=', f.since);
   if (f.until !== undefined) eq = eq.where('events.created_at', '<', f.until);

@@ -1,7 +1,7 @@
 import type { ApiKeyRow } from '../db/schema.js';
 import type { KeyStatus } from '../domain/statuses.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
-import { idList, parseJson, type Executor, type ProjectFilter } from './types.js';
+import { byProject, parseJson, type Executor, type ProjectFilter } from './types.js';
 
 export interface ApiKey {
   id: number;
@@ -53,11 +53,7 @@ export async function findKeyById(db: Executor, id: number): Promise<ApiKey | un
 
 export async function listKeys(db: Executor, projectId?: ProjectFilter): Promise<ApiKey[]> {
   let q = withSite(db).orderBy('api_keys.id');
-  if (projectId !== undefined)
-    q =
-      typeof projectId === 'number'
-        ? q.where('api_keys.project_id', '=', projectId)
-        : q.where('api_keys.project_id', 'in', idList(projectId));
+  if (projectId !== undefined) q = q.where('api_keys.project_id', ...byProject(projectId));
   return (await q.execute()).map(toKey);
 }
 

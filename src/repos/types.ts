@@ -52,4 +52,8 @@ export function sumMinor(column: RawBuilder<unknown>): RawBuilder<number | null>
  * `=` for one (the plan and SQL stay as before) and `in` for several; none matches no row.
  */
 export type ProjectFilter = number | readonly number[];
-export const idList = (ids: readonly number[]): number[] => (ids.length ? [...ids] : [-1]);
+const idList = (ids: readonly number[]): number[] => (ids.length ? [...ids] : [-1]);
+
+/** The operator and operand of a ProjectFilter: `q.where('t.project_id', ...byProject(filter))`. */
+export const byProject = (f: ProjectFilter): ['=' | 'in', number | number[]] =>
+  typeof f === 'number' ? ['=', f] : ['in', idList(f)];
