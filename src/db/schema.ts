@@ -112,6 +112,10 @@ export interface TemplatesTable {
   text: string;
   created_at: number;
   updated_at: number;
+  /** Consent topic key (SPEC §18); null = the default for the template's use (migration 014). */
+  topic: Generated<string | null>;
+  /** 1 = opens and clicks tracked (SPEC §17), 0 = never (documents, passwords). */
+  tracking: Generated<number>;
 }
 
 export interface RoutesTable {
