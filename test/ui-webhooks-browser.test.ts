@@ -109,6 +109,21 @@ describe('webhooks tab in a browser', { skip }, () => {
     assert.ok(rx.received[1].verified, 'the re-sent delivery verifies with the secret the page showed');
   });
 
+  it('lets an owner allow development addresses for this project, with a warning while on', async () => {
+    await tab();
+    const sw = page.getByLabel(/Allow development addresses/);
+    await sw.check();
+    await page.locator('.toast', { hasText: 'Development addresses allowed' }).first().waitFor();
+    await page.getByText(/may go to localhost and private networks/).waitFor();
+    const on = await adminCall(t.app, 'GET', '/api/admin/projects');
+    assert.equal(on.body.items.find((x: { site_key: string }) => x.site_key === site).allow_private_webhooks, true);
+    await sw.uncheck();
+    await page.locator('.toast', { hasText: 'Development addresses refused again' }).first().waitFor();
+    assert.equal(await page.getByText(/may go to localhost and private networks/).count(), 0);
+    const off = await adminCall(t.app, 'GET', '/api/admin/projects');
+    assert.equal(off.body.items.find((x: { site_key: string }) => x.site_key === site).allow_private_webhooks, false);
+  });
+
   it('shows a disabled endpoint with its reason and enables it again', async () => {
     await t.deps.db.db
       .updateTable('webhook_endpoints')

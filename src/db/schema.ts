@@ -34,6 +34,8 @@ export interface ProjectsTable {
   /** Campaigns and cart chains paused by the complaint rate (migration 012); null: not paused. */
   marketing_paused_at: Generated<number | null>;
   marketing_paused_reason: Generated<string | null>;
+  /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 020). */
+  allow_private_webhooks: Generated<number>;
 }
 
 export type ProjectLocale = 'ru' | 'en';

@@ -76,7 +76,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
           'webhook-signature': signer.sign(d.msg_id, at, body),
         },
         timeoutMs: o.config.timeoutMs,
-        allowPrivate: o.config.allowPrivate,
+        allowPrivate: o.config.allowPrivate || d.allow_private,
         resolve: o.resolve ?? systemResolver,
       });
     } catch (err) {

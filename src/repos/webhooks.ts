@@ -120,6 +120,8 @@ export interface ClaimedDelivery extends WebhookDeliveryRow {
   url: string;
   secret_sealed: string;
   failing_since: number | null;
+  /** The project lets its webhooks go to loopback and private addresses (projects.allow_private_webhooks). */
+  allow_private: boolean;
 }
 
 /**
@@ -164,13 +166,30 @@ export async function claimDeliveries(
   if (claimed.length === 0) return [];
   const endpoints = await db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'url', 'secret_sealed', 'failing_since'])
-    .where('id', 'in', [...new Set(claimed.map((c) => Number(c.endpoint_id)))])
+    .innerJoin('projects', 'projects.id', 'webhook_endpoints.project_id')
+    .select([
+      'webhook_endpoints.id',
+      'webhook_endpoints.url',
+      'webhook_endpoints.secret_sealed',
+      'webhook_endpoints.failing_since',
+      'projects.allow_private_webhooks',
+    ])
+    .where('webhook_endpoints.id', 'in', [...new Set(claimed.map((c) => Number(c.endpoint_id)))])
     .execute();
   const byId = new Map(endpoints.map((e) => [Number(e.id), e]));
   return claimed.flatMap((c) => {
     const e = byId.get(Number(c.endpoint_id));
-    return e ? [{ ...c, url: e.url, secret_sealed: e.secret_sealed, failing_since: e.failing_since }] : [];
+    return e
+      ? [
+          {
+            ...c,
+            url: e.url,
+            secret_sealed: e.secret_sealed,
+            failing_since: e.failing_since,
+            allow_private: Number(e.allow_private_webhooks) === 1,
+          },
+        ]
+      : [];
   });
 }
 

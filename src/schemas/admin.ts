@@ -86,6 +86,12 @@ export const ProjectPatchBody = Type.Object(
     from_email: Type.Optional(Email),
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    allow_private_webhooks: Type.Optional(
+      Type.Boolean({
+        description:
+          "Owners only: this project's webhooks may go to loopback and private addresses (local development)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -104,6 +110,9 @@ export const ProjectView = Type.Object({
     description: 'campaigns and cart chains paused since (complaint rate above 0.3 % over 7 days); null: running',
   }),
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
+  allow_private_webhooks: Type.Boolean({
+    description: 'webhooks may go to loopback and private addresses (set by an owner, for local development)',
+  }),
 });
 
 export const ContactUpsertBody = Type.Object(

@@ -351,12 +351,18 @@ export async function changeProject(
   deps: Deps,
   who: AuditActor,
   siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale; allow_private_webhooks?: boolean },
 ) {
   const timezone = checkTimeZone(changes.timezone);
+  const { allow_private_webhooks: allowPrivate, ...rest } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
-    const after = await updateProject(trx, before, { ...changes, timezone }, deps.clock.now());
+    const after = await updateProject(
+      trx,
+      before,
+      { ...rest, timezone, ...(allowPrivate === undefined ? {} : { allow_private_webhooks: allowPrivate ? 1 : 0 }) },
+      deps.clock.now(),
+    );
     note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
     return after;
   });
@@ -393,6 +399,7 @@ export function projectView(p: Project) {
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
+    allow_private_webhooks: p.allow_private_webhooks === 1,
   };
 }
 

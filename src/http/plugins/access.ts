@@ -107,6 +107,11 @@ function locate(req: FastifyRequest, at: Locator): unknown {
 
 const denied = (message: string, permission: string) => new AppError(403, 'permission_denied', message, { permission });
 
+/** For a member of a body only an owner may set, on a route a project administrator may otherwise use. */
+export function requireOwner(req: FastifyRequest, what: string): void {
+  if (!req.principal || !isOwner(req.principal)) throw denied(`Only an owner may ${what}`, 'owner');
+}
+
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<Principal> {
   // Without a root token the usual cause is a script still sending one: say so.
   const unauthorized = (message: string) =>

@@ -23,7 +23,7 @@ import {
 } from '../../schemas/admin.js';
 import * as admin from '../../services/admin.js';
 import type { Deps } from '../../services/context.js';
-import { auditActor, scopeOf } from '../plugins/access.js';
+import { auditActor, requireOwner, scopeOf } from '../plugins/access.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
@@ -51,13 +51,17 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         tags,
         security,
-        summary: "Change a project's name, sender, time zone or locale; absent members stay as they are",
+        summary:
+          "Change a project's name, sender, time zone, locale or (owners) private webhook addresses; absent members stay as they are",
         params: SiteKeyParams,
         body: ProjectPatchBody,
         response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
       },
     },
-    async (req) => admin.changeProject(deps, auditActor(req), req.params.site_key, req.body),
+    async (req) => {
+      if (req.body.allow_private_webhooks !== undefined) requireOwner(req, 'allow private webhook addresses');
+      return admin.changeProject(deps, auditActor(req), req.params.site_key, req.body);
+    },
   );
 
   app.post(

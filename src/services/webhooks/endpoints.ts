@@ -2,7 +2,7 @@
 // sealed; the URL is checked when saved (and again before every send, by the sender).
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
+import type { Project, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
 import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../../repos/types.js';
@@ -33,12 +33,13 @@ const badUrl = (problem: string) =>
  * resolved: one that resolves to a private address is refused; one that does not resolve (yet) is
  * accepted, since the sender checks again before every attempt.
  */
-async function checkUrl(deps: Deps, raw: string): Promise<string> {
+async function checkUrl(deps: Deps, project: Project, raw: string): Promise<string> {
   const problem = urlProblem(raw);
   if (problem) throw badUrl(problem);
-  if (deps.config.webhooks.allowPrivate) return raw;
+  if (deps.config.webhooks.allowPrivate || project.allow_private_webhooks === 1) return raw;
   const host = hostOf(new URL(raw));
-  const refused = 'points at a loopback or private address (WEBHOOKS_ALLOW_PRIVATE is not set)';
+  const refused =
+    "points at a loopback or private address (an owner may allow those for this project: the project's allow_private_webhooks)";
   if (isIP(host)) {
     if (isPrivateAddress(host)) throw badUrl(refused);
     return raw;
@@ -71,9 +72,9 @@ export function webhookView(e: WebhookEndpointRow, siteKey: string) {
 }
 
 export async function createWebhook(deps: Deps, who: AuditActor, siteKey: string, body: CreateWebhookBody) {
-  await requireProject(deps.db.db, siteKey);
+  const project = await requireProject(deps.db.db, siteKey);
   // Before the transaction: the host name is resolved, and the installation secret may be read.
-  const url = await checkUrl(deps, body.url);
+  const url = await checkUrl(deps, project, body.url);
   const box = await deliveryBox(deps);
   // 24 random bytes, as Standard Webhooks secrets are: whsec_ + base64.
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -113,8 +114,8 @@ async function requireEndpoint(db: Executor, siteKey: string, id: number) {
 
 export async function changeWebhook(deps: Deps, who: AuditActor, siteKey: string, id: number, body: PatchWebhookBody) {
   // An unknown endpoint is 404 whatever the body; the URL's host is resolved outside the transaction.
-  await requireEndpoint(deps.db.db, siteKey, id);
-  const url = body.url === undefined ? undefined : await checkUrl(deps, body.url);
+  const { project: current } = await requireEndpoint(deps.db.db, siteKey, id);
+  const url = body.url === undefined ? undefined : await checkUrl(deps, current, body.url);
   return audited(deps, who, async (trx, note) => {
     const { project, endpoint } = await requireEndpoint(trx, siteKey, id);
     const now = deps.clock.now();

@@ -671,7 +671,15 @@ export default {
   'webhooks.intro':
     'The site hears here what became of its requests: signed POSTs (Standard Webhooks) retried for three days; an endpoint failing for three days is disabled.',
   'webhooks.url': 'URL',
-  'webhooks.urlHint': 'http(s) only; loopback and private addresses are refused unless WEBHOOKS_ALLOW_PRIVATE=true',
+  'webhooks.urlHint':
+    'http(s) only; addresses of this machine (localhost) and private networks are refused until development addresses are allowed above',
+  'webhooks.privateSwitch': 'Allow development addresses (localhost and private networks)',
+  'webhooks.privateHint':
+    "For testing webhooks on a developer's machine, e.g. `php -S localhost:8000`. Only an owner switches it.",
+  'webhooks.privateWarning':
+    "This project's webhooks may go to localhost and private networks. Switch it off once the site runs at its real address.",
+  'webhooks.privateOnDone': 'Development addresses allowed',
+  'webhooks.privateOffDone': 'Development addresses refused again',
   'webhooks.description': 'Description',
   'webhooks.kinds': 'Event kinds',
   'webhooks.new': 'New endpoint',

@@ -239,11 +239,48 @@ export async function webhooksTab(ctx, p) {
     );
   }
 
+  /**
+   * Local development (issue 28): an owner lets this project's webhooks reach loopback and private
+   * addresses, shown with a warning while on. Project administrators see the state, not the switch.
+   */
+  function privateSwitch() {
+    const box = h('div', { 'aria-live': 'polite' });
+    const draw = (on) => {
+      const input = h('input', { type: 'checkbox', checked: on, 'data-write': true, 'data-owner': true });
+      input.addEventListener('change', async () => {
+        input.disabled = true;
+        try {
+          const r = await api('PATCH', `/api/admin/projects/${enc(site)}`, { allow_private_webhooks: input.checked });
+          p.allow_private_webhooks = r.project.allow_private_webhooks;
+          toast(p.allow_private_webhooks ? t('webhooks.privateOnDone') : t('webhooks.privateOffDone'));
+          draw(p.allow_private_webhooks);
+        } catch (e) {
+          toast(describeError(e), 'bad');
+          draw(on);
+        }
+      });
+      clear(box).append(
+        on ? h('p', { class: 'notice bad', role: 'note' }, t('webhooks.privateWarning')) : null,
+        h(
+          'label',
+          { class: 'check', 'data-owner': true },
+          input,
+          ' ',
+          t('webhooks.privateSwitch'),
+          h('small', { class: 'muted' }, ` ${t('webhooks.privateHint')}`),
+        ),
+      );
+    };
+    draw(Boolean(p.allow_private_webhooks));
+    return box;
+  }
+
   const [m] = await Promise.all([meta(), refresh()]);
   return h(
     'div',
     {},
     h('p', { class: 'muted' }, t('webhooks.intro')),
+    privateSwitch(),
     secretBox,
     tableBox,
     deliveriesBox,
