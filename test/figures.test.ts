@@ -92,6 +92,7 @@ for (const d of DIALECTS) {
         total: 5,
         accepted: 5,
         rejected: 0,
+        repeated: 0,
       });
       assert.equal(row('transactional', 'course_paid').total, 1);
       assert.equal(r.body.by_endpoint.find((x: { endpoint: string }) => x.endpoint === 'purchase').total, 5);

@@ -321,6 +321,7 @@ for (const d of DIALECTS) {
             event_type: 'contest_results',
             accepted: 1,
             rejected: 1,
+            repeated: 0,
             total: 2,
           },
         );

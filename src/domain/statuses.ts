@@ -2,6 +2,18 @@
 // (schemas/*) and the admin UI's metadata (GET /api/admin/ui/meta) all derive from these arrays.
 
 /** What may be sent to a contact (SPEC §4; domain/suppression.ts says what each one stops). */
+/**
+ * How a gateway request ended in the chronology. A repeat is a retry whose body changed under an
+ * idempotency key already used (422 idempotency_key_reused, SPEC §1): the first call did its work, so
+ * it is counted and shown as a repeated call, not as a rejection, and tells no event.rejected webhook.
+ */
+export const EVENT_OUTCOMES = ['accepted', 'rejected', 'repeated'] as const;
+export type EventOutcome = (typeof EVENT_OUTCOMES)[number];
+export const REPEAT_ERROR_CODE = 'idempotency_key_reused';
+
+export const eventOutcome = (r: { accepted: boolean; error_code: string | null }): EventOutcome =>
+  r.accepted ? 'accepted' : r.error_code === REPEAT_ERROR_CODE ? 'repeated' : 'rejected';
+
 export const CONTACT_STATUSES = ['active', 'unsubscribed', 'invalid', 'admin_blocked'] as const;
 export type ContactStatus = (typeof CONTACT_STATUSES)[number];
 

@@ -5,6 +5,7 @@ import { fromMinor, NO_CURRENCY } from '../domain/money.js';
 import { receivingStatuses } from '../domain/suppression.js';
 import type { EmailKind } from '../domain/statuses.js';
 import { sumMinor, type Executor, byProject, type ProjectFilter } from './types.js';
+import { OUTCOME_SQL } from './events.js';
 
 export async function insertCampaign(
   db: Executor,
@@ -200,6 +201,7 @@ export async function overview(db: Executor, now: number) {
     .select([
       sql<number>`count(*)`.as('total'),
       sql<number>`sum(case when accepted = 1 then 1 else 0 end)`.as('accepted'),
+      sql<number>`sum(case when ${OUTCOME_SQL} = 'repeated' then 1 else 0 end)`.as('repeated'),
       sql<number>`sum(case when created_at >= ${now - 86_400_000} then 1 else 0 end)`.as('last_24h'),
     ])
     .executeTakeFirstOrThrow();
@@ -220,7 +222,8 @@ export async function overview(db: Executor, now: number) {
     events: {
       total: n(events.total),
       accepted: n(events.accepted),
-      rejected: n(events.total) - n(events.accepted),
+      rejected: n(events.total) - n(events.accepted) - n(events.repeated),
+      repeated: n(events.repeated),
       last_24h: n(events.last_24h),
     },
     orders: {

@@ -1,7 +1,8 @@
 // The admin UI dashboard's figures: events per day by outcome and type, e-mails by outcome, the outbox
 // right now, and cart recovery. Every query groups in the database (a busy installation has millions of
 // rows) and returns a few hundred groups at most; days without rows are filled in here.
-import { SENT_STATUSES } from '../domain/statuses.js';
+import { SENT_STATUSES, type EventOutcome } from '../domain/statuses.js';
+import { OUTCOME_SQL } from './events.js';
 import { sql, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
@@ -46,36 +47,41 @@ export async function eventFigures(db: Executor, dialect: Dialect, f: DashboardF
       day(dialect, 'events.created_at').as('day'),
       'events.endpoint',
       'events.event_type',
-      'events.accepted',
+      OUTCOME_SQL.as('outcome'),
       sql<number>`count(*)`.as('total'),
     ])
     .where('events.created_at', '>=', f.since)
     .where('events.created_at', '<', f.until)
-    .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', 'events.accepted']);
+    .groupBy([day(dialect, 'events.created_at'), 'events.endpoint', 'events.event_type', OUTCOME_SQL]);
   if (f.projectId !== undefined) q = q.where('events.project_id', ...byProject(f.projectId));
   const rows = await q.execute();
 
   const days = daysBetween(f.since, f.until);
-  const byDay = new Map<string, { day: string; accepted: number; rejected: number; by_type: Record<string, number> }>(
-    days.map((d) => [d, { day: d, accepted: 0, rejected: 0, by_type: {} }]),
+  type Counts = Record<EventOutcome, number>;
+  const byDay = new Map<string, { day: string; by_type: Record<string, number> } & Counts>(
+    days.map((d) => [d, { day: d, accepted: 0, rejected: 0, repeated: 0, by_type: {} }]),
   );
   // Keyed by endpoint and type: course_paid from a purchase is not course_paid from a transactional send.
-  const byType = new Map<
-    string,
-    { key: string; endpoint: string; event_type: string; accepted: number; rejected: number; total: number }
-  >();
+  const byType = new Map<string, { key: string; endpoint: string; event_type: string; total: number } & Counts>();
   for (const r of rows) {
     const type = r.event_type ?? '(none)';
     const key = typeKey(r.endpoint, type);
     const total = n(r.total);
-    const accepted = n(r.accepted) === 1;
     const d = byDay.get(r.day);
     if (d) {
-      d[accepted ? 'accepted' : 'rejected'] += total;
+      d[r.outcome] += total;
       d.by_type[key] = (d.by_type[key] ?? 0) + total;
     }
-    const t = byType.get(key) ?? { key, endpoint: r.endpoint, event_type: type, accepted: 0, rejected: 0, total: 0 };
-    t[accepted ? 'accepted' : 'rejected'] += total;
+    const t = byType.get(key) ?? {
+      key,
+      endpoint: r.endpoint,
+      event_type: type,
+      accepted: 0,
+      rejected: 0,
+      repeated: 0,
+      total: 0,
+    };
+    t[r.outcome] += total;
     t.total += total;
     byType.set(key, t);
   }

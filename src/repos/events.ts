@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import { PREPARED, type Dialect } from '../db/index.js';
 import type { EventRow, NewEmail, NewEvent } from '../db/schema.js';
+import { eventOutcome, REPEAT_ERROR_CODE, type EventOutcome } from '../domain/statuses.js';
 import { insertEmailsStatement } from './emails.js';
 import { insertIdempotencyStatement, type NewIdempotencyRecord } from './idempotency.js';
 import { columnList, unnest } from './setBased.js';
@@ -60,13 +61,18 @@ export async function setEventEffects(db: Executor, id: number, effects: Record<
     .execute();
 }
 
+/** The request's outcome (domain/statuses.ts eventOutcome) as SQL, for filters and counts. */
+export const OUTCOME_SQL = sql<EventOutcome>`(case when accepted = 1 then 'accepted' when error_code = ${sql.lit(
+  REPEAT_ERROR_CODE,
+)} then 'repeated' else 'rejected' end)`;
+
 export interface EventFilter {
   projectId?: ProjectFilter;
   orderId?: string;
   eventType?: string;
   endpoint?: string;
   email?: string;
-  status?: 'accepted' | 'rejected';
+  status?: EventOutcome;
   since?: number;
   until?: number;
   order: 'asc' | 'desc';
@@ -87,7 +93,7 @@ export async function listEvents(db: Executor, f: EventFilter) {
   if (f.eventType !== undefined) q = q.where('events.event_type', '=', f.eventType);
   if (f.endpoint !== undefined) q = q.where('events.endpoint', '=', f.endpoint);
   if (f.email !== undefined) q = q.where('events.email', '=', f.email);
-  if (f.status !== undefined) q = q.where('events.accepted', '=', f.status === 'accepted' ? 1 : 0);
+  if (f.status !== undefined) q = q.where(OUTCOME_SQL, '=', f.status);
   if (f.since !== undefined) q = q.where('events.created_at', '>=', f.since);
   if (f.until !== undefined) q = q.where('events.created_at', '<', f.until);
   if (f.cursor !== null) q = q.where('events.id', f.order === 'desc' ? '<' : '>', f.cursor);
@@ -109,6 +115,8 @@ export async function findEvent(db: Executor, id: number) {
 }
 
 export function toEventView(r: EventRow & { site_key: string }) {
+  const effects = parseJson<Record<string, unknown>>(r.effects, {});
+  const outcome = eventOutcome({ accepted: r.accepted === 1, error_code: r.error_code });
   return {
     id: r.id,
     site_key: r.site_key,
@@ -122,9 +130,11 @@ export function toEventView(r: EventRow & { site_key: string }) {
     key_last4: r.key_last4,
     http_status: r.http_status,
     accepted: r.accepted === 1,
+    outcome,
+    repeat_of: outcome === 'repeated' && typeof effects.repeat_of === 'number' ? effects.repeat_of : null,
     error_code: r.error_code,
     payload: parseJson<unknown>(r.payload, null),
-    effects: parseJson<Record<string, unknown>>(r.effects, {}),
+    effects,
   };
 }
 
@@ -141,13 +151,26 @@ export async function eventStats(
     if (f.until !== undefined) q = q.where('created_at', '<', f.until);
     return q;
   };
-  const accepted = sql<number>`sum(case when accepted = 1 then 1 else 0 end)`;
-  const rejected = sql<number>`sum(case when accepted = 1 then 0 else 1 end)`;
+  const count = (o: EventOutcome) => sql<number>`sum(case when ${OUTCOME_SQL} = ${sql.lit(o)} then 1 else 0 end)`;
+  const accepted = count('accepted');
+  const rejected = count('rejected');
+  const repeated = count('repeated');
   const totals = await base()
-    .select([sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
+    .select([
+      sql<number>`count(*)`.as('total'),
+      accepted.as('accepted'),
+      rejected.as('rejected'),
+      repeated.as('repeated'),
+    ])
     .executeTakeFirstOrThrow();
   const byType = await base()
-    .select(['event_type', sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
+    .select([
+      'event_type',
+      sql<number>`count(*)`.as('total'),
+      accepted.as('accepted'),
+      rejected.as('rejected'),
+      repeated.as('repeated'),
+    ])
     .groupBy('event_type')
     .orderBy('event_type')
     .execute();
@@ -160,6 +183,7 @@ export async function eventStats(
       sql<number>`count(*)`.as('total'),
       accepted.as('accepted'),
       rejected.as('rejected'),
+      repeated.as('repeated'),
     ])
     .groupBy(['endpoint', 'event_type'])
     .orderBy('endpoint')
@@ -170,13 +194,19 @@ export async function eventStats(
       ? sql<string>`to_char(to_timestamp(created_at / 1000.0) at time zone 'UTC', 'YYYY-MM-DD')`
       : sql<string>`strftime('%Y-%m-%d', created_at / 1000, 'unixepoch')`;
   const byDay = await base()
-    .select([day.as('day'), sql<number>`count(*)`.as('total'), accepted.as('accepted'), rejected.as('rejected')])
+    .select([
+      day.as('day'),
+      sql<number>`count(*)`.as('total'),
+      accepted.as('accepted'),
+      rejected.as('rejected'),
+      repeated.as('repeated'),
+    ])
     .groupBy(day)
     .orderBy(day)
     .execute();
   const byCode = await base()
     .select(['error_code', sql<number>`count(*)`.as('total')])
-    .where('accepted', '=', 0)
+    .where(OUTCOME_SQL, '=', 'rejected')
     .groupBy('error_code')
     .orderBy('error_code')
     .execute();
@@ -192,29 +222,30 @@ export async function eventStats(
     .execute();
 
   const n = (v: unknown) => Number(v ?? 0);
+  const bucket = (r: { total: unknown; accepted: unknown; rejected: unknown; repeated: unknown }) => ({
+    total: n(r.total),
+    accepted: n(r.accepted),
+    rejected: n(r.rejected),
+    repeated: n(r.repeated),
+  });
   return {
-    total: n(totals.total),
-    accepted: n(totals.accepted),
-    rejected: n(totals.rejected),
-    by_event_type: byType.map((r) => ({
-      event_type: r.event_type,
-      total: n(r.total),
-      accepted: n(r.accepted),
-      rejected: n(r.rejected),
-    })),
+    ...bucket(totals),
+    by_event_type: byType.map((r) => ({ event_type: r.event_type, ...bucket(r) })),
     by_endpoint: [...new Set(byEndpointType.map((r) => r.endpoint))].map((endpoint) => {
       const rows = byEndpointType.filter((r) => r.endpoint === endpoint);
-      const sum = (k: 'total' | 'accepted' | 'rejected') => rows.reduce((s, r) => s + n(r[k]), 0);
-      return { endpoint, total: sum('total'), accepted: sum('accepted'), rejected: sum('rejected') };
+      const sum = (k: 'total' | 'accepted' | 'rejected' | 'repeated') => rows.reduce((s, r) => s + n(r[k]), 0);
+      return {
+        endpoint,
+        ...bucket({
+          total: sum('total'),
+          accepted: sum('accepted'),
+          rejected: sum('rejected'),
+          repeated: sum('repeated'),
+        }),
+      };
     }),
-    by_endpoint_and_type: byEndpointType.map((r) => ({
-      endpoint: r.endpoint,
-      event_type: r.event_type,
-      total: n(r.total),
-      accepted: n(r.accepted),
-      rejected: n(r.rejected),
-    })),
-    by_day: byDay.map((r) => ({ day: r.day, total: n(r.total), accepted: n(r.accepted), rejected: n(r.rejected) })),
+    by_endpoint_and_type: byEndpointType.map((r) => ({ endpoint: r.endpoint, event_type: r.event_type, ...bucket(r) })),
+    by_day: byDay.map((r) => ({ day: r.day, ...bucket(r) })),
     rejected_by_code: byCode.map((r) => ({ code: r.error_code ?? 'unknown', total: n(r.total) })),
     emails_by_status: Object.fromEntries(emails.map((r) => [r.status, n(r.total)])),
   };

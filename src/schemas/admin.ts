@@ -3,7 +3,14 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
-import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES, REPORT_KINDS, REPORT_SOURCES } from '../domain/statuses.js';
+import {
+  CONTACT_STATUSES,
+  EMAIL_STATUSES,
+  EVENT_OUTCOMES,
+  KEY_STATUSES,
+  REPORT_KINDS,
+  REPORT_SOURCES,
+} from '../domain/statuses.js';
 import {
   Cursor,
   Email,
@@ -218,7 +225,11 @@ export const EventsQuery = Type.Object({
   event_type: Type.Optional(ShortString(100)),
   endpoint: Type.Optional(EndpointSchema),
   email: Type.Optional(ShortString(254)),
-  status: Type.Optional(Type.Union([Type.Literal('accepted'), Type.Literal('rejected')])),
+  status: Type.Optional(
+    literalUnion(EVENT_OUTCOMES, {
+      description: 'repeated: a retry whose body changed under an idempotency key already used (not a rejection)',
+    }),
+  ),
   since: Type.Optional(Type.String({ format: 'date-time' })),
   until: Type.Optional(Type.String({ format: 'date-time' })),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' })),
@@ -240,6 +251,10 @@ export const EventView = Type.Object({
   key_last4: NullableString,
   http_status: Type.Integer(),
   accepted: Type.Boolean(),
+  outcome: literalUnion(EVENT_OUTCOMES),
+  repeat_of: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'repeated: the earlier call (event id) whose idempotency key this one reused; that call did the work',
+  }),
   error_code: NullableString,
   payload: Json,
   effects: Type.Record(Type.String(), Json),
@@ -254,13 +269,19 @@ export const StatsQuery = Type.Object({
 export type StatsQuery = Static<typeof StatsQuery>;
 
 const Count = Type.Integer();
-const Bucket = { total: Count, accepted: Count, rejected: Count };
+const Bucket = {
+  total: Count,
+  accepted: Count,
+  rejected: Count,
+  repeated: Type.Integer({ description: 'retries with a changed body under a used idempotency key (not rejections)' }),
+};
 export const StatsResponse = Type.Object({
   ok: Ok,
   site_key: Type.Union([Type.String(), Type.Null()]),
   total: Count,
   accepted: Count,
   rejected: Count,
+  repeated: Bucket.repeated,
   by_event_type: Type.Array(Type.Object({ event_type: NullableString, ...Bucket })),
   by_endpoint: Type.Array(Type.Object({ endpoint: Type.String(), ...Bucket })),
   by_endpoint_and_type: Type.Array(Type.Object({ endpoint: Type.String(), event_type: NullableString, ...Bucket }), {

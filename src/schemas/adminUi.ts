@@ -69,7 +69,13 @@ export const DashboardResponse = Type.Object({
   since: Type.String(),
   until: Type.String(),
   events_by_day: Type.Array(
-    Type.Object({ day: Type.String(), accepted: Count, rejected: Count, by_type: Type.Record(Type.String(), Count) }),
+    Type.Object({
+      day: Type.String(),
+      accepted: Count,
+      rejected: Count,
+      repeated: Count,
+      by_type: Type.Record(Type.String(), Count),
+    }),
   ),
   events_by_type: Type.Array(
     Type.Object({
@@ -78,6 +84,7 @@ export const DashboardResponse = Type.Object({
       event_type: Type.String(),
       accepted: Count,
       rejected: Count,
+      repeated: Count,
       total: Count,
     }),
   ),

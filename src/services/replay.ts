@@ -5,6 +5,7 @@
 // has meanwhile sent it again successfully, the stored answer is replayed and nothing goes twice. A
 // template-less send already holds its key (with the no_template answer), so its replay runs without the
 // key and can be done once only.
+import { REPEAT_ERROR_CODE } from '../domain/statuses.js';
 import { AppError, notFound } from '../errors.js';
 import { findKeyById } from '../repos/keys.js';
 import { findProjectById } from '../repos/projects.js';
@@ -48,6 +49,10 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const effects = parseJson<Record<string, unknown>>(ev.effects, {});
   const templateLess = ev.accepted === 1 && ev.endpoint === 'transactional' && effects.template_key === null;
   if (effects.dry_run) throw conflict('A dry run is not replayed: send the request without dry_run');
+  if (ev.error_code === REPEAT_ERROR_CODE)
+    throw conflict(
+      `This call repeats event ${Number(effects.repeat_of)} under the same idempotency key: that call did its work (see its e-mails), so there is nothing to replay`,
+    );
   if (ev.accepted === 1 && !templateLess)
     throw conflict('Only a refused event or a transactional send without a template can be replayed');
   if (ev.http_status === 429) throw conflict('A rate-limited request is the site’s to send again');

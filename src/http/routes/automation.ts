@@ -183,6 +183,9 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
               total: Type.Integer(),
               accepted: Type.Integer(),
               rejected: Type.Integer(),
+              repeated: Type.Integer({
+                description: 'retries with a changed body under a used idempotency key: the first call did the work',
+              }),
               last_24h: Type.Integer(),
             }),
             orders: Type.Object({

@@ -20,7 +20,7 @@ import {
   TransactionalBody,
   TransactionalResponse,
 } from '../../schemas/gateway.js';
-import { logRequest, type Accepted } from '../../services/accept/accept.js';
+import { logRequest, refusalEffects, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
 import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
@@ -62,7 +62,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     if (!call) return;
     const e = answerFor(req, err);
     try {
-      await logRequest(call, req.body, e.status, e.code);
+      await logRequest(call, req.body, e.status, e.code, refusalEffects(e));
     } catch (logErr) {
       // The refusal is still answered as it should be; the lost chronology row is visible to operators.
       deps.metrics?.eventLogFailures.inc();

@@ -15,6 +15,7 @@ import {
 import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
+import { REPEAT_ERROR_CODE } from '../../domain/statuses.js';
 import type { GatewayCall } from '../context.js';
 import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
 import { dryRunEvent } from './dryRun.js';
@@ -292,6 +293,13 @@ export async function logRequest(
 
 /**
  * Which refusals a site hears of as event.rejected: every refusal of a request with a known key but
- * rate limiting (429), which would answer a flood with a flood; the chronology has those.
+ * rate limiting (429), which would answer a flood with a flood, and a repeated call (a retry whose body
+ * changed under a used idempotency key: the first call did its work, and was told to the site then);
+ * the chronology has those.
  */
-export const notifiesRejection = (code: string | null): code is string => code !== null && code !== 'rate_limited';
+export const notifiesRejection = (code: string | null): code is string =>
+  code !== null && code !== 'rate_limited' && code !== REPEAT_ERROR_CODE;
+
+/** What the chronology row of a refusal records: a repeated call names the call it repeats. */
+export const refusalEffects = (e: AppError): Record<string, unknown> =>
+  e.code === REPEAT_ERROR_CODE ? { repeat_of: e.extra.original_event_id } : {};

@@ -44,6 +44,7 @@ const STATUS_TONE = {
   sent: 'ok',
   active: 'ok',
   rejected: 'bad',
+  repeated: 'info',
   failed: 'bad',
   invalid: 'bad',
   admin_blocked: 'bad',

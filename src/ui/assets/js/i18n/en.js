@@ -324,6 +324,15 @@ export default {
   'chain.newSequence': 'New sequence',
   'chain.templatesFirst': 'Create templates first.',
 
+  'events.repeated': 'Repeated call',
+  'status.repeated': 'repeat',
+  'events.repeatTitle': 'A repeated call, not an error',
+  'events.repeatText':
+    'The site sent a request with the idempotency key of {first}, but with a different body. The first call already did its work, so this one sent and changed nothing.',
+  'events.repeatFirstDid': 'The first call: {outcome}, received {time}. Its e-mails:',
+  'events.repeatNoEmails': 'The first call created no e-mails.',
+  'events.repeatHelp':
+    'This happens when a site changes the body on a retry (for example puts the current time in it). The key should stay the same for the same action: the order number and the event type, never a time.',
   'events.received': 'Received',
   'events.eventType': 'Event type',
   'events.order': 'Order',

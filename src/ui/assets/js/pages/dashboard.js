@@ -69,6 +69,9 @@ function draw(d, reload) {
   const days = d.events_by_day.map((x) => x.day);
   const accepted = d.events_by_day.reduce((s, x) => s + x.accepted, 0);
   const rejected = d.events_by_day.reduce((s, x) => s + x.rejected, 0);
+  // A retry whose body changed under a used idempotency key: its first call did the work (issue 28).
+  const repeated = d.events_by_day.reduce((s, x) => s + x.repeated, 0);
+  const received = accepted + rejected + repeated;
   const e = d.emails_by_outcome;
   const o = d.outbox;
   const c = d.carts;
@@ -78,12 +81,13 @@ function draw(d, reload) {
     'div',
     { class: 'cards' },
     card(t('nav.events'), [
-      [t('dashboard.received'), fmtNumber(accepted + rejected)],
+      [t('dashboard.received'), fmtNumber(received)],
       [t('events.accepted'), fmtNumber(accepted)],
       [
         t('events.rejected'),
-        h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, accepted + rejected))),
+        h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, received))),
       ],
+      [t('events.repeated'), fmtNumber(repeated)],
     ]),
     card(t('nav.emails'), [
       [t('dashboard.sent'), fmtNumber(e.sent)],
@@ -166,6 +170,7 @@ function draw(d, reload) {
         series: [
           { name: t('status.accepted'), cls: 'c-ok', values: d.events_by_day.map((x) => x.accepted) },
           { name: t('status.rejected'), cls: 'c-bad', values: d.events_by_day.map((x) => x.rejected) },
+          { name: t('status.repeated'), cls: 'c-info', values: d.events_by_day.map((x) => x.repeated) },
         ],
       }),
       barChart({
@@ -205,6 +210,7 @@ function draw(d, reload) {
         series: [
           { key: 'accepted', name: t('status.accepted'), cls: 'c-ok' },
           { key: 'rejected', name: t('status.rejected'), cls: 'c-bad' },
+          { key: 'repeated', name: t('status.repeated'), cls: 'c-info' },
         ],
       }),
       h(

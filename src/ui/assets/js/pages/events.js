@@ -28,7 +28,7 @@ const outcome = (e) =>
   h(
     'span',
     { class: 'outcome' },
-    statusBadge(e.accepted ? 'accepted' : 'rejected'),
+    statusBadge(e.outcome),
     ' ',
     code(String(e.http_status)),
     e.error_code ? [' ', code(e.error_code)] : null,
@@ -86,6 +86,7 @@ export async function eventsPage(ctx) {
             ['', t('common.any')],
             ['accepted', t('events.accepted')],
             ['rejected', t('events.rejected')],
+            ['repeated', t('events.repeated')],
           ],
           params.status,
           { name: 'status' },
@@ -143,15 +144,17 @@ export async function eventsPage(ctx) {
         { label: t('keys.key'), cell: (e) => (e.key_last4 ? code(`…${e.key_last4}`) : '—') },
       ],
       page.items,
-      { empty: t('events.empty'), rowClass: (e) => (e.accepted ? null : 'rejected') },
+      { empty: t('events.empty'), rowClass: (e) => (e.outcome === 'rejected' ? 'rejected' : null) },
     ),
     cursorPager(ctx, page.next_cursor, page.items.length),
   );
 }
 
-// What services/replay.ts accepts: a refused gateway POST, or a transactional send without a template.
+// What services/replay.ts accepts: a refused gateway POST (a repeated call is no refusal: its first call
+// did the work), or a transactional send without a template.
 const replayable = (e) =>
   ['transactional', 'order-created', 'purchase'].includes(e.endpoint) &&
+  e.outcome !== 'repeated' &&
   !e.effects?.dry_run &&
   e.http_status !== 429 &&
   (!e.accepted || (e.endpoint === 'transactional' && e.effects?.template_key === null));
@@ -185,12 +188,46 @@ function replayBox(ctx, e) {
   );
 }
 
+/**
+ * A repeated call (a retry whose body changed under a used idempotency key): which call it repeats and
+ * what that call did, so nobody reads it as a lost e-mail (issue 28).
+ */
+async function repeatBox(e) {
+  const first = e.repeat_of;
+  const [orig, emails] = first
+    ? await Promise.all([
+        api('GET', `/api/admin/external-events/${first}`).catch(() => null),
+        api('GET', `/api/admin/emails${qs({ event_id: first, limit: 100 })}`).catch(() => ({ items: [] })),
+      ])
+    : [null, { items: [] }];
+  const link = first ? h('a', { href: `/ui/events/${first}` }, t('events.title', { id: first })) : '—';
+  return h(
+    'div',
+    { class: 'notice' },
+    h('h2', {}, t('events.repeatTitle')),
+    h('p', {}, ...tNodes('events.repeatText', { first: link })),
+    orig
+      ? h(
+          'p',
+          {},
+          ...tNodes('events.repeatFirstDid', {
+            outcome: statusBadge(orig.event.outcome),
+            time: time(orig.event.received_at),
+          }),
+        )
+      : null,
+    emails.items.length ? table(emailColumns(), emails.items) : h('p', { class: 'muted' }, t('events.repeatNoEmails')),
+    h('p', { class: 'muted' }, t('events.repeatHelp')),
+  );
+}
+
 export async function eventPage(ctx) {
   const id = ctx.params[0];
   const [{ event: e }, emails] = await Promise.all([
     api('GET', `/api/admin/external-events/${id}`),
     api('GET', `/api/admin/emails${qs({ event_id: id, limit: 100 })}`),
   ]);
+  const repeat = e.outcome === 'repeated' ? await repeatBox(e) : null;
   const story = e.order_id
     ? h(
         'a',
@@ -218,7 +255,8 @@ export async function eventPage(ctx) {
       [t('events.apiKey'), e.key_last4 ? code(`…${e.key_last4}`) : t('events.noKey')],
       [t('events.outcome'), outcome(e)],
     ]),
-    e.accepted
+    repeat,
+    e.outcome !== 'rejected'
       ? null
       : h(
           'div',
