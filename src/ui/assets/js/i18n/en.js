@@ -326,6 +326,7 @@ export default {
 
   'events.repeated': 'Repeated call',
   'status.repeated': 'repeat',
+  'events.repeatOf': 'event #{id}',
   'events.repeatTitle': 'A repeated call, not an error',
   'events.repeatText':
     'The site sent a request with the idempotency key of {first}, but with a different body. The first call already did its work, so this one sent and changed nothing.',

@@ -200,7 +200,7 @@ async function repeatBox(e) {
         api('GET', `/api/admin/emails${qs({ event_id: first, limit: 100 })}`).catch(() => ({ items: [] })),
       ])
     : [null, { items: [] }];
-  const link = first ? h('a', { href: `/ui/events/${first}` }, t('events.title', { id: first })) : '—';
+  const link = first ? h('a', { href: `/ui/events/${first}` }, t('events.repeatOf', { id: first })) : '—';
   return h(
     'div',
     { class: 'notice' },
