@@ -1,6 +1,7 @@
 // The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
 // them; the delivery worker claims and updates them.
 import { sql, type RawBuilder } from 'kysely';
+import type { Dialect } from '../db/index.js';
 import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { emailReason } from '../domain/emailReason.js';
@@ -81,7 +82,13 @@ export function visibleStatus(status: EmailStatus, dueAt: number, now: number): 
   return status === 'scheduled' && dueAt <= now ? 'queued' : status;
 }
 
-export async function listEmails(db: Executor, f: EmailFilter, now: number) {
+/** The rendered subject, read from the stored message without parsing its bodies (null until rendered). */
+const renderedSubject = (dialect: Dialect) =>
+  dialect === 'postgres'
+    ? sql<string | null>`(scheduled_emails.rendered::json ->> 'subject')`
+    : sql<string | null>`json_extract(scheduled_emails.rendered, '$.subject')`;
+
+export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter, now: number) {
   let q = db
     .selectFrom('scheduled_emails')
     .innerJoin('projects', 'projects.id', 'scheduled_emails.project_id')
@@ -102,6 +109,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
       'scheduled_emails.contact_id',
       'scheduled_emails.chain_step',
       'scheduled_emails.is_test',
+      renderedSubject(dialect).as('subject'),
     ])
     .orderBy('scheduled_emails.id', 'desc')
     .limit(f.limit + 1);
@@ -130,6 +138,7 @@ export async function listEmails(db: Executor, f: EmailFilter, now: number) {
     kind: r.kind,
     template_key: r.template_key,
     to: r.to_email,
+    subject: r.subject ?? null,
     status: visibleStatus(r.status, Number(r.due_at), now),
     due_at: iso(r.due_at)!,
     sent_at: iso(r.sent_at),

@@ -336,7 +336,10 @@ const EmailCommon = {
   last_error: NullableString,
   test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
 };
-export const EmailListItem = Type.Object(EmailCommon);
+export const EmailListItem = Type.Object({
+  ...EmailCommon,
+  subject: Type.Union([Type.String(), Type.Null()], { description: 'the subject as rendered; null until it is' }),
+});
 
 /** An inbound report about the e-mail (SPEC §12), as received and as read. */
 export const EmailReport = Type.Object({

@@ -121,7 +121,7 @@ export async function contact(deps: Deps, id: number) {
   const [lists, events, emails] = await Promise.all([
     contactLists(db, id),
     listEvents(db, { projectId: c.project_id, email: c.email, order: 'desc', limit: CONTACT_HISTORY, cursor: null }),
-    listEmails(db, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
+    listEmails(db, deps.db.dialect, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
   ]);
   return {
     ok: true as const,

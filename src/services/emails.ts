@@ -26,6 +26,7 @@ export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[
   const db = deps.db.db;
   const { items, nextId } = await listEmails(
     db,
+    deps.db.dialect,
     {
       projectId: await projectFilter(db, q.site_key, scope),
       orderId: q.order_id,

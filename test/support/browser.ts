@@ -40,11 +40,12 @@ export async function openPage(
   problems: string[],
   {
     locale = 'en-US',
+    width = 1366,
     height = 860,
     consoleErrors = false,
-  }: { locale?: string; height?: number; consoleErrors?: boolean } = {},
+  }: { locale?: string; width?: number; height?: number; consoleErrors?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1366, height }, locale });
+  const context = await browser.newContext({ viewport: { width, height }, locale });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));

@@ -49,7 +49,7 @@ export async function usersPage() {
       table(
         [
           { label: t('common.email'), cell: (u) => u.email },
-          { label: t('common.name'), cell: (u) => u.name },
+          { label: t('common.personName'), cell: (u) => u.name },
           { label: t('users.role'), cell: (u) => roleLabel(u.role) },
           {
             label: t('users.projects'),
@@ -135,7 +135,7 @@ export async function usersPage() {
       },
       h('h2', {}, user ? t('users.editTitle', { email: user.email }) : t('users.new')),
       field(t('common.email'), email),
-      field(t('common.name'), name),
+      field(t('common.personName'), name),
       field(t('login.password'), password, user ? t('users.passwordKeep') : t('setup.passwordHint')),
       field(t('users.role'), role, t('users.roleHint')),
       picker.node,

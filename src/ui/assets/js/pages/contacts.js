@@ -41,7 +41,7 @@ export async function contactsPage(ctx) {
     table(
       [
         { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.id}` }, c.email) },
-        { label: t('common.name'), cell: (c) => c.name ?? '—' },
+        { label: t('common.personName'), cell: (c) => c.name ?? '—' },
         { label: t('common.project'), cell: (c) => c.site_key },
         { label: t('common.status'), cell: (c) => statusBadge(c.status) },
         { label: t('contacts.since'), cell: (c) => time(c.created_at) },
@@ -107,7 +107,7 @@ export async function contactPage(ctx) {
     {},
     h('h1', { tabindex: '-1' }, c.email, ' ', statusBadge(c.status)),
     facts([
-      [t('common.name'), c.name ?? '—'],
+      [t('common.personName'), c.name ?? '—'],
       [t('common.project'), h('a', { href: `/ui/projects/${enc(c.site_key)}` }, c.site_key)],
       [t('contacts.knownSince'), time(c.created_at)],
       [t('common.updated'), time(c.updated_at)],

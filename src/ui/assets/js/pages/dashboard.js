@@ -87,7 +87,7 @@ function draw(d, reload) {
         t('events.rejected'),
         h('span', {}, fmtNumber(rejected), ' ', h('small', { class: 'muted' }, pct(rejected, received))),
       ],
-      [t('events.repeated'), fmtNumber(repeated)],
+      [t('dashboard.repeated'), fmtNumber(repeated)],
     ]),
     card(t('nav.emails'), [
       [t('dashboard.sent'), fmtNumber(e.sent)],
@@ -275,9 +275,10 @@ const LEVEL_TONE = { ok: 'ok', warning: 'warn', stop: 'bad' };
 function deliverability(rows) {
   const rate = (w, k) =>
     h('span', { title: t('dashboard.rateOf', { part: fmtNumber(w[k]), sent: fmtNumber(w.sent) }) }, pct(w[k], w.sent));
+  // The whole width of the grid: six columns of figures do not fit half of it (issue 28).
   return h(
     'section',
-    { class: 'chart-box' },
+    { class: 'chart-box wide' },
     h('h2', { class: 'figcaption' }, t('dashboard.deliverability')),
     h('p', { class: 'muted' }, t('dashboard.deliverabilityHelp')),
     table(

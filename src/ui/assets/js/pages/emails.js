@@ -30,6 +30,7 @@ export function emailColumns() {
     { label: t('common.project'), cell: (e) => e.site_key },
     { label: t('common.template'), cell: (e) => code(e.template_key) },
     { label: t('emails.to'), cell: (e) => e.to },
+    { label: t('emails.subject'), cell: (e) => (e.subject ? h('span', { title: e.subject }, short(e.subject)) : '—') },
     {
       label: t('common.status'),
       cell: (e) => h('span', {}, statusBadge(e.status), e.test ? [' ', badge(t('emails.test'), 'muted')] : null),

@@ -188,6 +188,63 @@ function replayBox(ctx, e) {
   );
 }
 
+/** Links to e-mails by id, or a dash. */
+const emailLinks = (ids) =>
+  Array.isArray(ids) && ids.length
+    ? h(
+        'span',
+        {},
+        ids.map((id, i) => [i ? ', ' : '', h('a', { href: `/ui/emails/${Number(id)}` }, `#${Number(id)}`)]),
+      )
+    : '—';
+
+/**
+ * What the request did, in words (issue 28: not raw JSON): the members the accept path records, each
+ * with its label and links; a member this page does not know yet is shown as its value, and the whole
+ * record stays available as JSON for a developer.
+ */
+function effectsView(e) {
+  const fx = e.effects ?? {};
+  const site = enc(e.site_key);
+  /** @type {Record<string, (v: any) => any>} */
+  const known = {
+    contact_id: (v) => h('a', { href: `/ui/contacts/${Number(v)}` }, `#${Number(v)}`),
+    scheduled_email_ids: emailLinks,
+    stopped_email_ids: emailLinks,
+    template_key: (v) => (v === null ? t('events.fx.noTemplate') : code(String(v))),
+    address_books: (v) =>
+      Array.isArray(v) && v.length
+        ? h(
+            'span',
+            {},
+            v.map((id, i) => [i ? ', ' : '', h('a', { href: `/ui/projects/${site}/lists/${Number(id)}` }, `№${id}`)]),
+          )
+        : '—',
+    added: (v) => (v ? t('common.yes') : t('common.no')),
+    already_paid: (v) => (v ? t('events.fx.alreadyPaidYes') : t('common.no')),
+    warnings: (v) => (Array.isArray(v) && v.length ? v.map((w) => code(String(w))) : '—'),
+    note: (v) => String(v),
+    replay_of: (v) => h('a', { href: `/ui/events/${Number(v)}` }, t('events.title', { id: Number(v) })),
+    repeat_of: (v) => h('a', { href: `/ui/events/${Number(v)}` }, t('events.title', { id: Number(v) })),
+    dry_run: () => t('events.fx.dryRunYes'),
+    supported_events: (v) => String(v),
+  };
+  const hidden = new Set(['admin_replay', 'warning_details']);
+  const pairs = Object.entries(fx)
+    .filter(([k]) => !hidden.has(k))
+    .map(([k, v]) => [
+      hasKey(`events.fx.${k}`) ? t(`events.fx.${k}`) : code(k),
+      known[k] ? known[k](v) : typeof v === 'object' ? code(JSON.stringify(v)) : String(v),
+    ]);
+  if (!pairs.length) return h('p', { class: 'muted' }, t('events.noEffects'));
+  return h(
+    'div',
+    {},
+    facts(pairs),
+    h('details', {}, h('summary', {}, t('events.fx.asJson')), jsonBlock(fx, t('events.effects'))),
+  );
+}
+
 /**
  * A repeated call (a retry whose body changed under a used idempotency key): which call it repeats and
  * what that call did, so nobody reads it as a lost e-mail (issue 28).
@@ -283,9 +340,7 @@ export async function eventPage(ctx) {
     h('h2', {}, t('events.payload')),
     jsonBlock(e.payload, t('events.payload')),
     h('h2', {}, t('events.effects')),
-    Object.keys(e.effects ?? {}).length
-      ? jsonBlock(e.effects, t('events.effects'))
-      : h('p', { class: 'muted' }, t('events.noEffects')),
+    effectsView(e),
     h('h2', {}, t('events.emails')),
     table(emailColumns(), emails.items, { empty: t('events.noEmails') }),
   );

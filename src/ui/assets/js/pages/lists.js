@@ -113,7 +113,7 @@ export async function listPage(ctx) {
     table(
       [
         { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.contact_id}` }, c.email) },
-        { label: t('common.name'), cell: (c) => c.name ?? '—' },
+        { label: t('common.personName'), cell: (c) => c.name ?? '—' },
         { label: t('common.status'), cell: (c) => statusBadge(c.status) },
         { label: t('lists.addedAt'), cell: (c) => time(c.added_at) },
       ],

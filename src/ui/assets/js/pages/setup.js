@@ -53,7 +53,7 @@ export async function setupPage(ctx) {
       },
     },
     field(t('common.email'), email),
-    field(t('common.name'), name),
+    field(t('common.personName'), name),
     field(t('login.password'), password, t('setup.passwordHint')),
     status,
     button,
