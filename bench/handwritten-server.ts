@@ -9,9 +9,15 @@
 //                    idempotency key a unique column of the event row.
 // Answers with a body of the gateway's shape only after COMMIT. Started as a child process like the
 // gateway; it creates its tables itself (SQLITE_PATH, or DATABASE_URL + SCHEMA + WORKER_SCHEMA).
+// With SMTP_URL it also delivers, in the same process, as that team would (the end-to-end bench):
+//   sqlite    a loop polling the outbox every 50 ms, claiming up to 100 rows, rendering with liquidjs
+//             and sending through nodemailer's pool (5 connections), one UPDATE per e-mail sent;
+//   postgres  a graphile-worker runner (concurrency 10) whose send_email task renders and sends the same.
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
-import { runMigrations } from 'graphile-worker';
+import { Logger, run, runMigrations } from 'graphile-worker';
+import { Liquid } from 'liquidjs';
+import nodemailer from 'nodemailer';
 import pg from 'pg';
 
 const BODY = {
@@ -36,6 +42,23 @@ interface Body {
 
 type Store = (b: Body, payload: string) => Promise<{ eventId: number; jobId: number }>;
 
+const SMTP_URL = process.env.SMTP_URL;
+const liquid = new Liquid();
+const SUBJECT = liquid.parse('Итоги конкурса «{{ fields.event_title }}»');
+const HTML = liquid.parse(
+  '<p>Здравствуйте, {{ name }}!</p><p>Работа «{{ fields.work_title }}» заняла место {{ fields.place }}.</p>',
+);
+const mailer = SMTP_URL
+  ? nodemailer.createTransport({ url: SMTP_URL, pool: true, maxConnections: 5, maxMessages: Infinity } as any)
+  : null;
+
+/** Renders and sends one e-mail of a stored request (both engines' delivery). */
+async function deliver(to: string, payload: string): Promise<void> {
+  const b = JSON.parse(payload) as Body;
+  const [subject, html] = await Promise.all([liquid.render(SUBJECT, b), liquid.render(HTML, b)]);
+  await mailer!.sendMail({ from: 'noreply@courses.example', to, subject, html });
+}
+
 async function sqliteStore(path: string): Promise<Store> {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -59,6 +82,28 @@ async function sqliteStore(path: string): Promise<Store> {
     const jobId = Number(insOutbox.run(eventId, b.email, b.event_type, payload, now).lastInsertRowid);
     return { eventId, jobId };
   });
+  if (mailer) {
+    const claim = db.prepare(
+      "update outbox set status = 'sending' where id in (select id from outbox where status = 'queued' and due_at <= ? order by id limit 100) returning id, to_email, context",
+    );
+    const done = db.prepare('update outbox set status = ? where id = ?');
+    const poll = async () => {
+      for (;;) {
+        const rows = claim.all(Date.now()) as { id: number; to_email: string; context: string }[];
+        if (rows.length === 0) break;
+        await Promise.all(
+          rows.map((r) =>
+            deliver(r.to_email, r.context).then(
+              () => done.run('sent', r.id),
+              () => done.run('failed', r.id),
+            ),
+          ),
+        );
+      }
+      setTimeout(() => void poll(), 50);
+    };
+    void poll();
+  }
   return async (b, payload) => write(b, payload);
 }
 
@@ -70,6 +115,22 @@ async function pgStore(url: string, schema: string, workerSchema: string): Promi
   await pool.query(`create table if not exists ${schema}.events (id bigserial primary key, event_type text not null,
       email text not null, idempotency_key text unique, payload text not null, created_at bigint not null)`);
   const addJob = `select id from ${workerSchema}.add_job(identifier => 'send_email', payload => $1::json)`;
+  if (mailer) {
+    await run({
+      pgPool: pool,
+      schema: workerSchema,
+      concurrency: 10,
+      noHandleSignals: true,
+      logger: new Logger(() => () => {}),
+      taskList: {
+        send_email: async (p) => {
+          const job = p as { event_id: number; to: string };
+          const ev = await pool.query<{ payload: string }>('select payload from events where id = $1', [job.event_id]);
+          await deliver(job.to, ev.rows[0].payload);
+        },
+      },
+    });
+  }
   return async (b, payload) => {
     const c = await pool.connect();
     try {
