@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { classifyDsn, classifyText } from '../domain/bounces.js';
-import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData } from '../domain/bounceWording.js';
+import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData, textVerdict } from '../domain/bounceWording.js';
 import type { ReportKind } from '../domain/statuses.js';
 import { addressField, dsnRecipients, type DsnRecipient } from './dsnFields.js';
 import { leaves, parseHeaderBlock, parseMime, type MimePart } from './mime.js';
@@ -60,7 +60,7 @@ function contextFor(text: string, recipient: string | null, alone: boolean): str
   if (recipient) {
     const lines = text.split(/\r?\n/);
     const at = lines.flatMap((l, i) => (l.toLowerCase().includes(recipient) ? [i] : []));
-    if (at.length) return at.map((i) => lines.slice(i, i + 6).join('\n')).join('\n');
+    if (at.length) return at.map((i) => lines.slice(Math.max(0, i - 2), i + 6).join('\n')).join('\n');
   }
   return alone ? text : '';
 }
@@ -210,10 +210,13 @@ function textBounce(subject: string, own: string, h: Map<string, string>, partie
   // The subject is a mailer's headline ("Mail System Error - Returned Mail"): read only when the body is silent.
   const bodyFirst = (text: string) => {
     const c = classifyText(text);
-    return c.kind === 'unparsed' ? classifyText(`${subject}\n${text}`) : c;
+    if (c.kind !== 'unparsed' && (c.kind !== 'soft_bounced' || textVerdict(text))) return c;
+    const withSubject = classifyText(`${subject}\n${text}`);
+    return withSubject.kind === 'unparsed' ? c : withSubject;
   };
   const general = bodyFirst(own);
   const several = segments.length > 1;
+  const senderRefused = /^\s*>>> MAIL From:[^\n]*\r?\n\s*<<< 5\d\d/im.test(own);
   const read = (text: string, recipient: string | null): ParsedReport => {
     let c = several ? bodyFirst(text) : general;
     // A recipient's paragraph that says nothing readable: the report's general words decide.
@@ -223,7 +226,10 @@ function textBounce(subject: string, own: string, h: Map<string, string>, partie
         `a failure notice without a readable reason (${oneLine(subject, 200) ?? 'no subject'})`,
         messageId,
       );
-    const kind = c.kind === 'bounced' && refusedAfterData(text) ? 'soft_bounced' : c.kind;
+    // The receiver refused our MAIL FROM (sendmail's `>>> MAIL From` then `<<< 5xx`): recipients that
+    // got no reply of their own were never asked about, whatever the summary lines say of them.
+    const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text);
+    const kind = c.kind === 'bounced' && (refusedAfterData(text) || unasked) ? 'soft_bounced' : c.kind;
     const line = text.split(/\r?\n/).find((l) => (c.statusCode ? l.includes(c.statusCode) : false));
     return {
       kind,

@@ -42,6 +42,7 @@ const ADDRESS_GONE: RegExp[] = [
   /recipient name is not recognized|invalid final delivery userid|no valid recipients|check (if|that) (the )?address is correct/i,
   /recipient (unknown|not found|does ?n[o']t exist|address rejected: (user unknown|access denied|undeliverable address))|addressee unknown/i,
   /(mailbox|address|account|recipient)\b[^.\n]{0,40}\b(unknown|not found|does ?n[o']t exist|not exist|is disabled|disabled|unavailable|inactive|deactivated|discontinued|closed|terminated|not valid|invalid)/i,
+  /(address|mailbox|recipient) (could ?n[o']t|could not|cannot|can't) be found|\baddress not found/i,
   /invalid (recipient|mailbox|address|user|e-?mail address)|bad (recipient|destination mailbox)|not a (valid|registered) (user|gateway user|mailbox|recipient)/i,
   /this user doesn't have a|not listed in (the )?(domino |public )?(directory|name & address book)|not our customer|account that you tried to reach (does not exist|is (disabled|inactive))/i,
   /has moved|moved (permanently|away)|no longer (active|available|valid|in use|with us|exists)/i,
@@ -49,10 +50,10 @@ const ADDRESS_GONE: RegExp[] = [
   /(recipient )?address rejected\.?\s*$/im,
   // the domain or host
   /host (unknown|not found)|domain (not found|does ?n[o']t exist|is not reachable|name not found|unknown)|unknown (host|domain)|host or domain name not found/i,
-  /couldn't find any host|unrouteable (address|domain)|no mx|null mx|does not accept mail|[a-z0-9-]+\.[a-z]{2,} does not exist/i,
+  /couldn't find any host|unrouteable (address|domain)|no mx|null mx|does not accept mail/i,
   // Russian and Japanese
   /нет такого|не существует|несуществующ|не найден|неизвестн(ый|ого) (адрес|получател|пользовател)|ящик (заблокирован|отключ|удал)/i,
-  /存在しません|見つかりません|宛先(が|は)?(不明|間違)|ユーザ(ー)?(が|は)?(存在|見つか)|アドレスは存在/,
+  /存在しません|見つかりません|ディレクトリ(のリスト)?に(は)?(ありません|見つかりません)|宛先(が|は)?(不明|間違)|ユーザ(ー)?(が|は)?(存在|見つか)|アドレスは存在/,
 ];
 
 /** Exchange Online answers an address its directory does not know with these words: gone, not policy. */

@@ -95,14 +95,19 @@ export function classifyText(text: string): Classified {
   const lines = sample.split(/\r?\n/);
   const at = lines.findIndex((l) => /(^|[\s<>:;(#'])(5[0-5]\d[\s-]|5\.\d{1,3}\.\d{1,3})/.test(l));
   if (at >= 0) {
-    const reply = lines.slice(at, at + 2).join(' ');
+    // A continuation line belongs to the reply; a line with a code of its own is another reply.
+    const next = lines[at + 1] ?? '';
+    const reply = /^\s*([<>]{3}\s*)?[245]\d\d[\s-]/.test(next) ? lines[at] : `${lines[at]} ${next}`;
     const r = classifyCodes(findEnhancedStatus(reply), findSmtpCode(reply), reply);
     if (textVerdict(reply)) return r;
   }
   // A transcript's 2xx lines are the steps that worked; a temporary refusal among them is the failure.
   const temporary = lines.find((l) => /(^|[\s<>:;(#'])(4[0-5]\d[\s-]|4\.\d{1,3}\.\d{1,3})/.test(l));
   if (at < 0 && temporary)
-    return { kind: 'soft_bounced', statusCode: findEnhancedStatus(temporary) ?? String(findSmtpCode(temporary) ?? '') };
+    return {
+      kind: 'soft_bounced',
+      statusCode: findEnhancedStatus(temporary) ?? findSmtpCode(temporary)?.toString() ?? null,
+    };
   const c = classifyCodes(findEnhancedStatus(sample), findSmtpCode(sample), sample);
   if (c.kind === 'delivered') return { kind: 'unparsed', statusCode: c.statusCode };
   if (c.kind === 'unparsed' && FAILED_TEXT.test(sample)) return { kind: 'soft_bounced', statusCode: null };
