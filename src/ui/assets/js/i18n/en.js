@@ -452,6 +452,7 @@ export default {
   'catalog.publication_journal_submitted': 'after material for a journal is submitted',
   'catalog.publication_journal_published': 'journal published or documents ready',
   'status.delayed': 'delayed',
+  'status.auto_reply': 'auto-reply',
   'status.unparsed': 'unparsed',
   'dashboard.delivered': 'Delivered',
   'dashboard.bounced': 'Bounced',
@@ -586,6 +587,8 @@ export default {
   'delivery.keyPlaceholder': '-----BEGIN PRIVATE KEY-----',
   'delivery.dkim': 'DKIM signing',
   'delivery.txt': 'TXT',
+  'delivery.warning.marketing_without_dkim':
+    'This project sends cart or campaign e-mail without DKIM: no mailbox provider will offer one-click unsubscribe (RFC 8058), and Gmail and Yahoo expect it for bulk mail. Set a DKIM key below and publish its DNS record.',
   'dashboard.overQuota': 'Waiting for the daily quota',
   'dashboard.quotaReached': 'daily quota reached',
 
