@@ -34,6 +34,8 @@ export interface ProjectsTable {
   /** Campaigns and cart chains paused by the complaint rate (migration 012); null: not paused. */
   marketing_paused_at: Generated<number | null>;
   marketing_paused_reason: Generated<string | null>;
+  /** Where answers to the project's e-mails go (migration 019); the relay settings' reply_to wins. */
+  reply_to: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';

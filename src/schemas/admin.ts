@@ -75,6 +75,7 @@ export const SiteBody = Type.Object(
     from_email: Email,
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    reply_to: Type.Optional(Type.Union([Email, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -86,6 +87,7 @@ export const ProjectPatchBody = Type.Object(
     from_email: Type.Optional(Email),
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
   },
   { additionalProperties: false },
 );
@@ -104,6 +106,9 @@ export const ProjectView = Type.Object({
     description: 'campaigns and cart chains paused since (complaint rate above 0.3 % over 7 days); null: running',
   }),
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
+  reply_to: Type.Union([Type.String(), Type.Null()], {
+    description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",
+  }),
 });
 
 export const ContactUpsertBody = Type.Object(

@@ -351,7 +351,7 @@ export async function changeProject(
   deps: Deps,
   who: AuditActor,
   siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale; reply_to?: string | null },
 ) {
   const timezone = checkTimeZone(changes.timezone);
   const project = await audited(deps, who, async (trx, note) => {
@@ -393,6 +393,7 @@ export function projectView(p: Project) {
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
+    reply_to: p.reply_to,
   };
 }
 
