@@ -89,7 +89,7 @@ export function parseMime(raw: string, depth = 0, budget = { parts: 0 }): MimePa
  */
 function usedBoundary(body: string, declared: string | undefined): string | null {
   if (declared && new RegExp(`^[ \\t]?--${escapeRegExp(declared)}(?:--)?[ \\t]*\\r?$`, 'm').test(body)) return declared;
-  const m = /^--([^\s]{6,100})[ \t]*\r?\n(?:content-[a-z-]+[ \t]*:)/im.exec(body);
+  const m = /^--([^\s]{1,100})[ \t]*\r?\n(?:content-[a-z-]+[ \t]*:)/im.exec(body);
   return m ? m[1] : null;
 }
 
