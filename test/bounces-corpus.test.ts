@@ -152,8 +152,8 @@ for (const d of DIALECTS) {
     test('every message is stored without an error; only a hard verdict on its own address makes a contact invalid', async () => {
       const reference = sisimai();
       const seeded = await seedProject(t.db);
-      // PostgreSQL gets every tenth message: enough to prove nothing in them breaks it, in seconds.
-      const sample = d.name === 'postgres' ? files.filter((_, i) => i % 10 === 0) : files;
+      // Every message on both engines: PostgreSQL refuses what SQLite takes (U+0000, odd bytes).
+      const sample = files;
       let invalid = 0;
       for (const [n, f] of sample.entries()) {
         const to = reference.get(f)?.[0]?.recipient?.toLowerCase() ?? `nobody${n}@example.invalid`;
