@@ -1,13 +1,14 @@
 // The Delivery page warns, in Russian and English, when a project sends cart or campaign e-mail without
 // DKIM (no receiver offers one-click unsubscribe then, RFC 8058 §4); the API says it as a warning code on
-// both databases, and the warning goes once a key is set. The browser half runs in chromium.
+// both databases, and the warning goes once a key is set. The browser half runs in chromium (with
+// UPDATE_SCREENSHOTS=1 it saves docs/screenshots/delivery-dkim-warning.png).
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp } from './support/harness.js';
-import { CHROMIUM_MISSING, goTo, launchChromium, loginWithToken, openPage } from './support/browser.js';
+import { CHROMIUM_MISSING, goTo, launchChromium, loginWithToken, openPage, saveScreenshot } from './support/browser.js';
 
 const DELIVERY = '/api/admin/projects/site1/delivery';
 const pem = () =>
@@ -73,6 +74,7 @@ describe('delivery warning in a browser', { skip: CHROMIUM_MISSING }, () => {
     const warning = page.locator('[data-warning="marketing_without_dkim"]');
     await warning.waitFor();
     assert.match(await warning.innerText(), /without DKIM.*one-click unsubscribe/s);
+    await saveScreenshot(page, 'delivery-dkim-warning', false);
     await page.evaluate(() => localStorage.setItem('egw.lang', 'ru'));
     await goTo(page, `${base}/ui/projects/site1?tab=delivery`);
     await warning.waitFor();
