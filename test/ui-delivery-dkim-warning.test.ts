@@ -81,4 +81,25 @@ describe('delivery warning in a browser', { skip: CHROMIUM_MISSING }, () => {
     assert.match(await warning.innerText(), /без подписи DKIM.*отписку в один клик/s);
     assert.deepEqual(problems, []);
   });
+
+  // The save is asynchronous in the page: the API is polled until it shows the change (5 s at most).
+  it("sets the project's Reply-To from its edit form, and clears it", async () => {
+    await page.evaluate(() => localStorage.setItem('egw.lang', 'en'));
+    await goTo(page, `${base}/ui/projects/site1`);
+    const reply = () => adminCall(t.app, 'GET', '/api/admin/projects').then((r) => r.body.items[0].reply_to);
+    await page.locator('details.edit-project summary').click();
+    await page.getByLabel('Reply-To address').fill('help@site1.example');
+    await page.locator('details.edit-project button[type=submit]').click();
+    for (let i = 0; i < 50 && (await reply()) !== 'help@site1.example'; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await reply(), 'help@site1.example');
+    await goTo(page, `${base}/ui/projects/site1`);
+    await page.locator('details.edit-project summary').click();
+    assert.equal(await page.getByLabel('Reply-To address').inputValue(), 'help@site1.example');
+    await page.getByLabel('Reply-To address').fill('');
+    await page.locator('details.edit-project button[type=submit]').click();
+    for (let i = 0; i < 50 && (await reply()) !== null; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await reply(), null);
+    assert.deepEqual(problems, []);
+  });
 });

@@ -161,6 +161,8 @@ export default {
   'project.siteKeyFixed': 'Fixed: keys, events and e-mails refer to it.',
   'project.nameHint': 'Also the sender name of its e-mails.',
   'project.sender': 'Sender address (From)',
+  'project.replyTo': 'Reply-To address',
+  'project.replyToHint': "where customers' answers go; the delivery settings' Reply-To replaces it",
   'project.senderShort': 'Sender',
   'project.locale': 'Template language',
   'project.localeHint': 'The date, plural and money filters speak it.',

@@ -160,6 +160,8 @@ export default {
   'project.siteKeyFixed': 'Не меняется: на него ссылаются ключи, события и письма.',
   'project.nameHint': 'Это и имя отправителя в письмах проекта.',
   'project.sender': 'Адрес отправителя (From)',
+  'project.replyTo': 'Адрес для ответов',
+  'project.replyToHint': 'куда придут ответы клиентов; адрес для ответа из настроек доставки его заменяет',
   'project.senderShort': 'Отправитель',
   'project.locale': 'Язык шаблонов',
   'project.localeHint': 'На нём говорят фильтры date, plural и money.',
