@@ -134,6 +134,18 @@ Status: 5.1.1`).replace('boundary="B1"', 'boundary="B2"'),
     ),
   );
   assert.deepEqual([mismatched[0].kind, mismatched[0].recipient], ['bounced', 'anna@example.net']);
+  // One recipient per e-mail is what the gateway sends: a report naming thousands is cut at 50.
+  const many = await parseReportMessage(
+    crlf(
+      dsn(
+        Array.from(
+          { length: 2000 },
+          (_, i) => `Final-Recipient: rfc822; r${i}@example.net\nAction: failed\nStatus: 5.1.1\n`,
+        ).join('\n'),
+      ),
+    ),
+  );
+  assert.equal(many.length, 50);
   // A Japanese text bounce in ISO-2022-JP without a declared charset: "the user does not exist".
   const jp = Buffer.concat([
     crlf(`From: MAILER-DAEMON@mx.example.jp\nTo: b-1@${DOMAIN}\nSubject: Returned mail\n\nanna@example.jp\n`),

@@ -43,10 +43,17 @@ function blocks(text: string, loose: boolean): Map<string, string>[] {
 const isRecipientBlock = (b: Map<string, string>) =>
   b.has('final-recipient') || b.has('original-recipient') || (b.has('action') && b.has('status'));
 
+/**
+ * At most this many recipients are read from one message: the gateway sends one recipient per e-mail,
+ * so more is an expansion or an attack, and each becomes a stored report.
+ */
+export const MAX_RECIPIENTS = 50;
+
 /** The per-recipient blocks of delivery-status text; `loose` when the text is a whole message body. */
 export function dsnRecipients(text: string, loose = false): DsnRecipient[] {
   return blocks(text, loose)
     .filter(isRecipientBlock)
+    .slice(0, MAX_RECIPIENTS)
     .map((b) => ({
       action: oneLine(b.get('action'))?.toLowerCase().split(/[\s(]/)[0] ?? null,
       status: oneLine(b.get('status')),

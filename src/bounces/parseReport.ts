@@ -7,7 +7,7 @@ import { simpleParser } from 'mailparser';
 import { classifyDsn, classifyText } from '../domain/bounces.js';
 import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData, textVerdict } from '../domain/bounceWording.js';
 import type { ReportKind } from '../domain/statuses.js';
-import { addressField, dsnRecipients, type DsnRecipient } from './dsnFields.js';
+import { addressField, dsnRecipients, MAX_RECIPIENTS, type DsnRecipient } from './dsnFields.js';
 import { leaves, parseHeaderBlock, parseMime, type MimePart } from './mime.js';
 import { sesReports } from './providers/ses.js';
 import { obj } from './providers/types.js';
@@ -187,7 +187,9 @@ const isParty = (a: string, parties: string[]) =>
  * X-Failed-Recipients, when present, says which addresses those are.
  */
 function recipientSegments(text: string, h: Map<string, string>, parties: string[]) {
-  const failed = [...(h.get('x-failed-recipients') ?? '').matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
+  const failed = [...(h.get('x-failed-recipients') ?? '').matchAll(ADDRESS)]
+    .map((m) => m[0].toLowerCase())
+    .slice(0, MAX_RECIPIENTS);
   const segments = new Map<string, string[]>();
   const preamble: string[] = [];
   let current: string[] = preamble;
@@ -195,7 +197,8 @@ function recipientSegments(text: string, h: Map<string, string>, parties: string
     const named = [...line.matchAll(ADDRESS)]
       .map((m) => m[0].toLowerCase())
       .find((a) => !isParty(a, parties) && (!failed.length || failed.includes(a)));
-    if (named) current = segments.get(named) ?? segments.set(named, []).get(named)!;
+    if (named && (segments.has(named) || segments.size < MAX_RECIPIENTS))
+      current = segments.get(named) ?? segments.set(named, []).get(named)!;
     current.push(line);
   }
   for (const a of failed) if (!segments.has(a)) segments.set(a, []);
@@ -293,7 +296,7 @@ async function read(raw: Buffer, opts: { bounceDomain?: string | null }): Promis
   if (ses) return ses;
 
   const dsParts = all.filter((p) => /^message\/(global-)?delivery-status$/.test(p.contentType));
-  let blocks = dsParts.flatMap((p) => dsnRecipients(p.body));
+  let blocks = dsParts.flatMap((p) => dsnRecipients(p.body)).slice(0, MAX_RECIPIENTS);
   // No delivery-status part, or one without recipients: the fields may sit in the text (lost boundaries).
   if (!blocks.length)
     blocks = dsnRecipients(all.map((p) => (QUOTED.test(p.contentType) ? '' : p.body)).join('\n'), true);
