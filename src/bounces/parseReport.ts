@@ -55,21 +55,36 @@ function ownWords(text: string): string {
   return (m ? text.slice(0, m.index) : text).slice(0, 20_000);
 }
 
-/** What the human-readable text says about one recipient: the lines from its address on. */
-function contextFor(text: string, recipient: string | null, alone: boolean): string {
+/**
+ * What the human-readable text says about one recipient: the lines from two before its address to five
+ * after, stopping at a line that names another recipient of the report.
+ */
+function contextFor(text: string, recipient: string | null, others: string[]): string {
   if (recipient) {
     const lines = text.split(/\r?\n/);
-    const at = lines.flatMap((l, i) => (l.toLowerCase().includes(recipient) ? [i] : []));
-    if (at.length) return at.map((i) => lines.slice(Math.max(0, i - 2), i + 6).join('\n')).join('\n');
+    const lower = lines.map((l) => l.toLowerCase());
+    const other = (i: number) => others.some((o) => o !== recipient && lower[i].includes(o));
+    const at = lower.flatMap((l, i) => (l.includes(recipient) ? [i] : []));
+    if (at.length)
+      return at
+        .map((i) => {
+          let from = i;
+          while (from > Math.max(0, i - 2) && !other(from - 1)) from--;
+          let to = i + 1;
+          while (to < Math.min(lines.length, i + 6) && !other(to)) to++;
+          return lines.slice(from, to).join('\n');
+        })
+        .join('\n');
   }
-  return alone ? text : '';
+  return others.length > 1 ? '' : text;
 }
 
 function fromDsn(blocks: DsnRecipient[], human: string, messageId: string | null): ParsedReport[] {
   const several = blocks.length > 1;
+  const all = blocks.map((b) => b.finalRecipient ?? b.originalRecipient ?? '').filter(Boolean);
   return blocks.map((b) => {
     const recipient = b.finalRecipient ?? b.originalRecipient;
-    const context = contextFor(human, recipient, !several);
+    const context = contextFor(human, recipient, several ? all : []);
     const c = classifyDsn(b.action, b.status, b.diagnostic, context);
     return {
       kind: c.kind === 'bounced' && refusedAfterData(`${context}\n${human}`) ? 'soft_bounced' : c.kind,
