@@ -129,6 +129,8 @@ for (const d of DIALECTS) {
       const mail = smtp.accepted.at(-1)!;
       assert.equal(mail.subject, 'Анна Петрова, оплата курса «Финансовая грамотность» прошла успешно');
       assert.equal(mail.from?.value[0].name, 'Педагогические курсы (демо)');
+      // A noreply sender with a Reply-To where answers reach people (issue 24).
+      assert.equal(mail.replyTo?.value[0].address, 'support@courses.example');
       assert.match(String(mail.html), /<p>Здравствуйте, Анна Петрова!<\/p>/);
       assert.match(String(mail.html), /<a href="https:\/\/courses.example\/account">Перейти в личный кабинет<\/a>/);
       assert.ok(mail.text?.includes(`Сумма: 2${NBSP}500,00${NBSP}₽.`), mail.text);

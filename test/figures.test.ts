@@ -57,6 +57,25 @@ for (const d of DIALECTS) {
       assert.equal('paid_amount' in r.body.orders, false, 'no sum of roubles and tenge');
     });
 
+    it('a test send (POST …/delivery/test) counts in no statistic of GET /api/stats/overview (SPEC §11)', async () => {
+      const before = (await adminCall(t.app, 'GET', '/api/stats/overview')).body;
+      const sent = await adminCall(t.app, 'POST', `/api/admin/projects/${site}/delivery/test`, {
+        template: 'paid_tpl',
+        to: 'tester@example.com',
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      const row = await t.deps.db.db
+        .selectFrom('scheduled_emails')
+        .select('is_test')
+        .where('id', '=', sent.body.scheduled_email_id)
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(row.is_test), 1, 'the test e-mail exists');
+      const after = (await adminCall(t.app, 'GET', '/api/stats/overview')).body;
+      assert.deepEqual(after.emails_by_status, before.emails_by_status);
+      assert.deepEqual(after.orders, before.orders);
+      assert.deepEqual(after.events, before.events);
+    });
+
     it('the dashboard: paid amounts per currency, event types per endpoint', async () => {
       const r = await adminCall(t.app, 'GET', `/api/admin/dashboard?site_key=${site}&days=1`);
       assert.equal(r.status, 200, JSON.stringify(r.body));

@@ -51,6 +51,17 @@ for (const d of DIALECTS) {
         body: { fields: { course_category_id: { id: 3 } } },
         problem: /category id.*not added/,
       },
+      // PostgreSQL refuses U+0000 in a text parameter: the lookup must not reach it (issue 24).
+      {
+        member: 'fields.course_category_id',
+        body: { fields: { course_category_id: '3\u0000' } },
+        problem: /category id.*not added/,
+      },
+      {
+        member: 'fields.course_category_id',
+        body: { fields: { course_category_id: '\ud800' } },
+        problem: /category id.*not added/,
+      },
       {
         member: 'course_category_id',
         body: { course_category_id: '3' },

@@ -20,6 +20,50 @@ export interface BounceListenerOptions {
   logger?: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
 }
 
+/**
+ * The reports one received message leaves (SPEC §12, §19): one per report block and per VERP e-mail it
+ * was addressed to; the same function the listener and the corpus test run.
+ */
+export async function reportsOfMessage(raw: Buffer, ids: number[], domain: string | null): Promise<InboundReport[]> {
+  const reports = await parseReportMessage(raw, { bounceDomain: domain });
+  const hash = createHash('sha256').update(raw).digest('hex');
+  const text = raw.toString('utf8');
+  return (ids.length ? ids : [null]).flatMap((id) =>
+    reports.map((p, i) => ({
+      source: 'smtp' as const,
+      projectId: null,
+      kind: p.kind,
+      statusCode: p.statusCode,
+      diagnostic: p.diagnostic,
+      recipient: p.recipient,
+      verpEmailId: id,
+      messageId: p.messageId,
+      ...(p.ofSeveral ? { ofSeveral: true } : {}),
+      dedupeKey: `${hash}:${id ?? 0}:${i}`,
+      raw: text,
+    })),
+  );
+}
+
+function fallbackReports(raw: Buffer, ids: number[], err: unknown): InboundReport[] {
+  const hash = createHash('sha256').update(raw).digest('hex');
+  return (ids.length ? ids : [null]).map((id) => ({
+    source: 'smtp' as const,
+    projectId: null,
+    kind: 'unparsed' as const,
+    statusCode: null,
+    diagnostic: `could not be stored as read: ${String((err as Error)?.message ?? err).slice(0, 200)}`,
+    recipient: null,
+    verpEmailId: id,
+    dedupeKey: `${hash}:${id ?? 0}:unparsed`,
+    // Only what is surely storable: printable ASCII of the head of the message.
+    raw: raw
+      .subarray(0, 16 * 1024)
+      .toString('latin1')
+      .replace(/[^\t\n\r\x20-\x7e]/g, '?'),
+  }));
+}
+
 export interface BounceListener {
   port: number;
   close(): Promise<void>;
@@ -73,24 +117,15 @@ export async function startBounceListener(o: BounceListenerOptions): Promise<Bou
   });
 
   async function receive(raw: Buffer, ids: number[]) {
-    const reports = await parseReportMessage(raw, { bounceDomain: o.domain });
-    const hash = createHash('sha256').update(raw).digest('hex');
-    const text = raw.toString('utf8');
-    for (const id of ids.length ? ids : [null]) {
-      for (const [i, p] of reports.entries()) {
-        await o.record({
-          source: 'smtp',
-          projectId: null,
-          kind: p.kind,
-          statusCode: p.statusCode,
-          diagnostic: p.diagnostic,
-          recipient: p.recipient,
-          verpEmailId: id,
-          messageId: p.messageId,
-          dedupeKey: `${hash}:${id ?? 0}:${i}`,
-          raw: text,
-        });
-      }
+    const reports = await reportsOfMessage(raw, ids, o.domain);
+    try {
+      for (const r of reports) await o.record(r);
+    } catch (err) {
+      // Something in the message itself may be what the database refused: keep it as one unparsed
+      // report instead of answering 451 (the sender would retry the same message for days). Only if
+      // that fails too (the database is down) does the sender hear "try again later".
+      log?.warn({ err }, 'a bounce report could not be stored as read; keeping it unparsed');
+      for (const r of fallbackReports(raw, ids, err)) await o.record(r);
     }
     log?.info({ email_ids: ids, kinds: reports.map((r) => r.kind) }, 'bounce report received');
   }

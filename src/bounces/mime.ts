@@ -64,11 +64,13 @@ export function parseMime(raw: string, depth = 0, budget = { parts: 0 }): MimePa
   const { type, params } = parseContentType(headers.get('content-type'));
   budget.parts++;
   const part: MimePart = { contentType: type, params, headers, body: '', parts: [] };
-  if (type.startsWith('multipart/') && params.boundary && depth < MAX_DEPTH) {
-    const delimiter = `--${params.boundary}`;
-    const chunks = body.split(new RegExp(`^${escapeRegExp(delimiter)}(?:--)?[ \\t]*\\r?$`, 'm'));
+  const boundary = type.startsWith('multipart/') ? usedBoundary(body, params.boundary) : null;
+  if (boundary && depth < MAX_DEPTH) {
+    // Some MTAs indent a delimiter line; RFC 2046 does not allow it, but the part is still meant.
+    const delimiter = `^[ \\t]?--${escapeRegExp(boundary)}`;
+    const chunks = body.split(new RegExp(`${delimiter}(?:--)?[ \\t]*\\r?$`, 'm'));
     // The first chunk is the preamble and, after a closing delimiter, the last is the epilogue.
-    const closed = new RegExp(`^${escapeRegExp(delimiter)}--[ \\t]*\\r?$`, 'm').test(body);
+    const closed = new RegExp(`${delimiter}--[ \\t]*\\r?$`, 'm').test(body);
     for (const chunk of closed ? chunks.slice(1, -1) : chunks.slice(1)) {
       if (budget.parts >= MAX_PARTS) break;
       part.parts.push(parseMime(chunk.replace(/^\r?\n/, ''), depth + 1, budget));
@@ -79,6 +81,16 @@ export function parseMime(raw: string, depth = 0, budget = { parts: 0 }): MimePa
   // An attached message keeps its own header block; a report or text part is decoded to text.
   part.body = decodeBody(body, encoding, params.charset);
   return part;
+}
+
+/**
+ * The boundary the body really uses. Real bounces declare one boundary and write another (an MTA that
+ * rewrote the header but not the body); then the first `--token` line followed by a part header is it.
+ */
+function usedBoundary(body: string, declared: string | undefined): string | null {
+  if (declared && new RegExp(`^[ \\t]?--${escapeRegExp(declared)}(?:--)?[ \\t]*\\r?$`, 'm').test(body)) return declared;
+  const m = /^--([^\s]{1,100})[ \t]*\r?\n(?:content-[a-z-]+[ \t]*:)/im.exec(body);
+  return m ? m[1] : null;
 }
 
 function escapeRegExp(s: string): string {

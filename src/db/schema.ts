@@ -36,6 +36,8 @@ export interface ProjectsTable {
   marketing_paused_reason: Generated<string | null>;
   /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 020). */
   allow_private_webhooks: Generated<number>;
+  /** Where answers to the project's e-mails go (migration 019); the relay settings' reply_to wins. */
+  reply_to: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';

@@ -5,7 +5,7 @@ import type { ContactRow, EmailRow, Project } from '../db/schema.js';
 import type { RenderedParts } from './render.js';
 
 export interface ComposeInput {
-  project: Pick<Project, 'name' | 'from_email'>;
+  project: Pick<Project, 'name' | 'from_email'> & Partial<Pick<Project, 'reply_to'>>;
   email: Pick<EmailRow, 'kind' | 'to_email' | 'to_name'>;
   /** The recipient's contact; its name stands in when the e-mail names none. */
   contact: Pick<ContactRow, 'name'> | null;
@@ -34,6 +34,8 @@ export function composeEmail(i: ComposeInput): Composed {
   const from = { name: i.project.name, address: i.project.from_email };
   const to = { name: i.email.to_name ?? i.contact?.name ?? null, address: i.email.to_email };
   const headers: Record<string, string> = {};
+  // The project's own Reply-To; a relay's reply_to setting replaces it where the e-mail is sent.
+  if (i.project.reply_to) headers['Reply-To'] = i.project.reply_to;
   // Transactional e-mails reach unsubscribed contacts too (SPEC §4), so they offer no unsubscribing.
   if (i.unsubscribeUrl && (i.email.kind === 'cart' || i.email.kind === 'campaign')) {
     headers['List-Unsubscribe'] = `<${i.unsubscribeUrl}>`;

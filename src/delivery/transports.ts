@@ -45,8 +45,39 @@ export interface SmtpTransportOptions {
   dkim?: { domainName: string; keySelector: string; privateKey: string };
 }
 
+/**
+ * The header fields the DKIM signature covers (its h= tag; nodemailer lists those present). RFC 8058 §4:
+ * a one-click List-Unsubscribe counts only when both List-Unsubscribe and List-Unsubscribe-Post are
+ * signed; nodemailer's default list leaves out List-Unsubscribe-Post, so receivers would not offer it.
+ */
+export const DKIM_SIGNED_HEADERS = [
+  'From',
+  'Sender',
+  'Reply-To',
+  'To',
+  'Cc',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'In-Reply-To',
+  'References',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
+  'List-Id',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'Auto-Submitted',
+].join(':');
+
+/**
+ * Header lines every e-mail carries on the wire. `Auto-Submitted: auto-generated` (RFC 3834 §5): the
+ * gateway's mail is machine-sent, so vacation responders and other robots do not answer it.
+ */
+const WIRE_HEADERS = { 'Auto-Submitted': 'auto-generated' } as const;
+
 function cleanHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = { ...WIRE_HEADERS };
   for (const [k, v] of Object.entries(headers)) {
     if (/^[!-9;-~]+$/.test(k)) out[k] = sanitizeHeaderValue(String(v));
   }
@@ -68,7 +99,7 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
     disableFileAccess: true,
     disableUrlAccess: true,
     ...(opts.requireTLS ? { requireTLS: true } : {}),
-    ...(opts.dkim ? { dkim: opts.dkim } : {}),
+    ...(opts.dkim ? { dkim: { ...opts.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
   });
   const offersSmtpUtf8 = smtpUtf8Probe(url, timeout);
   return {

@@ -1,6 +1,7 @@
 // What a report about a sent e-mail means (SPEC §12): its classification from DSN status codes (RFC 3463
 // x.y.z), bare SMTP reply codes and the wording of common non-standard bounces; the e-mail status it
 // leads to (never backwards); and what it does to the contact. Plain functions, no I/O.
+import { DELAYED_TEXT, FAILED_TEXT, textVerdict } from './bounceWording.js';
 import type { ContactStatus, ContactStatusReason, EmailStatus, OutcomeStatus, ReportKind } from './statuses.js';
 
 export interface Classified {
@@ -9,80 +10,104 @@ export interface Classified {
   statusCode: string | null;
 }
 
-// 5.1.x subjects about the destination address itself (5.1.7/5.1.8 are about the sender), the disabled
-// mailbox (5.2.1), and an unroutable domain (5.4.4: no MX or A, a null MX): the address cannot receive.
-const ADDRESS_STATUSES = /^5\.(1\.(0|1|2|3|6|10)|2\.1|4\.4)$/;
-
-// The wording of address failures across Postfix, Exim, qmail, Exchange, Gmail, Yandex, Mail.ru.
-const ADDRESS_TEXT =
-  /(no such (user|mailbox|recipient|address|account)|user (unknown|not found|does not exist|doesn't exist)|unknown (user|recipient|mailbox|address)|(mailbox|recipient|address|account)\b[^.\n]{0,40}\b(unknown|not found|does not exist|doesn't exist|is disabled|disabled|unavailable|invalid|inactive|rejected)|invalid (recipient|mailbox|address)|recipient address rejected|host or domain name not found|domain not found|couldn't find any host|no mx|нет такого|не существует|пользователь не найден)/i;
-const SOFT_TEXT =
-  /(mailbox (is )?full|over ?quota|quota exceeded|insufficient (storage|space)|try again later|temporar(il)?y|greylist|rate limit|too many (messages|connections))/i;
-const DELAYED_TEXT =
-  /(delivery (to the following recipients? )?(has been )?delayed|(will|shall) (continue|keep) (trying|to try)|has not (yet )?been delivered|still trying|warning: message .* delayed)/i;
-const FAILED_TEXT =
-  /(could not be delivered|undeliverable|delivery (has )?failed|permanent (error|failure)|returned mail|mail delivery failed|failure notice|не может быть доставлено|не доставлено)/i;
+// Codes that by themselves name the address (RFC 3463): bad destination mailbox (5.1.1) or system
+// (5.1.2), mailbox moved (5.1.6), null MX (5.1.10), mailbox disabled (5.2.1), no route to the domain
+// (5.4.4). Generic codes (5.0.0, 5.1.0, 5.1.3, 5.5.0, vendor details like 5.1.351) leave it to the words.
+const ADDRESS_STATUSES = /^5\.(1\.(1|2|6|10)|2\.1|4\.4)$/;
+// Bad sender mailbox or system (5.1.7, 5.1.8): our address is refused, the recipient's may be fine.
+const SENDER_STATUSES = /^5\.1\.[78]$/;
 
 /** An enhanced status code (RFC 3463 `class.subject.detail`) in a text, e.g. in `550 5.1.1 <x>: unknown`. */
 export function findEnhancedStatus(text: string): string | null {
-  const m = /(?:^|[\s(#;:,])([245]\.\d{1,3}\.\d{1,3})(?=$|[\s).;:,])/.exec(text);
+  const m = /(?:^|[\s(#;:,'"-])([245]\.\d{1,3}\.\d{1,3})(?=$|[\s).;:,'"-])/.exec(text);
   return m ? m[1] : null;
 }
 
 /** A three-digit SMTP reply code at the start of a reply line in a text (`550 ...`, `550-...`, `smtp; 550`). */
 export function findSmtpCode(text: string): number | null {
-  const m = /(?:^|[\s;:(])([245][0-5]\d)(?=[ -])/m.exec(text);
+  const m = /(?:^|[\s;:(<'])([245][0-5]\d)(?=[ -]|$)/m.exec(text);
   return m ? Number(m[1]) : null;
 }
 
-/** Classifies by an enhanced status, falling back on the reply code and then the diagnostic's wording. */
+/**
+ * Classifies a reply by its words first, then its codes (SPEC §19): hard only when the address is gone,
+ * every other failure soft; a temporary code (4xx, 4.x.x) is soft whatever the words.
+ */
 export function classifyCodes(status: string | null, smtpCode: number | null, diagnostic: string): Classified {
   const text = diagnostic ?? '';
-  if (status) {
-    const cls = status[0];
-    if (cls === '2') return { kind: 'delivered', statusCode: status };
-    if (cls === '4') return { kind: 'soft_bounced', statusCode: status };
-    if (ADDRESS_STATUSES.test(status)) return { kind: 'bounced', statusCode: status };
-    // 5.0.0 and friends say nothing precise: the wording decides whether the address is at fault.
-    if (/^5\.0\.0$/.test(status) && ADDRESS_TEXT.test(text)) return { kind: 'bounced', statusCode: status };
-    return { kind: 'soft_bounced', statusCode: status };
-  }
-  if (smtpCode !== null) {
-    const code = String(smtpCode);
-    if (smtpCode < 300) return { kind: 'delivered', statusCode: code };
-    if (smtpCode < 500) return { kind: 'soft_bounced', statusCode: code };
-    if (smtpCode !== 552 && ADDRESS_TEXT.test(text)) return { kind: 'bounced', statusCode: code };
-    return { kind: 'soft_bounced', statusCode: code };
-  }
-  if (ADDRESS_TEXT.test(text)) return { kind: 'bounced', statusCode: null };
-  if (SOFT_TEXT.test(text)) return { kind: 'soft_bounced', statusCode: null };
-  return { kind: 'unparsed', statusCode: null };
+  const statusCode = status ?? (smtpCode !== null ? String(smtpCode) : null);
+  const cls = status ? status[0] : smtpCode !== null ? String(smtpCode)[0] : null;
+  if (cls === '2') return { kind: 'delivered', statusCode };
+  if (cls === '4' || (cls === null && DELAYED_TEXT.test(text) && !FAILED_TEXT.test(text)))
+    return { kind: 'soft_bounced', statusCode };
+  // A 5.x.x status with a 4xx reply (or the reverse) is a receiver unsure of itself: not a dead address.
+  if (status && smtpCode !== null && status[0] !== String(smtpCode)[0]) return { kind: 'soft_bounced', statusCode };
+  if (status && SENDER_STATUSES.test(status)) return { kind: 'soft_bounced', statusCode };
+  const words = textVerdict(text);
+  if (words === 'gone') return { kind: 'bounced', statusCode };
+  if (words === 'keeps_address') return { kind: 'soft_bounced', statusCode };
+  if (status && ADDRESS_STATUSES.test(status)) return { kind: 'bounced', statusCode };
+  if (cls === '5') return { kind: 'soft_bounced', statusCode };
+  return { kind: 'unparsed', statusCode };
 }
 
 /**
- * An RFC 3464 per-recipient block: `Action` (failed, delayed, delivered, relayed, expanded) and `Status`
- * decide; the Diagnostic-Code refines a vague 5.0.0.
+ * An RFC 3464 per-recipient block: `Action` (failed, delayed, delivered, relayed, expanded), `Status` and
+ * the Diagnostic-Code; `context` is what the report's human-readable part says about this recipient,
+ * read when the block's own words and code say nothing precise.
  */
-export function classifyDsn(action: string | null, status: string | null, diagnostic: string | null): Classified {
+export function classifyDsn(
+  action: string | null,
+  status: string | null,
+  diagnostic: string | null,
+  context = '',
+): Classified {
   const a = (action ?? '').trim().toLowerCase();
   const st = status ? findEnhancedStatus(` ${status.trim()}`) : null;
   const diag = diagnostic ?? '';
   if (a === 'delayed') return { kind: 'delayed', statusCode: st };
   if (a === 'delivered' || a === 'relayed' || a === 'expanded') return { kind: 'delivered', statusCode: st };
-  const c = classifyCodes(st ?? findEnhancedStatus(diag), findSmtpCode(diag), diag);
+  const diagStatus = findEnhancedStatus(diag);
+  // A precise code in the receiver's own reply says more than a generic one the reporting MTA added.
+  const useStatus = diagStatus && (!st || /^5\.0\.0$/.test(st) || st[0] !== diagStatus[0]) ? diagStatus : st;
+  let c = classifyCodes(useStatus, findSmtpCode(diag), diag);
+  if (c.kind !== 'bounced' && !textVerdict(diag) && context && !(useStatus && useStatus[0] === '4')) {
+    // The block said nothing in words: the human-readable part may (Status: 5.0.0 and "No such domain").
+    const fromText = textVerdict(context);
+    if (fromText === 'gone' && c.kind !== 'delivered') c = { ...c, kind: 'bounced' };
+    else if (fromText === 'keeps_address' && c.kind === 'unparsed') c = { ...c, kind: 'soft_bounced' };
+  }
   // Action: failed with only a success or unknown code is still a failure the receiver reported.
-  if (a === 'failed' && (c.kind === 'delivered' || c.kind === 'unparsed')) return { ...c, kind: 'soft_bounced' };
+  if ((a === 'failed' || a === '') && (c.kind === 'delivered' || c.kind === 'unparsed'))
+    return { ...c, kind: a === 'failed' || useStatus ? 'soft_bounced' : c.kind };
   return c;
 }
 
 /**
- * A bounce that is not a DSN (qmail, old Exim, hand-written autoresponders): the reply quoted in the text,
- * else its wording. Returns `unparsed` when the text does not read like a bounce at all.
+ * A bounce that is not a DSN (qmail, old Exim, Domino, hand-written autoresponders): the reply quoted in
+ * the text, else its wording. Returns `unparsed` when the text does not read like a bounce at all.
  */
 export function classifyText(text: string): Classified {
   const sample = text.slice(0, 20_000);
   if (DELAYED_TEXT.test(sample) && !FAILED_TEXT.test(sample))
     return { kind: 'delayed', statusCode: findEnhancedStatus(sample) };
+  // The first permanent reply line is the receiver's own word; later lines may be about another try.
+  const lines = sample.split(/\r?\n/);
+  const at = lines.findIndex((l) => /(^|[\s<>:;(#'])(5[0-5]\d[\s-]|5\.\d{1,3}\.\d{1,3})/.test(l));
+  if (at >= 0) {
+    // A continuation line belongs to the reply; a line with a code of its own is another reply.
+    const next = lines[at + 1] ?? '';
+    const reply = /^\s*([<>]{3}\s*)?[245]\d\d[\s-]/.test(next) ? lines[at] : `${lines[at]} ${next}`;
+    const r = classifyCodes(findEnhancedStatus(reply), findSmtpCode(reply), reply);
+    if (textVerdict(reply)) return r;
+  }
+  // A transcript's 2xx lines are the steps that worked; a temporary refusal among them is the failure.
+  const temporary = lines.find((l) => /(^|[\s<>:;(#'])(4[0-5]\d[\s-]|4\.\d{1,3}\.\d{1,3})/.test(l));
+  if (at < 0 && temporary)
+    return {
+      kind: 'soft_bounced',
+      statusCode: findEnhancedStatus(temporary) ?? findSmtpCode(temporary)?.toString() ?? null,
+    };
   const c = classifyCodes(findEnhancedStatus(sample), findSmtpCode(sample), sample);
   if (c.kind === 'delivered') return { kind: 'unparsed', statusCode: c.statusCode };
   if (c.kind === 'unparsed' && FAILED_TEXT.test(sample)) return { kind: 'soft_bounced', statusCode: null };
@@ -102,7 +127,7 @@ const RANK: Record<OutcomeStatus | 'sent', number> = {
 
 /** The e-mail's status after a report, or null when the report must not change it. */
 export function nextEmailStatus(current: EmailStatus, kind: ReportKind): OutcomeStatus | null {
-  if (kind === 'delayed' || kind === 'unparsed') return null;
+  if (kind === 'delayed' || kind === 'unparsed' || kind === 'auto_reply') return null;
   // Only an e-mail the relay accepted can have an outcome; a report about one still pending or failed
   // (an attempt the relay took before a later retry, a stray report) is recorded and changes nothing.
   if (!(current in RANK)) return null;

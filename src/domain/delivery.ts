@@ -9,6 +9,18 @@ export type TransportRole = (typeof TRANSPORT_ROLES)[number];
 export const ATTEMPT_TRANSPORTS = ['primary', 'fallback', 'installation', 'capture'] as const;
 export type AttemptTransport = (typeof ATTEMPT_TRANSPORTS)[number];
 export const STARTTLS_MODES = ['required', 'opportunistic'] as const;
+
+/**
+ * What the Delivery page warns about (GET …/delivery `warnings`). `marketing_without_dkim`: the project
+ * sends cart or campaign e-mail without a DKIM key, so no receiver offers one-click unsubscribe
+ * (RFC 8058 §4 needs a signature over List-Unsubscribe and List-Unsubscribe-Post).
+ */
+export const DELIVERY_WARNINGS = ['marketing_without_dkim'] as const;
+export type DeliveryWarning = (typeof DELIVERY_WARNINGS)[number];
+
+export function deliveryWarnings(s: { dkim: unknown; sendsMarketing: boolean }): DeliveryWarning[] {
+  return s.sendsMarketing && !s.dkim ? ['marketing_without_dkim'] : [];
+}
 export type StartTlsMode = (typeof STARTTLS_MODES)[number];
 // The providers are defined once, with the report sources (SPEC §12).
 import { WEBHOOK_PROVIDERS, type WebhookProvider } from './statuses.js';

@@ -1,6 +1,7 @@
 // A purchase always stops the chain (SPEC §3, §10): once `email`, `order_id` and `cart_type` are valid, a
 // malformed or misplaced optional member never refuses it. Each such member is named in a warning saying
 // what was kept instead, and is recorded as absent.
+import { cleanText } from './inputRules.js';
 import { parseAmount, parseCurrency } from './money.js';
 import type { Body } from './validation.js';
 
@@ -85,7 +86,9 @@ export function readPurchase(
     const v = fields.course_category_id;
     // An empty string is how PHP often says "no category": absent, as it always was.
     if (typeof v === 'string' && v.trim() === '') category = null;
-    else if (typeof v === 'string' && v.length <= 200) category = v.trim();
+    // No category id holds a control character or half a surrogate pair (PostgreSQL refuses U+0000 in
+    // a query parameter): such a value is malformed, not a lookup.
+    else if (typeof v === 'string' && v.length <= 200 && cleanText(v) === v && !/\p{Cc}/u.test(v)) category = v.trim();
     else if (typeof v === 'number' && Number.isSafeInteger(v)) category = String(v);
     else warn('fields.course_category_id', 'must be a category id (a string or an integer)');
   }

@@ -49,7 +49,7 @@ export const SENT_STATUSES = ['sent', ...OUTCOME_STATUSES] as const;
  * What an inbound report (DSN, ARF, provider webhook) says: one of the outcomes, `delayed` (the
  * receiver is still trying: recorded, changes nothing) or `unparsed` (kept with the reason).
  */
-export const REPORT_KINDS = [...OUTCOME_STATUSES, 'delayed', 'unparsed'] as const;
+export const REPORT_KINDS = [...OUTCOME_STATUSES, 'delayed', 'auto_reply', 'unparsed'] as const;
 export type ReportKind = (typeof REPORT_KINDS)[number];
 
 /** Where a report came in: the VERP listener, or a provider's webhook (SPEC §12). */

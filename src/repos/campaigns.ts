@@ -191,9 +191,11 @@ export async function overview(db: Executor, now: number) {
     .select(['status', sql<number>`count(*)`.as('c')])
     .groupBy('status')
     .execute();
+  // Test sends (POST …/delivery/test) count in no statistic (SPEC §11); they still wait in the outbox.
   const emails = await db
     .selectFrom('scheduled_emails')
     .select(['status', sql<number>`count(*)`.as('c')])
+    .where('is_test', '=', 0)
     .groupBy('status')
     .execute();
   const events = await db

@@ -138,3 +138,38 @@ export async function quotaUsed(db: Executor, projectId: number, day: string): P
     .executeTakeFirst();
   return Number(row?.used ?? 0);
 }
+
+/**
+ * Whether a project sends cart or campaign e-mail: it has a campaign, a cart chain of its own, or such
+ * an e-mail among its last 1000 (the default 1h/1d/3d chain needs no row; bounded to stay cheap).
+ */
+export async function sendsMarketing(db: Executor, projectId: number): Promise<boolean> {
+  const campaign = await db
+    .selectFrom('campaigns')
+    .select('id')
+    .where('project_id', '=', projectId)
+    .limit(1)
+    .executeTakeFirst();
+  if (campaign) return true;
+  const chain = await db
+    .selectFrom('cart_chains')
+    .select('cart_type')
+    .where('project_id', '=', projectId)
+    .limit(1)
+    .executeTakeFirst();
+  if (chain) return true;
+  const recent = db
+    .selectFrom('scheduled_emails')
+    .select('kind')
+    .where('project_id', '=', projectId)
+    .orderBy('id', 'desc')
+    .limit(1000)
+    .as('recent');
+  const hit = await db
+    .selectFrom(recent)
+    .select('kind')
+    .where('kind', 'in', ['cart', 'campaign'])
+    .limit(1)
+    .executeTakeFirst();
+  return hit !== undefined;
+}

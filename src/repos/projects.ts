@@ -22,6 +22,8 @@ export interface ProjectInput {
   /** Left as they are on an update when absent; the column defaults on a create. */
   timezone?: string;
   locale?: ProjectLocale;
+  /** Absent: left as it is; null: none. */
+  reply_to?: string | null;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function upsertProject(
       updated_at: now,
       ...(p.timezone === undefined ? {} : { timezone: p.timezone }),
       ...(p.locale === undefined ? {} : { locale: p.locale }),
+      ...(p.reply_to === undefined ? {} : { reply_to: p.reply_to }),
     })
     .onConflict((oc) => oc.column('site_key').doNothing())
     .returningAll()
@@ -55,7 +58,7 @@ export async function upsertProject(
   const project = await updateProject(
     db,
     existing,
-    { name: p.name, from_email: p.from_email, timezone: p.timezone, locale: p.locale },
+    { name: p.name, from_email: p.from_email, timezone: p.timezone, locale: p.locale, reply_to: p.reply_to },
     now,
   );
   return { project, created: false };
@@ -65,7 +68,9 @@ export async function upsertProject(
 export async function updateProject(
   db: Executor,
   existing: Project,
-  changes: Partial<Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'allow_private_webhooks'>>,
+  changes: Partial<
+    Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'reply_to' | 'allow_private_webhooks'>
+  >,
   now: number,
 ): Promise<Project> {
   if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };

@@ -82,6 +82,7 @@ export const SiteBody = Type.Object(
     from_email: Email,
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    reply_to: Type.Optional(Type.Union([Email, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -99,6 +100,7 @@ export const ProjectPatchBody = Type.Object(
           "Owners only: this project's webhooks may go to loopback and private addresses (local development)",
       }),
     ),
+    reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
   },
   { additionalProperties: false },
 );
@@ -119,6 +121,9 @@ export const ProjectView = Type.Object({
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
   allow_private_webhooks: Type.Boolean({
     description: 'webhooks may go to loopback and private addresses (set by an owner, for local development)',
+  }),
+  reply_to: Type.Union([Type.String(), Type.Null()], {
+    description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",
   }),
 });
 

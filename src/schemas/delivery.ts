@@ -1,6 +1,6 @@
 // Per-project delivery (SPEC §11): the body of PUT …/delivery and what GET shows (secrets masked).
 import { Type, type Static } from 'typebox';
-import { STARTTLS_MODES, TRANSPORT_ROLES } from '../domain/delivery.js';
+import { DELIVERY_WARNINGS, STARTTLS_MODES, TRANSPORT_ROLES } from '../domain/delivery.js';
 import { Email, literalUnion } from './common.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -99,6 +99,9 @@ export const DeliveryView = Type.Object({
   ]),
   daily_quota: Type.Union([Type.Integer(), Type.Null()]),
   quota_used_today: Type.Integer(),
+  warnings: Type.Array(literalUnion(DELIVERY_WARNINGS), {
+    description: 'marketing_without_dkim: cart or campaign e-mail is sent without DKIM, so no one-click unsubscribe',
+  }),
   webhooks: Type.Record(Type.String(), Type.Record(Type.String(), Type.Union([Type.String(), Type.Boolean()]))),
   breaker: Type.Object(Object.fromEntries(TRANSPORT_ROLES.map((r) => [r, Type.Optional(BreakerView)]))),
   updated_at: NullableString,

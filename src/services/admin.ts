@@ -29,7 +29,7 @@ import {
 import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
-import type { SiteBody, TemplateBody } from '../schemas/admin.js';
+import type { ProjectPatchBody, SiteBody, TemplateBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -347,12 +347,7 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 }
 
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
-export async function changeProject(
-  deps: Deps,
-  who: AuditActor,
-  siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale; allow_private_webhooks?: boolean },
-) {
+export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
   const timezone = checkTimeZone(changes.timezone);
   const { allow_private_webhooks: allowPrivate, ...rest } = changes;
   const project = await audited(deps, who, async (trx, note) => {
@@ -400,6 +395,7 @@ export function projectView(p: Project) {
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
     allow_private_webhooks: p.allow_private_webhooks === 1,
+    reply_to: p.reply_to,
   };
 }
 

@@ -51,6 +51,11 @@ export interface InboundReport {
   verpEmailId?: number | null;
   messageId?: string | null;
   providerMessageId?: string | null;
+  /**
+   * The message reported on several recipients (a DSN with several per-recipient blocks): only the
+   * block naming the e-mail's own address may change it; the others are kept on it and change nothing.
+   */
+  ofSeveral?: boolean;
   /** Identifies the report for replays: the provider's event id, else a hash of the raw text. */
   dedupeKey?: string | null;
   raw: string;
@@ -162,6 +167,10 @@ export async function recordReport(ctx: BounceContext, report: InboundReport): P
       if (reportId !== undefined && projectId !== null) await logChronology(trx, r, projectId, reportId, now, result);
       return result;
     }
+    if (r.ofSeveral && aboutAnotherRecipient(r.recipient, email.to_email)) {
+      await logChronology(trx, r, email.project_id, reportId, now, result, email);
+      return result;
+    }
     const next = nextEmailStatus(email.status, r.kind);
     if (next && (await setEmailOutcome(trx, email.id, email.status, next, now))) {
       result.emailStatus = { from: email.status, to: next };
@@ -205,6 +214,11 @@ export async function recordReport(ctx: BounceContext, report: InboundReport): P
   });
   if (!out.duplicate) ctx.onReport?.(r.source, r.kind);
   return out;
+}
+
+/** A report block names another address than the e-mail's (case-insensitively, as addresses compare). */
+function aboutAnotherRecipient(recipient: string | null, to: string | null | undefined): boolean {
+  return !!recipient && !!to && recipient.trim().toLowerCase() !== to.trim().toLowerCase();
 }
 
 function effectsOf(o: ReportOutcome) {

@@ -2,6 +2,7 @@
 // encrypted), show (secrets masked), clear, verify the relays and DKIM, send a test e-mail.
 import { allEndpointSecrets, updateEndpoint } from '../repos/webhooks.js';
 import {
+  deliveryWarnings,
   maskedDelivery,
   prepareDelivery,
   urlWithPassword,
@@ -13,7 +14,14 @@ import {
 } from '../domain/delivery.js';
 import { AppError } from '../errors.js';
 import { upsertContact } from '../repos/contacts.js';
-import { allDeliveryRows, deleteDeliveryRow, findDeliveryRow, quotaUsed, saveDeliveryRow } from '../repos/delivery.js';
+import {
+  allDeliveryRows,
+  deleteDeliveryRow,
+  findDeliveryRow,
+  quotaUsed,
+  saveDeliveryRow,
+  sendsMarketing,
+} from '../repos/delivery.js';
 import { insertEmail } from '../repos/emails.js';
 import { findTemplateByName } from '../repos/templates.js';
 import { iso, parseJson, type Executor } from '../repos/types.js';
@@ -98,6 +106,7 @@ async function settingsView(deps: Deps, db: Executor, project: { id: number; sit
   return {
     ...view(deps, project, settings, row?.updated_at ?? null),
     quota_used_today: await quotaUsed(db, project.id, utcDay(deps.clock.now())),
+    warnings: deliveryWarnings({ dkim: settings?.dkim ?? null, sendsMarketing: await sendsMarketing(db, project.id) }),
   };
 }
 
@@ -106,7 +115,7 @@ async function settingsView(deps: Deps, db: Executor, project: { id: number; sit
  * breaker states and the quota used are not settings). `record` redacts the masked members again.
  */
 function auditedSettings(v: Awaited<ReturnType<typeof settingsView>>) {
-  const { ok: _ok, breaker: _breaker, quota_used_today: _quota, ...settings } = v;
+  const { ok: _ok, breaker: _breaker, quota_used_today: _quota, warnings: _warnings, ...settings } = v;
   return settings;
 }
 

@@ -21,6 +21,8 @@ export const DEMO_SITE = {
   // The project's name is the sender's display name of its e-mails.
   name: 'Педагогические курсы (демо)',
   from_email: 'noreply@courses.example',
+  // Answers to a noreply sender reach people here (issue 24: receivers and customers expect one).
+  reply_to: 'support@courses.example',
   locale: 'ru' as const,
   timezone: 'Europe/Moscow',
 };

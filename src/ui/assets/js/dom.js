@@ -60,6 +60,7 @@ const STATUS_TONE = {
   soft_bounced: 'warn',
   complained: 'bad',
   delayed: 'info',
+  auto_reply: 'muted',
   unparsed: 'muted',
   none: 'warn',
 };

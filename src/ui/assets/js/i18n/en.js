@@ -165,6 +165,8 @@ export default {
   'project.siteKeyFixed': 'Fixed: keys, events and e-mails refer to it.',
   'project.nameHint': 'Also the sender name of its e-mails.',
   'project.sender': 'Sender address (From)',
+  'project.replyTo': 'Reply-To address',
+  'project.replyToHint': "where customers' answers go; the delivery settings' Reply-To replaces it",
   'project.senderShort': 'Sender',
   'project.locale': 'Template language',
   'project.localeHint': 'The date, plural and money filters speak it.',
@@ -484,6 +486,7 @@ export default {
   'catalog.publication_journal_submitted': 'after material for a journal is submitted',
   'catalog.publication_journal_published': 'journal published or documents ready',
   'status.delayed': 'delayed',
+  'status.auto_reply': 'auto-reply',
   'status.unparsed': 'unparsed',
   'dashboard.delivered': 'Delivered',
   'dashboard.bounced': 'Bounced',
@@ -618,6 +621,8 @@ export default {
   'delivery.keyPlaceholder': '-----BEGIN PRIVATE KEY-----',
   'delivery.dkim': 'DKIM signing',
   'delivery.txt': 'TXT',
+  'delivery.warning.marketing_without_dkim':
+    'This project sends cart or campaign e-mail without DKIM: no mailbox provider will offer one-click unsubscribe (RFC 8058), and Gmail and Yahoo expect it for bulk mail. Set a DKIM key below and publish its DNS record.',
   'dashboard.overQuota': 'Waiting for the daily quota',
   'dashboard.quotaReached': 'daily quota reached',
 

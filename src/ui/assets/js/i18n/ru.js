@@ -164,6 +164,8 @@ export default {
   'project.siteKeyFixed': 'Не меняется: на него ссылаются ключи, события и письма.',
   'project.nameHint': 'Это и имя отправителя в письмах проекта.',
   'project.sender': 'Адрес отправителя (From)',
+  'project.replyTo': 'Адрес для ответов',
+  'project.replyToHint': 'куда придут ответы клиентов; адрес для ответа из настроек доставки его заменяет',
   'project.senderShort': 'Отправитель',
   'project.locale': 'Язык шаблонов',
   'project.localeHint': 'На нём говорят фильтры date, plural и money.',
@@ -484,6 +486,7 @@ export default {
   'catalog.publication_journal_submitted': 'после отправки материала в журнал',
   'catalog.publication_journal_published': 'журнал вышел или документы готовы',
   'status.delayed': 'задерживается',
+  'status.auto_reply': 'автоответ',
   'status.unparsed': 'не разобран',
   'dashboard.delivered': 'Доставлено',
   'dashboard.bounced': 'Отказы',
@@ -617,6 +620,8 @@ export default {
   'delivery.keyPlaceholder': '-----BEGIN PRIVATE KEY----- (закрытый ключ)',
   'delivery.dkim': 'Подпись DKIM',
   'delivery.txt': 'TXT (текстовая запись)',
+  'delivery.warning.marketing_without_dkim':
+    'Проект отправляет письма о брошенной корзине или рассылки без подписи DKIM: почтовые сервисы не покажут отписку в один клик (RFC 8058), а Gmail и Yahoo требуют её для массовых писем. Задайте ключ DKIM ниже и опубликуйте его запись в DNS.',
   'dashboard.overQuota': 'Ждут суточной квоты',
   'dashboard.quotaReached': 'суточная квота исчерпана',
 

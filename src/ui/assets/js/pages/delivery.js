@@ -270,9 +270,15 @@ export async function deliveryTab(ctx, p) {
     testOut,
   );
 
+  // Cart and campaign e-mail offer one-click unsubscribe only under a DKIM signature (RFC 8058 §4).
+  const warnings = (d.warnings ?? []).map((w) =>
+    h('div', { class: 'notice', role: 'status', 'data-warning': w }, h('p', {}, t(`delivery.warning.${w}`))),
+  );
+
   return h(
     'div',
     { class: 'stack' },
+    ...warnings,
     form,
     h('h3', {}, t('delivery.check')),
     h('div', { class: 'actions' }, verify),

@@ -52,6 +52,13 @@ function projectForm(p, onSaved) {
     maxlength: '254',
     value: p?.from_email ?? '',
   });
+  const replyTo = h('input', {
+    name: 'reply_to',
+    inputmode: 'email',
+    spellcheck: 'false',
+    maxlength: '254',
+    value: p?.reply_to ?? '',
+  });
   const locale = select(
     [
       ['ru', t('project.locale.ru')],
@@ -87,6 +94,8 @@ function projectForm(p, onSaved) {
           from_email: from.value.trim(),
           timezone: timezone.value.trim(),
           locale: locale.value,
+          // Empty: no Reply-To (null clears it on an edit; a new project simply has none).
+          ...(replyTo.value.trim() ? { reply_to: replyTo.value.trim() } : p ? { reply_to: null } : {}),
         };
         try {
           const r = p
@@ -104,6 +113,7 @@ function projectForm(p, onSaved) {
       field(t('project.siteKey'), siteKey, p ? t('project.siteKeyFixed') : t('project.siteKeyHint')),
       field(t('common.name'), name, t('project.nameHint')),
       field(t('project.sender'), from),
+      field(t('project.replyTo'), replyTo, t('project.replyToHint')),
     ),
     h(
       'div',

@@ -1,0 +1,186 @@
+// The bounce verdicts on 597 real bounce e-mails nobody here wrote (../shared/corpus/bounces, SPEC §19),
+// through the function the SMTP listener runs for each message (reportsOfMessage), compared with
+// Sisimai's verdicts kept in test/fixtures/bounces/sisimai-verdicts.jsonl (`npm run corpus:sisimai`
+// regenerates them with Debian's libsisimai-perl). Then every message once more through recordReport on
+// a real database, both engines: nothing crashes, every message leaves a report, and only a hard
+// verdict on the e-mail's own address makes its contact invalid.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { reportsOfMessage } from '../src/bounces/listener.js';
+import type { InboundReport } from '../src/services/bounces.js';
+import { recordReport } from '../src/services/bounces.js';
+import { addContact, addEmail, openTestDb, seedProject, type TestDb } from './fixtures/delivery-support.js';
+import { DIALECTS } from './support/harness.js';
+import { REVIEWED } from './fixtures/bounces/reviewed-disagreements.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CORPUS = path.resolve(repoRoot, '../shared/corpus/bounces');
+const present = existsSync(CORPUS);
+const skip = present ? false : `no corpus at ${CORPUS}: the bounce corpus test is skipped`;
+
+/** Agreement below this fails; reviewed disagreements (with reasons) count as explained, not agreed. */
+const MIN_EXPLAINED = 0.95;
+/** The raw agreement measured when the rules were written: a drop below it is a regression. */
+const MIN_RAW = 0.88;
+/** Sisimai reasons that name a policy, spam, block-list, rate or authentication refusal: never hard. */
+const KEEPS_ADDRESS = new Set([
+  'blocked',
+  'spamdetected',
+  'policyviolation',
+  'securityerror',
+  'virusdetected',
+  'toomanyconn',
+  'norelaying',
+]);
+
+interface SisimaiRow {
+  file: string;
+  recipient: string | null;
+  reason: string | null;
+  hardbounce: boolean | null;
+}
+
+function sisimai(): Map<string, SisimaiRow[]> {
+  const rows = readFileSync(path.join(repoRoot, 'test/fixtures/bounces/sisimai-verdicts.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SisimaiRow);
+  const out = new Map<string, SisimaiRow[]>();
+  for (const r of rows) out.set(r.file, [...(out.get(r.file) ?? []), r]);
+  return out;
+}
+
+/** Our report about one of Sisimai's recipients: the block naming it, else the message's only one. */
+function reportFor(reports: InboundReport[], recipient: string | null): InboundReport | undefined {
+  const named = reports.find((r) => recipient && r.recipient === recipient.toLowerCase());
+  return named ?? (reports.length === 1 || !reports.some((r) => r.recipient) ? reports[0] : undefined);
+}
+
+const verdictOf = (kind: string | undefined) =>
+  kind === 'bounced'
+    ? 'hard'
+    : kind === 'soft_bounced' || kind === 'delayed'
+      ? 'soft'
+      : kind === 'complained'
+        ? 'feedback'
+        : kind === 'auto_reply'
+          ? 'vacation'
+          : (kind ?? 'none');
+
+if (!present && process.env.CI === 'true')
+  test('the bounce corpus is present in CI', () => assert.fail(`no corpus at ${CORPUS} (it sits beside the clone)`));
+
+const files = present
+  ? readdirSync(CORPUS)
+      .filter((f) => f.endsWith('.eml'))
+      .sort()
+  : [];
+
+describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => {
+  test('at least 95 % agreement on hard/soft with every difference explained, and no policy refusal hard', async () => {
+    assert.ok(files.length >= 590, `the corpus has ${files.length} messages`);
+    const reference = sisimai();
+    const matrix: Record<string, number> = {};
+    const disagreements: string[] = [];
+    const unexplained: string[] = [];
+    const policyHard: string[] = [];
+    let total = 0;
+    let agree = 0;
+    let unparsed = 0;
+    let messages = 0;
+    let messagesAgree = 0;
+    for (const f of files) {
+      const reports = await reportsOfMessage(readFileSync(path.join(CORPUS, f)), [], null);
+      assert.ok(reports.length >= 1, `${f} leaves a report`);
+      if (reports.every((r) => r.kind === 'unparsed')) unparsed++;
+      const rows = reference.get(f) ?? [];
+      rows.forEach((s, i) => {
+        const ours = verdictOf(reportFor(reports, s.recipient)?.kind);
+        const theirs = s.hardbounce === true ? 'hard' : s.hardbounce === false ? 'soft' : (s.reason ?? 'none');
+        matrix[`${theirs}→${ours}`] = (matrix[`${theirs}→${ours}`] ?? 0) + 1;
+        if (ours === 'hard' && s.reason && KEEPS_ADDRESS.has(s.reason)) policyHard.push(`${f} ${s.recipient}`);
+        if (s.hardbounce === null) return;
+        total++;
+        if (i === 0) messages++;
+        if (ours === theirs) {
+          agree++;
+          if (i === 0) messagesAgree++;
+          return;
+        }
+        const key = `${f} ${s.recipient ?? ''}`;
+        disagreements.push(`${key}: Sisimai ${theirs} (${s.reason}), ours ${ours}`);
+        if (!REVIEWED.some((r) => r.files.includes(key) && r.ours === ours)) unexplained.push(key);
+      });
+    }
+    const explained = total - unexplained.length;
+    const pct = (n: number, d: number) => `${((100 * n) / d).toFixed(1)} %`;
+    console.log(
+      [
+        `bounce corpus: ${files.length} messages, ${total} recipient verdicts with a hard/soft answer from Sisimai`,
+        `  agreement on hard/soft: ${agree}/${total} = ${pct(agree, total)} (per message, first recipient: ${messagesAgree}/${messages} = ${pct(messagesAgree, messages)})`,
+        `  agreement or a reviewed disagreement: ${explained}/${total} = ${pct(explained, total)}`,
+        `  messages left unparsed: ${unparsed}`,
+        `  Sisimai→ours: ${JSON.stringify(matrix)}`,
+        ...(unexplained.length ? ['  disagreements not reviewed:', ...unexplained.map((d) => `    ${d}`)] : []),
+      ].join('\n'),
+    );
+    assert.deepEqual(policyHard, [], 'a policy, spam, block-list, rate or authentication refusal judged hard');
+    assert.ok(agree / total >= MIN_RAW, `raw agreement ${pct(agree, total)} fell below ${MIN_RAW * 100} %`);
+    assert.ok(
+      explained / total >= MIN_EXPLAINED,
+      `${pct(explained, total)} agreed or reviewed; not reviewed:\n${unexplained.join('\n')}`,
+    );
+    assert.ok(unparsed <= 5, `${unparsed} messages unparsed`);
+  });
+});
+
+// The same messages through recordReport, as the listener records them: each addressed (VERP) to an
+// e-mail sent to Sisimai's first recipient of the message.
+for (const d of DIALECTS) {
+  describe(`bounce corpus recorded on ${d.name}`, { skip: skip || d.skip }, () => {
+    let t: TestDb;
+    before(async () => {
+      t = await openTestDb(d.name);
+    });
+    after(async () => {
+      await t.cleanup();
+    });
+
+    test('every message is stored without an error; only a hard verdict on its own address makes a contact invalid', async () => {
+      const reference = sisimai();
+      const seeded = await seedProject(t.db);
+      // Every message on both engines: PostgreSQL refuses what SQLite takes (U+0000, odd bytes).
+      const sample = files;
+      let invalid = 0;
+      for (const [n, f] of sample.entries()) {
+        const to = reference.get(f)?.[0]?.recipient?.toLowerCase() ?? `nobody${n}@example.invalid`;
+        const contactId = await addContact(t.db, seeded.projectId, `${n}.${to}`.slice(0, 300));
+        const emailId = await addEmail(t.db, { ...seeded, contactId, to, status: 'sent' });
+        const reports = await reportsOfMessage(readFileSync(path.join(CORPUS, f)), [emailId], null);
+        for (const r of reports) await recordReport({ db: t.db, now: () => Date.now() }, r);
+        const stored = await t.db.db
+          .selectFrom('email_reports')
+          .select('kind')
+          .where('email_id', '=', emailId)
+          .execute();
+        assert.ok(stored.length >= 1, `${f}: no report stored on its e-mail`);
+        const contact = await t.db.db
+          .selectFrom('contacts')
+          .select('status')
+          .where('id', '=', contactId)
+          .executeTakeFirstOrThrow();
+        const own = reportFor(reports, to);
+        if (contact.status === 'invalid') {
+          invalid++;
+          assert.equal(own?.kind, 'bounced', `${f}: contact invalid without a hard verdict on ${to}`);
+        }
+        if (own?.kind === 'bounced' && reports.filter((r) => r.recipient === to).length <= 1)
+          assert.equal(contact.status, 'invalid', `${f}: hard verdict on ${to} left the contact ${contact.status}`);
+      }
+      console.log(`bounce corpus on ${d.name}: ${sample.length} messages recorded, ${invalid} contacts invalid`);
+    });
+  });
+}
