@@ -258,7 +258,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const handOver = batcher<number, HandOver>({
     maxBatch: FINISH_BATCH,
     run: async (ids) => {
-      const decided = await handOverMany(database.db, id, ids, clock.now());
+      const decided = await handOverMany(database, id, ids, clock.now());
       return ids.map((i) => fulfilled(decided.get(i) ?? { gone: null }));
     },
   });

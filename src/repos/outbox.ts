@@ -151,7 +151,8 @@ export async function startSends(
   now: number,
 ): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
-  await lockInIdOrder(db, (q) => q.where('id', 'in', ids));
+  // One row needs no ordered lock: a statement that waits for one row while holding none cannot deadlock.
+  if (ids.length > 1) await lockInIdOrder(db, (q) => q.where('id', 'in', ids));
   const rows = await db
     .updateTable('scheduled_emails')
     .set({ send_started_at: now })
@@ -352,13 +353,14 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
       cast(${f.now} as bigint), cast(${flag(f.countAttempt)} as integer), cast(${flag(f.rendered !== undefined)} as integer),
       cast(${f.rendered ?? null} as text), cast(${flag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
   );
-  await lockInIdOrder(db, (q) =>
-    q.where(
-      'id',
-      'in',
-      items.map((f) => f.id),
-    ),
-  );
+  if (items.length > 1)
+    await lockInIdOrder(db, (q) =>
+      q.where(
+        'id',
+        'in',
+        items.map((f) => f.id),
+      ),
+    );
   // VALUES columns are column1..column13 in both dialects.
   const res = await sql<{ id: number }>`
     update scheduled_emails set
