@@ -1,5 +1,5 @@
-// Leases under failure and concurrency: a worker process killed with SIGKILL mid-send loses its claims to
-// another worker and nothing is lost; two workers sharing one outbox send every e-mail exactly once.
+// Leases under failure and concurrency: a worker process killed with SIGKILL mid-send (one e-mail handed
+// to the relay, the others claimed but not handed over) loses its claims to another worker and nothing is lost; two workers sharing one outbox send every e-mail exactly once.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -49,6 +49,10 @@ describe('worker crash', () => {
         held.every((r) => r.status === 'sending' && r.locked_by === 'doomed-worker'),
         JSON.stringify(held),
       );
+      // Issue 30: the hung one was handed to the relay, the four behind it only claimed. The child dies
+      // between claim and hand-over for those: each is still sent exactly once (below).
+      const handed = await t.db.db.selectFrom('scheduled_emails').select('send_started_at').execute();
+      assert.deepEqual(handed.map((r) => r.send_started_at !== null).sort(), [false, false, false, false, true]);
       child.kill('SIGKILL');
       await once(child, 'exit');
       const killedAt = Date.now();

@@ -6,7 +6,6 @@
 // orders. Then: every e-mail that should go went exactly once (counted by Message-ID at the server),
 // every cancelled one never did, and a key's rate limit holds across both API processes.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +19,7 @@ import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
 import { cliActor } from '../src/cliAdmin.js';
 import { freePort } from './fixtures/delivery-support.js';
+import { healthy, pool, startProcess as startProc, stopProcess as stop, type Proc } from './support/processes.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
 const REDIS_URL = process.env.TEST_REDIS_URL?.trim() || null;
@@ -38,64 +38,8 @@ const REPEATED_ORDERS = 250; // order-created again for an unpaid order: nothing
 const PAID_FIRST = 125; // purchase before order-created (x2 events): the order schedules nothing
 // 1900 + 100 + 2*1000 + 500 + 250 + 2*125 = 5,000 events.
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  out(): string;
-}
-
-function startProcess(name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (c: Buffer) => {
-    out = (out + String(c)).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  return { name, child, port, out: () => out };
-}
-
-async function healthy(p: Proc): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited early:\n${p.out()}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${p.name} did not become healthy:\n${p.out()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stop(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
-  p.child.kill('SIGTERM');
-  const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(t);
-}
-
-/** Runs `tasks` with at most `n` in flight. */
-async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
-  const results: T[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: n }, async () => {
-      while (next < tasks.length) {
-        const i = next++;
-        results[i] = await tasks[i]();
-      }
-    }),
-  );
-  return results;
-}
+const startProcess = (name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number) =>
+  startProc(name, command, { ...env, ADMIN_TOKEN: ADMIN }, port);
 
 describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Redis', { skip: SKIP }, () => {
   const schema = `scale_${randomBytes(5).toString('hex')}`;
@@ -104,6 +48,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
   let smtp: SMTPServer;
   let smtpPort = 0;
   const received = new Map<string, number>(); // Message-ID -> times received
+  const arrivedAt = new Map<string, number>(); // Message-ID -> when its DATA was complete (first time)
   let messages = 0;
   const procs: Proc[] = [];
   let apis: Proc[] = [];
@@ -142,6 +87,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
           const head = raw.slice(0, raw.indexOf('\r\n\r\n'));
           const id = /^Message-ID:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? `(none ${messages})`;
           received.set(id, (received.get(id) ?? 0) + 1);
+          if (!arrivedAt.has(id)) arrivedAt.set(id, Date.now());
           messages++;
           cb(null);
         });
@@ -317,6 +263,8 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
         });
       }
       const racing: string[] = [];
+      // Per racing order: when its purchase was answered, and the e-mails it reported in flight.
+      const answered = new Map<string, { at: number; inFlight: Set<number> }>();
       for (let i = 0; i < RACING_ORDERS; i++) {
         const id = `${run}-race-${i}`;
         racing.push(id);
@@ -325,7 +273,11 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
           ok(await call(a, 'POST', '/api/scoped/events/order-created', order(id, i), h), 'order-created');
           // Paid at once or a moment later: the workers (polling every 200 ms) win some races, lose others.
           if (i % 2) await new Promise((r) => setTimeout(r, Math.random() * 400));
-          ok(await call(b, 'POST', '/api/scoped/events/purchase', purchase(id, i), h), 'purchase');
+          const p = ok(await call(b, 'POST', '/api/scoped/events/purchase', purchase(id, i), h), 'purchase');
+          const inFlight = (p.plan as { scheduled_email_id: number; reason: string | null }[])
+            .filter((e) => e.reason === 'in_flight')
+            .map((e) => e.scheduled_email_id);
+          answered.set(id, { at: Date.now(), inFlight: new Set(inFlight) });
         });
       }
       const unpaid: string[] = [];
@@ -477,9 +429,24 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
         0,
         'paid-first orders scheduled nothing',
       );
+      // Not only sent or cancelled: none arrived after its purchase was answered unless the purchase
+      // reported it in flight (issue 30).
+      let inFlight = 0;
+      for (const r of cart.filter((c) => racing.includes(c.order_id!) && c.status === 'sent')) {
+        const a = answered.get(r.order_id!)!;
+        if (a.inFlight.has(r.id)) {
+          inFlight++;
+          continue;
+        }
+        const at = arrivedAt.get(r.message_id!)!;
+        assert.ok(
+          at <= a.at,
+          `e-mail ${r.id} of order ${r.order_id} arrived ${at - a.at} ms after its purchase was answered`,
+        );
+      }
       const raced = cart.filter((r) => racing.includes(r.order_id!) && r.chain_step !== 'step3');
       console.log(
-        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped`,
+        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped, ${inFlight} were in flight when it committed`,
       );
     },
   );

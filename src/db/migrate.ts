@@ -17,6 +17,7 @@ import * as m010b from './migrations/010b_webhook_outbox.js';
 import * as m012 from './migrations/012_marketing_pause.js';
 import * as m013 from './migrations/013_audit_token.js';
 import * as m014 from './migrations/014_template_topic_tracking.js';
+import * as m015 from './migrations/015_hand_over.js';
 import * as m019 from './migrations/019_project_reply_to.js';
 import * as m020 from './migrations/020_project_private_webhooks.js';
 
@@ -41,6 +42,7 @@ const steps: Record<string, Step> = {
   '012_marketing_pause': m012,
   '013_audit_token': m013,
   '014_template_topic_tracking': m014,
+  '015_hand_over': m015,
   '019_project_reply_to': m019,
   '020_project_private_webhooks': m020,
 };

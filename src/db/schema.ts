@@ -228,6 +228,10 @@ export interface ScheduledEmailsTable {
   rendered: string | null;
   /** The purchase event that cancelled this cart e-mail (SPEC §13). */
   cancelled_by_event_id: number | null;
+  /** When the current attempt was handed to the relay (migration 015); null while only claimed. */
+  send_started_at: number | null;
+  /** The purchase event that found this cart e-mail already handed to the relay (reason in_flight). */
+  in_flight_event_id: number | null;
   /** A test send from the delivery settings (migration 007): left out of every statistic. */
   is_test: Generated<number>;
   created_at: number;

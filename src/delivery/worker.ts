@@ -26,8 +26,8 @@ import { secretBox } from '../services/secrets.js';
 import { DeliveryRouter, type ProjectDelivery } from './router.js';
 import { findTemplate } from '../repos/templates.js';
 import { parseJson } from '../repos/types.js';
-import { suppressionReason } from '../domain/suppression.js';
-import { pausedByMarketingStop } from '../domain/bounces.js';
+import { handOverVerdict, type HandOverVerdict } from '../domain/handOver.js';
+import { handOverMany, type HandOver } from './handOver.js';
 import type { WebhookKind } from '../domain/statuses.js';
 import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
@@ -97,7 +97,13 @@ const NOTIFIED: Partial<Record<EmailStatus, WebhookKind>> = {
   sent: 'email.sent',
   failed: 'email.failed',
   suppressed: 'email.suppressed',
+  // Only the hand-over writes `cancelled` here: it found the order paid (domain/handOver.ts).
+  cancelled: 'email.cancelled',
 };
+
+/** The webhook's reason for an outcome: SPEC §13's word for a cancel, the recorded note otherwise. */
+const webhookReason = (f: Finish) =>
+  f.status === 'sent' ? null : f.status === 'cancelled' ? 'cancelled_by_purchase' : (f.lastError ?? null);
 
 /** A paused project's campaign and cart e-mails are looked at again this much later (or at once on resume). */
 const PAUSE_DEFER_MS = 3_600_000;
@@ -227,7 +233,7 @@ export function createWorker(opts: WorkerOptions): Worker {
           const kind = NOTIFIED[f.status];
           // A test send from the delivery settings is the administrator's, not the site's business.
           return kind && done.has(f.id) && Number(row.is_test) !== 1
-            ? [{ email: row, kind, reason: f.status === 'sent' ? null : (f.lastError ?? null) }]
+            ? [{ email: row, kind, reason: webhookReason(f) }]
             : [];
         });
         await enqueueEmailWebhooks(trx, notices, clock.now());
@@ -247,6 +253,16 @@ export function createWorker(opts: WorkerOptions): Worker {
     },
   });
 
+  // Hand-overs are decided in batches like the outcomes: every e-mail that reaches the relay's door
+  // while one hand-over transaction runs joins the next (one transaction, on SQLite one fsync, for all).
+  const handOver = batcher<number, HandOver>({
+    maxBatch: FINISH_BATCH,
+    run: async (ids) => {
+      const decided = await handOverMany(database, id, ids, clock.now());
+      return ids.map((i) => fulfilled(decided.get(i) ?? { gone: null }));
+    },
+  });
+
   function emit(emailId: number, outcome: Outcome) {
     outcomeEvents.emit(`email:${emailId}`, outcome);
   }
@@ -262,6 +278,19 @@ export function createWorker(opts: WorkerOptions): Worker {
         'lease lost before the outcome was recorded; another worker owns the e-mail',
       );
       return undefined;
+    };
+    const recordStop = (r: EmailRow, v: Exclude<HandOverVerdict, { go: true }>) => {
+      const now = clock.now();
+      switch (v.stop) {
+        case 'paused':
+          return record('queued', write(r, finishes.paused(r.id, { now, dueAt: now + PAUSE_DEFER_MS })));
+        case 'suppressed':
+          return record('suppressed', write(r, finishes.suppressed(r.id, { now, reason: v.note })));
+        case 'cancelled':
+          return record('cancelled', write(r, finishes.cancelled(r.id, { now, note: v.note })));
+        case 'failed':
+          return record('failed', write(r, finishes.failed(r.id, { now, error: v.note, countAttempt: false })));
+      }
     };
     if (row.attempts >= retry.maxAttempts) {
       const error = `gave up after ${row.attempts} attempts; last error: ${row.last_error ?? 'none'}`;
@@ -282,13 +311,15 @@ export function createWorker(opts: WorkerOptions): Worker {
         ),
       );
     }
-    if (project.marketing_paused_at != null && pausedByMarketingStop(row.kind)) {
-      // Campaigns and cart chains wait while the project is paused (complaints); transactional mail goes on.
-      const now = clock.now();
-      return record('queued', write(row, finishes.paused(row.id, { now, dueAt: now + PAUSE_DEFER_MS })));
-    }
-    const reason = suppressionReason(contact.status, row.kind);
-    if (reason) return record('suppressed', write(row, finishes.suppressed(row.id, { now: clock.now(), reason })));
+    // Checked at claim on what the batch read (nothing rendered for an e-mail that cannot go), and again
+    // at hand-over (handOver below), where the decision is final.
+    const early = handOverVerdict({
+      kind: row.kind,
+      contactStatus: contact.status,
+      orderPaid: false,
+      marketingPaused: project.marketing_paused_at != null,
+    });
+    if (!early.go) return recordStop(row, early);
 
     let delivery: ProjectDelivery | null;
     try {
@@ -342,6 +373,15 @@ export function createWorker(opts: WorkerOptions): Worker {
     if (!quota.taken) {
       const { dueAt, reason } = quota;
       return record('queued', write(row, finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));
+    }
+    const handed = await handOver(row.id);
+    if (!('verdict' in handed) || !handed.verdict.go) {
+      await giveBackQuota(db, project.id, quota);
+      if ('verdict' in handed && !handed.verdict.go) return recordStop(row, handed.verdict);
+      // Cancelled by a purchase or an administrator after the claim: they recorded it (and its webhook).
+      if ('gone' in handed && handed.gone === 'cancelled') return 'cancelled';
+      log.warn({ email_id: row.id, worker: id }, 'lease lost before the hand-over; another worker owns the e-mail');
+      return undefined;
     }
     const routed = await router.send(project, delivery, msg);
     const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });

@@ -3,8 +3,20 @@
 // that rows written before the vocabulary existed are named too.
 import type { EmailStatus } from '../db/schema.js';
 import type { EmailReason } from '../schemas/scoped.js';
+import { ORDER_PAID_NOTE } from './handOver.js';
+import { SENT_STATUSES } from './statuses.js';
 
-export function emailReason(status: EmailStatus, note: string | null): EmailReason | null {
+/**
+ * `inFlightEventId`: the purchase that found this cart e-mail already handed to the relay; while it is
+ * being sent, and once it went, its reason is `in_flight`.
+ */
+export function emailReason(
+  status: EmailStatus,
+  note: string | null,
+  inFlightEventId: number | null = null,
+): EmailReason | null {
+  if (inFlightEventId !== null && (status === 'sending' || (SENT_STATUSES as readonly string[]).includes(status)))
+    return 'in_flight';
   const n = (note ?? '').toLowerCase();
   if (status === 'suppressed') {
     if (n.includes('unsubscribed')) return 'contact_unsubscribed';
@@ -15,7 +27,7 @@ export function emailReason(status: EmailStatus, note: string | null): EmailReas
   // The project's daily quota is used up (issue 13): the e-mail waits for the next day.
   if ((status === 'queued' || status === 'scheduled') && n.startsWith('quota:')) return 'quota';
   if (status === 'cancelled') {
-    if (n.includes('order paid')) return 'cancelled_by_purchase';
+    if (n.includes(ORDER_PAID_NOTE)) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';
   }
   return null;

@@ -4,7 +4,17 @@
 import type { EmailKind } from '../db/schema.js';
 import type { EmailReason } from '../schemas/scoped.js';
 
-export const PLAN_STATUSES = ['queued', 'scheduled', 'sent', 'failed', 'suppressed', 'cancelled', 'skipped'] as const;
+// `sending`: a cart e-mail a purchase found already handed to the relay (reason `in_flight`, issue 30).
+export const PLAN_STATUSES = [
+  'queued',
+  'scheduled',
+  'sent',
+  'failed',
+  'suppressed',
+  'cancelled',
+  'skipped',
+  'sending',
+] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 
 export interface PlanEntry {
@@ -14,6 +24,8 @@ export interface PlanEntry {
   due_at: string | null;
   status: PlanStatus;
   reason: EmailReason | null;
+  /** In flight only: when the worker handed the e-mail to the relay (ISO 8601). */
+  send_started_at?: string;
 }
 
 /** Why the worker will suppress an e-mail to this contact (the rules of delivery/worker.ts, SPEC §4). */

@@ -5,6 +5,7 @@ import type { ContactRow, ContactStatus } from '../db/schema.js';
 import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
+import { holdHandOvers } from './outbox.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
@@ -220,7 +221,10 @@ export async function setContactStatus(
   // A conditional change never overrides a stronger status set concurrently (e.g. admin_blocked).
   if (onlyFrom) q = q.where('status', 'in', onlyFrom);
   const r = await q.executeTakeFirst();
-  return Number(r.numUpdatedRows ?? 0) > 0;
+  const changed = Number(r.numUpdatedRows ?? 0) > 0;
+  // A status that stops e-mails holds back hand-overs under way until it commits (issue 30).
+  if (changed && status !== 'active') await holdHandOvers(db, { contactId: id });
+  return changed;
 }
 
 export interface ListRow {

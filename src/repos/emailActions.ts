@@ -1,6 +1,8 @@
 // What an administrator may do to one e-mail from the UI: cancel it before it leaves, or send a failed
-// one again. Both are single conditional UPDATEs, so they cannot race the delivery worker: a row the
-// worker has just claimed (`sending`) or finished no longer matches and the action reports a conflict.
+// one again. Both are single conditional UPDATEs, so they cannot race the delivery worker. A cancel also
+// stops an e-mail a worker has claimed but not yet handed to the relay (its hand-over then finds the row
+// cancelled: repos/outbox.ts startSends); one already handed over, or finished, no longer matches and the
+// action reports a conflict.
 import type { EmailStatus } from '../db/schema.js';
 import type { Executor } from './types.js';
 
@@ -13,7 +15,12 @@ export async function cancelEmail(db: Executor, id: number, now: number): Promis
     .updateTable('scheduled_emails')
     .set({ status: 'cancelled', last_error: 'cancelled by an administrator', updated_at: now })
     .where('id', '=', id)
-    .where('status', 'in', CANCELLABLE)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', CANCELLABLE),
+        eb.and([eb('status', '=', 'sending'), eb('send_started_at', 'is', null)]),
+      ]),
+    )
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }

@@ -1,10 +1,12 @@
 // The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
 // them; the delivery worker claims and updates them.
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/index.js';
-import type { EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
+import type { Database, EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { emailReason } from '../domain/emailReason.js';
+import { ORDER_PAID_NOTE } from '../domain/handOver.js';
+import { lockInIdOrder } from './outbox.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
@@ -46,23 +48,51 @@ export async function findEmail(db: Executor, id: number): Promise<EmailRow | un
   return db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Cancels the pending cart-chain e-mails of one order, naming the purchase event that did it. */
-export async function cancelPendingCartEmails(
+/**
+ * A purchase's stop (issue 30): cancels every cart e-mail of the order not yet handed to the relay
+ * (pending, or claimed by a worker that has not started its send) and marks the ones already in flight
+ * with the purchase's event. The order's rows are locked first (lockInIdOrder), so a hand-over under way
+ * finishes before this reads them, and one not yet begun waits for the purchase and finds its row
+ * cancelled (repos/outbox.ts startSends). Returns both.
+ */
+export async function stopCartEmails(
   db: Executor,
   projectId: number,
   orderId: string,
   now: number,
   eventId: number | null,
 ) {
-  return db
+  const ofOrder = (eb: ExpressionBuilder<Database, 'scheduled_emails'>) =>
+    eb.and([eb('project_id', '=', projectId), eb('order_id', '=', orderId), eb('kind', '=', 'cart')]);
+  await lockInIdOrder(db, (q) => q.where(ofOrder).where('status', 'in', [...PENDING, 'sending']));
+  const returned = [
+    'id',
+    'project_id',
+    'event_id',
+    'order_id',
+    'to_email',
+    'template_key',
+    'chain_step',
+    'due_at',
+  ] as const;
+  const stopped = await db
     .updateTable('scheduled_emails')
-    .set({ status: 'cancelled', updated_at: now, last_error: 'order paid', cancelled_by_event_id: eventId })
-    .where('project_id', '=', projectId)
-    .where('order_id', '=', orderId)
-    .where('kind', '=', 'cart')
-    .where('status', 'in', PENDING)
-    .returning(['id', 'project_id', 'event_id', 'order_id', 'to_email', 'template_key', 'chain_step', 'due_at'])
+    .where(ofOrder)
+    .set({ status: 'cancelled', updated_at: now, last_error: ORDER_PAID_NOTE, cancelled_by_event_id: eventId })
+    .where((eb) =>
+      eb.or([eb('status', 'in', PENDING), eb.and([eb('status', '=', 'sending'), eb('send_started_at', 'is', null)])]),
+    )
+    .returning(returned)
     .execute();
+  const inFlight = await db
+    .updateTable('scheduled_emails')
+    .where(ofOrder)
+    .set((eb) => ({ in_flight_event_id: eb.fn.coalesce('in_flight_event_id', eb.val(eventId)) }))
+    .where('status', '=', 'sending')
+    .where('send_started_at', 'is not', null)
+    .returning([...returned, 'send_started_at'])
+    .execute();
+  return { stopped, inFlight };
 }
 
 export interface EmailFilter {
@@ -184,6 +214,9 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     test: Number(r.is_test) === 1,
     message_id: r.message_id,
     cancelled_by_event_id: r.cancelled_by_event_id ?? null,
+    reason: emailReason(r.status, r.last_error, r.in_flight_event_id),
+    send_started_at: iso(r.send_started_at),
+    in_flight_event_id: r.in_flight_event_id ?? null,
     context: parseJson<Record<string, unknown>>(r.context, {}),
     subject: rendered?.subject ?? null,
     html: rendered?.html ?? null,
@@ -221,6 +254,7 @@ function scopedEmails(db: Executor, projectId: number) {
       'scheduled_emails.sent_at',
       'scheduled_emails.attempts',
       'scheduled_emails.last_error',
+      'scheduled_emails.in_flight_event_id',
     ])
     .where('scheduled_emails.project_id', '=', projectId);
 }
@@ -238,7 +272,7 @@ function toScopedEmail(r: ScopedRow, now: number) {
     sent_at: iso(r.sent_at),
     attempts: r.attempts,
     outcome: r.last_error,
-    reason: emailReason(r.status, r.last_error),
+    reason: emailReason(r.status, r.last_error, r.in_flight_event_id),
   };
 }
 

@@ -1,9 +1,9 @@
 // The delivery worker's side of the outbox (scheduled_emails). A worker claims rows under a lease
 // (locked_by, locked_until) and every later write is guarded by `locked_by = <its id>`: a worker that
 // lost its lease (it stalled and another took over) cannot overwrite the newer outcome.
-import { sql, type Kysely, type SqlBool } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/index.js';
-import type { Database, EmailRow, EmailStatus } from '../db/schema.js';
+import type { ContactStatus, Database, EmailKind, EmailRow, EmailStatus } from '../db/schema.js';
 import { PAUSE_REASON } from '../domain/bounces.js';
 
 // Literal SQL (not bound parameters) so both SQLite and PostgreSQL match the partial indexes of
@@ -58,6 +58,8 @@ export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimO
       .updateTable('scheduled_emails')
       .set({
         status: 'sending',
+        // Claimed, not handed over: a purchase or an administrator may still cancel it (startSends).
+        send_started_at: null,
         locked_by: o.workerId,
         locked_until: o.now + o.leaseMs,
         updated_at: o.now,
@@ -90,13 +92,17 @@ export async function renewLease(
   leaseMs: number,
 ): Promise<number> {
   if (ids.length === 0) return 0;
-  const res = await db
-    .updateTable('scheduled_emails')
-    .set({ locked_until: now + leaseMs })
-    .where('id', 'in', ids)
-    .where('locked_by', '=', workerId)
-    .where(IS_SENDING)
-    .executeTakeFirst();
+  // Rows locked in id order first: a purchase may be locking some of them (lockInIdOrder).
+  const res = await db.transaction().execute(async (trx) => {
+    await lockInIdOrder(trx, (q) => q.where('id', 'in', ids));
+    return trx
+      .updateTable('scheduled_emails')
+      .set({ locked_until: now + leaseMs })
+      .where('id', 'in', ids)
+      .where('locked_by', '=', workerId)
+      .where(IS_SENDING)
+      .executeTakeFirst();
+  });
   return Number(res.numUpdatedRows);
 }
 
@@ -118,14 +124,128 @@ export async function releaseClaims(
   now: number,
 ): Promise<number> {
   if (ids.length === 0) return 0;
-  const res = await db
+  const res = await db.transaction().execute(async (trx) => {
+    await lockInIdOrder(trx, (q) => q.where('id', 'in', ids));
+    return trx
+      .updateTable('scheduled_emails')
+      .set({ status: 'scheduled', locked_by: null, locked_until: null, updated_at: now })
+      .where('id', 'in', ids)
+      .where('locked_by', '=', workerId)
+      .where(IS_SENDING)
+      .executeTakeFirst();
+  });
+  return Number(res.numUpdatedRows);
+}
+
+/**
+ * The hand-over (issue 30): marks claimed e-mails this worker holds as handed to the relay. The UPDATE
+ * takes each row's lock, so it waits for any stop that locked the row first (a purchase's cancel, an
+ * administrator's, holdHandOvers) and then no longer matches a cancelled row. Call it, then
+ * readHandOverFacts, in one transaction: the read's snapshot comes after the locks, so it sees every stop
+ * that committed before. Returns the ids marked.
+ */
+export async function startSends(
+  db: Kysely<Database>,
+  workerId: string,
+  ids: number[],
+  now: number,
+): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  // One row needs no ordered lock: a statement that waits for one row while holding none cannot deadlock.
+  if (ids.length > 1) await lockInIdOrder(db, (q) => q.where('id', 'in', ids));
+  const rows = await db
     .updateTable('scheduled_emails')
-    .set({ status: 'scheduled', locked_by: null, locked_until: null, updated_at: now })
+    .set({ send_started_at: now })
     .where('id', 'in', ids)
     .where('locked_by', '=', workerId)
     .where(IS_SENDING)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+    .where('send_started_at', 'is', null)
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+/** Takes back startSends for e-mails the hand-over decided to stop (same transaction). */
+export async function undoSendStarts(db: Kysely<Database>, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('scheduled_emails').set({ send_started_at: null }).where('id', 'in', ids).execute();
+}
+
+/** Everything the hand-over decision (domain/handOver.ts) reads about claimed e-mails: one query. */
+export interface HandOverRow {
+  id: number;
+  kind: EmailKind;
+  status: EmailStatus;
+  contact_status: ContactStatus | null;
+  order_status: string | null;
+  marketing_paused_at: number | null;
+}
+
+export async function readHandOverFacts(db: Kysely<Database>, ids: number[]): Promise<Map<number, HandOverRow>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('scheduled_emails as e')
+    .innerJoin('projects as p', 'p.id', 'e.project_id')
+    .leftJoin('contacts as c', 'c.id', 'e.contact_id')
+    .leftJoin('orders as o', (j) => j.onRef('o.project_id', '=', 'e.project_id').onRef('o.order_id', '=', 'e.order_id'))
+    .select([
+      'e.id',
+      'e.kind',
+      'e.status',
+      'c.status as contact_status',
+      'o.status as order_status',
+      'p.marketing_paused_at',
+    ])
+    .where('e.id', 'in', ids)
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      Number(r.id),
+      {
+        ...r,
+        id: Number(r.id),
+        marketing_paused_at: r.marketing_paused_at === null ? null : Number(r.marketing_paused_at),
+      },
+    ]),
+  );
+}
+
+/** What a stop is about: one contact (its status changed) or one project's marketing (paused). */
+export type HoldScope = { contactId: number } | { projectId: number; kinds: EmailKind[]; now: number };
+
+/**
+ * Every stop that does not cancel e-mail rows itself calls this in its own transaction, after writing the
+ * stop: it locks the e-mails the stop concerns that are pending or claimed but not handed over. A
+ * hand-over of one of them then waits for the stop to commit and sees it; one already under way makes the
+ * stop wait for its commit, so the hand-over came first. Nothing to do on SQLite: its one writer runs the
+ * stop's transaction and the hand-over's one after the other.
+ */
+export async function holdHandOvers(db: Kysely<Database>, scope: HoldScope): Promise<void> {
+  await lockInIdOrder(db, (q) => {
+    q = q.where((eb) =>
+      eb.or([
+        eb.and([IS_SENDING, eb('send_started_at', 'is', null)]),
+        'projectId' in scope ? eb.and([IS_PENDING, eb('due_at', '<=', scope.now)]) : IS_PENDING,
+      ]),
+    );
+    return 'contactId' in scope
+      ? q.where('contact_id', '=', scope.contactId)
+      : q.where('project_id', '=', scope.projectId).where('kind', 'in', scope.kinds);
+  });
+}
+
+const isPostgres = (db: Kysely<Database>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
+type EmailIdQuery = SelectQueryBuilder<Database, 'scheduled_emails', { id: number }>;
+
+/**
+ * Locks the chosen e-mail rows in id order (PostgreSQL; a no-op on SQLite, whose one writer needs no row
+ * locks). Every transaction that locks several e-mail rows and may meet another doing the same (a purchase,
+ * a hand-over, an outcome write, a stop) takes them this way first, so no two of them can deadlock.
+ */
+export async function lockInIdOrder(db: Kysely<Database>, where: (q: EmailIdQuery) => EmailIdQuery): Promise<void> {
+  if (!isPostgres(db)) return;
+  await where(db.selectFrom('scheduled_emails').select('id')).orderBy('id').forUpdate().execute();
 }
 
 export interface RenderedColumns {
@@ -198,6 +318,14 @@ export const finishes = {
   /** A paused project's marketing e-mail (issue 14): waits as `queued` like a quota wait; not an attempt. */
   paused: (id: number, o: { now: number; dueAt: number }): Finish =>
     finishes.waitQuota(id, { ...o, reason: MARKETING_PAUSED_ERROR }),
+  /** The hand-over found the order paid (a purchase's cancel it had not met): stopped, not an attempt. */
+  cancelled: (id: number, o: { now: number; note: string }): Finish => ({
+    id,
+    now: o.now,
+    status: 'cancelled',
+    lastError: o.note,
+    countAttempt: false,
+  }),
   suppressed: (id: number, o: { now: number; reason: string }): Finish => ({
     id,
     now: o.now,
@@ -225,6 +353,14 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
       cast(${f.now} as bigint), cast(${flag(f.countAttempt)} as integer), cast(${flag(f.rendered !== undefined)} as integer),
       cast(${f.rendered ?? null} as text), cast(${flag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
   );
+  if (items.length > 1)
+    await lockInIdOrder(db, (q) =>
+      q.where(
+        'id',
+        'in',
+        items.map((f) => f.id),
+      ),
+    );
   // VALUES columns are column1..column13 in both dialects.
   const res = await sql<{ id: number }>`
     update scheduled_emails set

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
+import { holdHandOvers } from './outbox.js';
 import type { Executor } from './types.js';
 
 export async function findProjectBySiteKey(db: Executor, siteKey: string): Promise<Project | undefined> {
@@ -105,7 +106,10 @@ export async function pauseMarketing(db: Executor, projectId: number, now: numbe
     .where('id', '=', projectId)
     .where('marketing_paused_at', 'is', null)
     .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+  const paused = Number(res.numUpdatedRows) > 0;
+  // Hand-overs of the project's marketing e-mails under way finish before the pause commits (issue 30).
+  if (paused) await holdHandOvers(db, { projectId, kinds: ['campaign', 'cart'], now });
+  return paused;
 }
 
 /** Resumes them (an administrator's act); returns the row afterwards. */

@@ -11,6 +11,7 @@ import {
   REPORT_KINDS,
   REPORT_SOURCES,
 } from '../domain/statuses.js';
+import { EmailReasonSchema } from './scoped.js';
 import {
   Cursor,
   Email,
@@ -370,6 +371,13 @@ export const EmailDetail = Type.Object({
   message_id: NullableString,
   cancelled_by_event_id: Type.Union([Type.Integer(), Type.Null()], {
     description: 'the purchase event that cancelled it',
+  }),
+  reason: Type.Union([EmailReasonSchema, Type.Null()]),
+  send_started_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when the last attempt was handed to the relay; null before any',
+  }),
+  in_flight_event_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'the purchase event that found this cart e-mail already handed to the relay (reason in_flight)',
   }),
   context: Type.Record(Type.String(), Json),
   subject: NullableString,

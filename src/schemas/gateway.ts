@@ -134,6 +134,12 @@ export const Plan = Type.Array(
     due_at: Nullable(Type.String({ description: 'when it is due; null for one not scheduled' })),
     status: literalUnion(PLAN_STATUSES),
     reason: Nullable(EmailReasonSchema),
+    send_started_at: Type.Optional(
+      Type.String({
+        description:
+          'with reason in_flight (status sending): when the e-mail was handed to the relay, before the purchase committed; it counts as sent, not stopped',
+      }),
+    ),
   }),
   { description: 'each e-mail the request scheduled, cancelled or did not schedule, with why it will not go' },
 );

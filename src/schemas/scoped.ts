@@ -16,6 +16,8 @@ export const EMAIL_REASONS = [
   'cancelled_by_purchase',
   'cancelled_by_admin',
   'template_error',
+  // Not a stop: a cart e-mail already handed to the relay when its order's purchase committed (issue 30).
+  'in_flight',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

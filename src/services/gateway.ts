@@ -25,7 +25,7 @@ import {
 } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
-import { cancelPendingCartEmails, findEmail, visibleStatus } from '../repos/emails.js';
+import { findEmail, stopCartEmails, visibleStatus } from '../repos/emails.js';
 import { markOrderPaid } from '../repos/orders.js';
 import { findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
 import { getRoutes } from '../repos/templates.js';
@@ -324,8 +324,9 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       },
       now,
     );
-    // Stopping the cart chain comes first and never depends on address-book configuration.
-    const stopped = await cancelPendingCartEmails(trx, project.id, orderId, now, eventId);
+    // Stopping the cart chain comes first and never depends on address-book configuration. What a worker
+    // had already handed to the relay cannot be stopped: the plan says so (in_flight, issue 30).
+    const { stopped, inFlight } = await stopCartEmails(trx, project.id, orderId, now, eventId);
     await enqueueEmailWebhooks(
       trx,
       stopped.map((email) => ({ email, kind: 'email.cancelled' as const, reason: 'cancelled_by_purchase' })),
@@ -339,6 +340,16 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       status: 'cancelled',
       reason: 'cancelled_by_purchase',
     }));
+    for (const e of inFlight)
+      plan.push({
+        scheduled_email_id: e.id,
+        template_key: e.template_key,
+        step: e.chain_step,
+        due_at: new Date(Number(e.due_at)).toISOString(),
+        status: 'sending',
+        reason: 'in_flight',
+        send_started_at: new Date(Number(e.send_started_at)).toISOString(),
+      });
     const books: number[] = [];
     const details: MemberWarning[] = [...memberWarnings];
     const paidList = (await getPaidLists(trx, project.id))[cartType];
@@ -388,6 +399,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       effects: {
         contact_id: contact.id,
         stopped_email_ids: stopped.map((e) => e.id),
+        in_flight_email_ids: inFlight.map((e) => e.id),
         address_books: books,
         warnings,
         warning_details: details,

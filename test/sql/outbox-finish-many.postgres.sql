@@ -1,3 +1,6 @@
+-- 2 parameters
+select "id" from "scheduled_emails" where "id" in ($1, $2) order by "id" for update;
+
 -- 27 parameters
 update scheduled_emails set
       status = v.column2,

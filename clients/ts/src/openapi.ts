@@ -54,6 +54,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'in_flight'
                     )
                   | null;
                 sent_at: string | null;
@@ -177,6 +178,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'in_flight'
                     )
                   | null;
                 sent_at: string | null;
@@ -543,10 +545,13 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'in_flight'
                     )
                   | null;
                 scheduled_email_id: number | null;
-                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description with reason in_flight (status sending): when the e-mail was handed to the relay, before the purchase committed; it counts as sent, not stopped */
+                send_started_at?: string;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped' | 'sending';
                 step: string | null;
                 template_key: string | null;
               }[];
@@ -736,10 +741,13 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'in_flight'
                     )
                   | null;
                 scheduled_email_id: number | null;
-                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description with reason in_flight (status sending): when the e-mail was handed to the relay, before the purchase committed; it counts as sent, not stopped */
+                send_started_at?: string;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped' | 'sending';
                 step: string | null;
                 template_key: string | null;
               }[];
@@ -1085,10 +1093,13 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'in_flight'
                     )
                   | null;
                 scheduled_email_id: number | null;
-                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped';
+                /** @description with reason in_flight (status sending): when the e-mail was handed to the relay, before the purchase committed; it counts as sent, not stopped */
+                send_started_at?: string;
+                status: 'queued' | 'scheduled' | 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'skipped' | 'sending';
                 step: string | null;
                 template_key: string | null;
               }[];

@@ -406,6 +406,8 @@ export default {
   'emails.due': 'Due',
   'emails.sent': 'Sent',
   'emails.attempts': 'Attempts',
+  'emails.inFlight': 'In flight at purchase',
+  'emails.inFlightNote': 'handed to the relay before the purchase',
   'emails.lastError': 'Last error',
   'emails.recipient': 'Recipient',
   'emails.filter': 'Filter e-mails',

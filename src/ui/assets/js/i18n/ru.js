@@ -406,6 +406,8 @@ export default {
   'emails.due': 'Срок',
   'emails.sent': 'Отправлено',
   'emails.attempts': 'Попыток',
+  'emails.inFlight': 'В пути при оплате',
+  'emails.inFlightNote': 'передано серверу отправки до оплаты',
   'emails.lastError': 'Последняя ошибка',
   'emails.recipient': 'Получатель',
   'emails.filter': 'Фильтр писем',

@@ -235,6 +235,19 @@ export async function emailPage(ctx) {
       [t('common.created'), time(e.created_at)],
       [t('emails.due'), time(e.due_at)],
       [t('emails.sent'), time(e.sent_at)],
+      // Already handed to the relay when its order's purchase committed (issue 30): it went anyway.
+      e.reason === 'in_flight'
+        ? [
+            t('emails.inFlight'),
+            [
+              time(e.send_started_at),
+              ' — ',
+              t('emails.inFlightNote'),
+              ' ',
+              h('a', { href: `/ui/events/${e.in_flight_event_id}` }, `#${e.in_flight_event_id}`),
+            ],
+          ]
+        : null,
       [t('emails.attempts'), String(e.attempts)],
       [t('emails.lastError'), e.last_error ? h('span', { class: 'error-text' }, e.last_error) : '—'],
       [
