@@ -35,7 +35,9 @@ import { composeEmail } from './compose.js';
 import { buildContext, renderMessage } from './render.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
-import { unsubscribeUrl } from './unsubscribe.js';
+import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
+import { topicOf, TRANSACTIONAL } from '../domain/consent.js';
+import { topicStopAtSend } from '../services/consent.js';
 import { verpAddress } from './verp.js';
 
 export interface WorkerLogger {
@@ -287,7 +289,8 @@ export function createWorker(opts: WorkerOptions): Worker {
       const now = clock.now();
       return record('queued', write(row, finishes.paused(row.id, { now, dueAt: now + PAUSE_DEFER_MS })));
     }
-    const reason = suppressionReason(contact.status, row.kind);
+    const reason =
+      suppressionReason(contact.status, row.kind) ?? (await topicStopAtSend(db, opts.secret, row, contact));
     if (reason) return record('suppressed', write(row, finishes.suppressed(row.id, { now: clock.now(), reason })));
 
     let delivery: ProjectDelivery | null;
@@ -302,12 +305,20 @@ export function createWorker(opts: WorkerOptions): Worker {
     }
     const sender = senderOf(project, delivery);
 
-    const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
+    // The link leaves this e-mail's topic only (SPEC §18); a transactional e-mail offers none to leave.
+    const topic = topicOf(row.topic, row.kind);
+    const unsubscribe = unsubscribeUrl(
+      opts.publicUrl,
+      opts.secret,
+      contact,
+      topic === TRANSACTIONAL ? undefined : topic,
+    );
     const context = buildContext({
       request: parseJson<Record<string, unknown>>(row.context, {}),
       contact,
       project,
       unsubscribeUrl: unsubscribe,
+      preferencesUrl: topic === TRANSACTIONAL ? null : preferencesUrl(opts.publicUrl, opts.secret, contact),
     });
     let parts;
     try {

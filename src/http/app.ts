@@ -25,6 +25,7 @@ import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { consentAdminRoutes } from './routes/consent.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
 import { installationSecret } from '../services/secrets.js';
@@ -137,6 +138,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
     await admin.register(webhookRoutes, { deps });
+    await admin.register(consentAdminRoutes, { deps });
   });
 
   await app.register(uiRoutes);

@@ -1,5 +1,8 @@
 // Contacts and address books as the admin API, the legacy endpoints and the admin UI use them.
 import type { ContactStatus } from '../domain/statuses.js';
+import { TRANSACTIONAL } from '../domain/consent.js';
+import { consentHistory, contactTopicState, listTopics } from '../repos/consent.js';
+import { erasureOf } from './erasure.js';
 import { notFound, validationError } from '../errors.js';
 import {
   addToList,
@@ -118,10 +121,14 @@ export async function contact(deps: Deps, id: number) {
   if (!c) throw notFound(`Contact ${id}`);
   const project = await findProjectById(db, c.project_id);
   if (!project) throw notFound(`Project of contact ${id}`);
-  const [lists, events, emails] = await Promise.all([
+  const [lists, events, emails, topics, state, consent, erasure] = await Promise.all([
     contactLists(db, id),
     listEvents(db, { projectId: c.project_id, email: c.email, order: 'desc', limit: CONTACT_HISTORY, cursor: null }),
     listEmails(db, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
+    listTopics(db, c.project_id),
+    contactTopicState(db, id),
+    consentHistory(db, id),
+    erasureOf(deps, id),
   ]);
   return {
     ok: true as const,
@@ -132,6 +139,7 @@ export async function contact(deps: Deps, id: number) {
       name: c.name,
       status: c.status,
       fields: parseJson<Record<string, unknown>>(c.fields, {}),
+      erased_at: iso(c.erased_at),
       status_cause: c.status_reason
         ? {
             reason: c.status_reason,
@@ -148,6 +156,13 @@ export async function contact(deps: Deps, id: number) {
     events_more: events.nextId !== null,
     emails: emails.items,
     emails_more: emails.nextId !== null,
+    topics: topics.map((t) => ({
+      ...t,
+      subscribed: t.key === TRANSACTIONAL || (c.status !== 'unsubscribed' && (state.subscribed.get(t.key) ?? true)),
+      latest_grant: state.latestGrant.get(t.key) ?? null,
+    })),
+    consent,
+    erasure,
   };
 }
 
