@@ -36,6 +36,8 @@ export interface ProjectsTable {
   /** Campaigns and cart chains paused by the complaint rate (migration 012); null: not paused. */
   marketing_paused_at: Generated<number | null>;
   marketing_paused_reason: Generated<string | null>;
+  /** Accent colour of the preference page, #rrggbb (migration 018); null: the default. */
+  brand_color: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';

@@ -182,7 +182,7 @@ export function readConsentList(
     return [];
   }
   const items = raw.map((item, i) => readConsentItem(item, `consent[${i}]`, topics, now, invalid));
-  return items.every((i) => i !== null) ? (items) : [];
+  return items.every((i) => i !== null) ? items : [];
 }
 
 /** The standing after this request's own consent items, which are written before its e-mails. */

@@ -26,6 +26,7 @@ import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
 import { consentAdminRoutes } from './routes/consent.js';
+import { preferenceRoutes } from './routes/preferences.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
 import { installationSecret } from '../services/secrets.js';
@@ -125,6 +126,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     db: deps.db,
     clock: deps.clock,
     secret: deps.secret ?? (await installationSecret(deps)),
+  });
+  await app.register(preferenceRoutes, {
+    db: deps.db,
+    clock: deps.clock,
+    secret: deps.secret ?? (await installationSecret(deps)),
+    publicUrl: deps.config.publicUrl,
   });
   await app.register(gatewayRoutes, { deps });
   await app.register(scopedReadRoutes, { deps });

@@ -152,6 +152,7 @@ export async function transactional(
           },
         ]
       : [],
+    consent,
     result: ({ eventId, contact, emailIds, now }) => {
       const emailId = emailIds[0] ?? null;
       const plan: PlanEntry[] = template

@@ -88,6 +88,8 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   await db.schema.createIndex('erasures_status').on('erasures').columns(['status', 'locked_until']).execute();
 
   await db.schema.alterTable('contacts').addColumn('erased_at', 'bigint').execute();
+  // The preference page is shown in the project's colour.
+  await db.schema.alterTable('projects').addColumn('brand_color', 'text').execute();
   // The topic an e-mail was scheduled under: an unsubscribe from that topic stops it.
   await db.schema.alterTable('scheduled_emails').addColumn('topic', 'text').execute();
   // Erasure finds a person's events by address.

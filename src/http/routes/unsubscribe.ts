@@ -18,11 +18,11 @@ export interface UnsubscribeRouteOptions {
   clock: Clock;
 }
 
-const esc = (s: string) =>
+export const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** j***@example.org: enough for the person to recognise the address, little for anyone else. */
-function maskEmail(email: string): string {
+export function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at <= 0) return '***';
   return `${email[0]}***${email.slice(at)}`;
@@ -39,7 +39,7 @@ ${body}
 </main></body></html>`;
 }
 
-function send(reply: FastifyReply, status: number, html: string) {
+export function send(reply: FastifyReply, status: number, html: string) {
   return (
     reply
       .code(status)
