@@ -76,14 +76,22 @@ function formTokenValid(secret: string, link: string, given: unknown, now: numbe
   return want.length === got.length && timingSafeEqual(want, got);
 }
 
-/** A browser says where a form came from; a POST from another site is refused. */
+/**
+ * A browser says where a form came from; a POST from another site is refused. Sec-Fetch-Site decides
+ * when sent. The page's no-referrer policy makes browsers send `Origin: null` for its own form, so a
+ * null origin says nothing and the form token alone answers (another site cannot read it).
+ */
 function sameOrigin(req: FastifyRequest, publicUrl: string): boolean {
   const site = req.headers['sec-fetch-site'];
-  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
   const origin = req.headers.origin;
-  if (typeof origin !== 'string' || origin === 'null') return origin === undefined;
+  if (typeof origin !== 'string' || origin === 'null') return true;
   const host = req.headers.host;
-  return origin === new URL(publicUrl).origin || (host !== undefined && new URL(origin).host === host);
+  try {
+    return origin === new URL(publicUrl).origin || (host !== undefined && new URL(origin).host === host);
+  } catch {
+    return false;
+  }
 }
 
 function layout(lang: 'ru' | 'en', color: string, title: string, body: string): string {
@@ -174,8 +182,9 @@ ${rows}
       TEXT.ru.title,
       `<p>${esc(TEXT.ru.invalid)}</p><p lang="en">${esc(TEXT.en.invalid)}</p>`,
     );
+  const params = Type.Object({ token: Type.String({ maxLength: 200 }) });
   const schema = {
-    params: Type.Object({ token: Type.String({ maxLength: 200 }) }),
+    params,
     querystring: Type.Object({ saved: Type.Optional(Type.String({ maxLength: 10 })) }),
     hide: true,
   };
@@ -187,7 +196,7 @@ ${rows}
     return send(reply, 200, await render(f, req.params.token, notice));
   });
 
-  app.post('/p/:token', { schema: { ...schema, querystring: undefined }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+  app.post('/p/:token', { schema: { params, hide: true }, bodyLimit: 16 * 1024 }, async (req, reply) => {
     const token = req.params.token;
     const f = await lookup(token);
     if (!f) return send(reply, 404, invalid());
@@ -213,13 +222,11 @@ ${rows}
       await recordChoices(trx, contact, changes, 'preference_page', now);
     });
     req.log.info({ contact_id: f.contact.id, project_id: f.project.id }, 'preferences saved');
-    // Post/redirect/get: a reload does not send the form again.
+    // Post/redirect/get: a reload does not send the form again. Relative to this page, so it holds behind
+    // a proxy that serves the gateway under a path.
     return reply
       .code(303)
-      .header(
-        'location',
-        `${opts.publicUrl.replace(/\/+$/, '')}/p/${token}?saved=${form.action === 'leave_all' ? 'all' : '1'}`,
-      )
+      .header('location', `${token}?saved=${form.action === 'leave_all' ? 'all' : '1'}`)
       .send();
   });
 };
