@@ -156,6 +156,11 @@ for (const d of DIALECTS) {
       await keyCall(t.app, key, 'POST', C, { email: 'back@example.com', topic: 'newsletters', granted: true });
       const id = (await contactOf('back@example.com')).contact.id;
       await adminCall(t.app, 'POST', `/api/admin/contacts/${id}/status`, { status: 'unsubscribed' });
+      const byAdmin = (await contactOf('back@example.com')).consent.filter((x: any) => x.source === 'admin');
+      assert.deepEqual(byAdmin.map((x: any) => [x.topic, x.granted]).sort(), [
+        ['cart_reminders', false],
+        ['newsletters', false],
+      ]);
       const r = await keyCall(t.app, key, 'POST', C, {
         email: 'back@example.com',
         topic: 'newsletters',
@@ -169,6 +174,14 @@ for (const d of DIALECTS) {
       assert.equal(topics.cart_reminders, false, 'the other topics stay left');
       const oc = await keyCall(t.app, key, 'POST', OC, order('back@example.com', 'B-1'));
       assert.ok(oc.body.plan.every((p: any) => p.status === 'suppressed'));
+      // An administrator making the contact active again opens the topics it left.
+      await adminCall(t.app, 'POST', `/api/admin/contacts/${id}/status`, { status: 'unsubscribed' });
+      await adminCall(t.app, 'POST', `/api/admin/contacts/${id}/status`, { status: 'active' });
+      const again = await keyCall(t.app, key, 'POST', OC, order('back@example.com', 'B-2'));
+      assert.ok(
+        again.body.plan.every((p: any) => p.status === 'scheduled'),
+        JSON.stringify(again.body.plan),
+      );
     });
 
     it('bad consent is a 422 naming the member, and nothing is changed', async () => {

@@ -278,6 +278,15 @@ export async function scopedConsent(
   });
 }
 
+/** Clears every stored "left" choice of the contact (an administrator made it active again). */
+export async function rejoinAll(trx: Executor, contactId: number, now: number): Promise<void> {
+  await trx
+    .updateTable('contact_topics')
+    .set({ subscribed: 1, updated_at: now })
+    .where('contact_id', '=', contactId)
+    .execute();
+}
+
 // --- the admin API of topics ---
 
 async function projectOf(deps: Deps, siteKey: string) {

@@ -3,6 +3,7 @@ import type { ContactStatus } from '../domain/statuses.js';
 import { TRANSACTIONAL } from '../domain/consent.js';
 import { consentHistory, contactTopicState, listTopics } from '../repos/consent.js';
 import { erasureOf } from './erasure.js';
+import { leaveAll, rejoinAll } from './consent.js';
 import { notFound, validationError } from '../errors.js';
 import {
   addToList,
@@ -74,8 +75,13 @@ export async function changeStatus(deps: Deps, who: AuditActor, id: number, stat
     const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined, {
       reason: 'admin',
     });
-    if (changed && status === 'unsubscribed')
+    if (changed && status === 'unsubscribed') {
+      await leaveAll(trx, { ...contact, status: 'unsubscribed' }, 'admin', now);
       await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'admin'), now);
+    }
+    // Made active again by an administrator: the topics left are open again (no consent is recorded on
+    // the person's behalf: a topic that requires it still needs the person's own grant).
+    if (changed && status === 'active' && contact.status === 'unsubscribed') await rejoinAll(trx, contact.id, now);
     const after = (await findContact(trx, id))!;
     note({
       action: 'contact.status',
