@@ -193,6 +193,9 @@ for (const d of DIALECTS) {
         [{ topic: 'newsletters', granted: true, ip: '999.1.1.1' }, 'ip'],
         [{ topic: 'newsletters', granted: true, ip: 'a\u0000b' }, 'ip'],
         [{ topic: 'transactional', granted: false }, 'topic'],
+        [{ topic: 'newsletters', granted: true, text_version: 'v\u00001' }, 'text_version'],
+        [{ topic: 'newsletters', granted: true, user_agent: 'x\ud800' }, 'user_agent'],
+        [{ topic: 'newsletters', granted: true, at: '9999999-01-01T00:00:00Z' }, 'at'],
       ];
       for (const [item, member] of cases) {
         const s = await keyCall(t.app, key, 'POST', C, { email: 'bad@example.com', ...item });
@@ -220,6 +223,49 @@ for (const d of DIALECTS) {
       assert.equal(p.status, 200, JSON.stringify(p.body));
       assert.ok(p.body.warning_details.some((w: any) => w.member === 'consent[0].topic'));
       assert.deepEqual((await contactOf('bad@example.com')).consent, []);
+    });
+
+    it("a template's topic decides: a routed template of the newsletters topic is stopped for a contact who left it", async () => {
+      const bad = await adminCall(t.app, 'POST', '/api/templates', {
+        site_key: site,
+        name: 'contest_tpl',
+        subject: 's',
+        html: 'h',
+        text: 't',
+        topic: 'nope',
+      });
+      assert.equal(bad.status, 422);
+      assert.ok('topic' in bad.body.detail.error.invalid_fields);
+      const ok = await adminCall(t.app, 'POST', '/api/templates', {
+        site_key: site,
+        name: 'contest_tpl',
+        subject: 's',
+        html: 'h',
+        text: 't',
+        topic: 'newsletters',
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      const listed = await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates`);
+      assert.equal(listed.body.items.find((x: any) => x.name === 'contest_tpl').topic, 'newsletters');
+      await keyCall(t.app, key, 'POST', C, { email: 'tpl@example.com', topic: 'newsletters', granted: false });
+      const r = await keyCall(t.app, key, 'POST', T, contest('tpl@example.com'));
+      assert.deepEqual(
+        [r.body.status, r.body.plan[0].status, r.body.plan[0].reason],
+        ['suppressed', 'suppressed', 'contact_unsubscribed'],
+      );
+      // A PUT that leaves the built-in topics out keeps them (the defaults by use name them).
+      const gone = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/topics`, { topics: [] });
+      assert.equal(gone.status, 200, 'built-in topics are kept when left out');
+      await adminCall(t.app, 'POST', '/api/templates', {
+        site_key: site,
+        name: 'contest_tpl',
+        subject: 's',
+        html: 'h',
+        text: 't',
+        topic: null,
+      });
+      const back = await keyCall(t.app, key, 'POST', T, contest('tpl@example.com'));
+      assert.equal(back.body.plan[0].status, 'queued', 'null: the default of its use (transactional)');
     });
 
     it('the scoped consent endpoint takes any key of the project and logs to the chronology', async () => {

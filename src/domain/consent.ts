@@ -107,10 +107,15 @@ export const CLOCK_SKEW_MS = 5 * 60_000;
 export const MAX_CONSENT_ITEMS = 20;
 const MEMBERS = new Set(['topic', 'granted', 'at', 'text_version', 'ip', 'user_agent']);
 
+// eslint-disable-next-line no-control-regex
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 function optionalText(v: unknown, max: number): string | null | { problem: string } {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') return { problem: 'must be a string' };
   if (v.length > max) return { problem: `must be at most ${max} characters` };
+  // PostgreSQL cannot store U+0000; an unpaired surrogate would be stored as U+FFFD (SPEC §10).
+  if (UNSTORABLE.test(v)) return { problem: 'must not contain U+0000 or an unpaired surrogate' };
   return v;
 }
 
