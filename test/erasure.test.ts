@@ -171,7 +171,11 @@ for (const d of DIALECTS) {
       assert.ok(doc.events.some((e: any) => e.payload?.fields?.phone === '+7 900 000 00 00'));
       assert.ok(doc.emails.length >= 4);
       assert.ok(doc.emails.some((e: any) => e.rendered?.html?.includes(name)));
-      assert.equal(doc.consent[0].ip, '198.51.100.7');
+      assert.equal(doc.consent.find((x: any) => x.source === 'api').ip, '198.51.100.7');
+      assert.ok(
+        doc.consent.some((x: any) => x.source === 'admin' && !x.granted),
+        'the administrator unsubscribed them',
+      );
       assert.equal(doc.reports.length, 1);
       assert.equal(doc.orders[0].order_id, 'E-1');
       assert.ok(doc.books.some((b: any) => b.list_id === lists.leads));

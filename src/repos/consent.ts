@@ -92,59 +92,58 @@ export interface PlanStanding extends ContactTopicState {
 }
 
 /**
- * What many requests' plans need, read together: each address's contact status, choices, latest consent
- * per topic, and whether its keyed hash is kept as suppressed. Three statements whatever the number.
+ * What many requests' plans need, read together in one statement: each address's contact status, its
+ * stored choices, its consent records (newest first: the first per topic is the latest), and whether its
+ * keyed hash is kept as suppressed. One round trip per batch of requests, whatever its size.
  */
 export async function planStandings(
   db: Executor,
+  dialect: 'sqlite' | 'postgres',
   wanted: { projectId: number; email: string; hash: string }[],
 ): Promise<PlanStanding[]> {
-  const projects = [...new Set(wanted.map((w) => w.projectId))];
-  const [contacts, hashes] = await Promise.all([
-    db
-      .selectFrom('contacts')
-      .select(['id', 'project_id', 'email', 'status'])
-      .where('project_id', 'in', projects)
-      .where('email', 'in', [...new Set(wanted.map((w) => w.email))])
-      .execute(),
-    db
-      .selectFrom('suppressed_hashes')
-      .select(['project_id', 'email_hash'])
-      .where('project_id', 'in', projects)
-      .where('email_hash', 'in', [...new Set(wanted.map((w) => w.hash))])
-      .execute(),
-  ]);
-  const ids = contacts.map((c) => c.id);
-  const [subs, records] = ids.length
-    ? await Promise.all([
-        db
-          .selectFrom('contact_topics')
-          .select(['contact_id', 'topic', 'subscribed'])
-          .where('contact_id', 'in', ids)
-          .execute(),
-        db
-          .selectFrom('consent_records')
-          .select(['contact_id', 'topic', 'granted'])
-          .where('contact_id', 'in', ids)
-          .orderBy('at', 'desc')
-          .orderBy('id', 'desc')
-          .execute(),
-      ])
-    : [[], []];
-  return wanted.map((w) => {
-    const c = contacts.find((x) => Number(x.project_id) === w.projectId && x.email === w.email);
-    const subscribed = new Map<string, boolean>();
-    const latestGrant = new Map<string, boolean>();
-    if (c) {
-      for (const s of subs)
-        if (Number(s.contact_id) === Number(c.id)) subscribed.set(s.topic, Number(s.subscribed) === 1);
-      for (const r of records)
-        if (Number(r.contact_id) === Number(c.id) && !latestGrant.has(r.topic))
-          latestGrant.set(r.topic, Number(r.granted) === 1);
-    }
-    const suppressedHash = hashes.some((h) => Number(h.project_id) === w.projectId && h.email_hash === w.hash);
-    return { status: c?.status ?? null, subscribed, latestGrant, suppressedHash };
-  });
+  const rows = sql.join(
+    wanted.map(
+      (w, i) =>
+        sql`(cast(${i} as integer), cast(${w.projectId} as bigint), cast(${w.email} as text), cast(${w.hash} as text))`,
+    ),
+  );
+  const pg = dialect === 'postgres';
+  // The same query in each dialect's JSON aggregate: arrays of [topic, 0|1].
+  const subs = pg
+    ? sql`(select coalesce(json_agg(json_build_array(ct.topic, ct.subscribed)), '[]') from contact_topics ct where ct.contact_id = c.id)`
+    : sql`(select json_group_array(json_array(ct.topic, ct.subscribed)) from contact_topics ct where ct.contact_id = c.id)`;
+  const grants = pg
+    ? sql`(select coalesce(json_agg(json_build_array(cr.topic, cr.granted) order by cr.at desc, cr.id desc), '[]') from consent_records cr where cr.contact_id = c.id)`
+    : sql`(select json_group_array(json_array(x.topic, x.granted)) from (select cr.topic, cr.granted from consent_records cr where cr.contact_id = c.id order by cr.at desc, cr.id desc) x)`;
+  const r = await sql<{
+    i: number;
+    status: ContactStatus | null;
+    subs: unknown;
+    grants: unknown;
+    hashed: number | boolean;
+  }>`
+    with w (i, p, e, h) as (values ${rows})
+    select w.i as i, c.status as status, ${subs} as subs, ${grants} as grants,
+      exists (select 1 from suppressed_hashes sh where sh.project_id = w.p and sh.email_hash = w.h) as hashed
+    from w left join contacts c on c.project_id = w.p and c.email = w.e`.execute(db);
+  const out: PlanStanding[] = wanted.map(() => ({
+    status: null,
+    subscribed: new Map(),
+    latestGrant: new Map(),
+    suppressedHash: false,
+  }));
+  const pairs = (v: unknown): [string, number][] =>
+    v == null ? [] : ((typeof v === 'string' ? JSON.parse(v) : v) as [string, number][]);
+  for (const row of r.rows) {
+    const o = out[Number(row.i)];
+    o.suppressedHash = row.hashed === true || Number(row.hashed) === 1;
+    if (row.status === null) continue;
+    o.status = row.status;
+    for (const [topic, on] of pairs(row.subs)) o.subscribed.set(topic, Number(on) === 1);
+    for (const [topic, g] of pairs(row.grants))
+      if (!o.latestGrant.has(topic)) o.latestGrant.set(topic, Number(g) === 1);
+  }
+  return out;
 }
 
 /**

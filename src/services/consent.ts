@@ -165,7 +165,7 @@ function readStanding(db: Db, r: StandingRequest): Promise<PlanStanding> {
     read = batcher<StandingRequest, PlanStanding>({
       overlap: true,
       maxBatch: 256,
-      run: async (items) => (await planStandings(db.db, items)).map(fulfilled),
+      run: async (items) => (await planStandings(db.db, db.dialect, items)).map(fulfilled),
     });
     standingReads.set(db, read);
   }
