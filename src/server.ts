@@ -12,6 +12,7 @@ import { createRateCap } from './delivery/rateCap.js';
 import { DeliveryRouter } from './delivery/router.js';
 import { secretBox } from './services/secrets.js';
 import { createWebhookWorker, type WebhookWorker } from './delivery/webhookWorker.js';
+import { createErasureWorker } from './delivery/erasureWorker.js';
 import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, LOG_REDACT } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
@@ -112,6 +113,11 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           logger: log.child({ component: 'webhooks' }),
         })
       : null;
+  // Long erasures (SPEC §18) go on in batches wherever e-mails and webhooks are worked on.
+  const erasureWorker =
+    role === 'all' || role === 'worker'
+      ? createErasureWorker({ db, secret, clock, logger: log.child({ component: 'erasure' }) })
+      : null;
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
@@ -163,6 +169,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
   worker?.start();
   webhookWorker?.start();
+  erasureWorker?.start();
   let retentionTimer: NodeJS.Timeout | null = null;
   if (worker) {
     const purge = () =>
@@ -201,6 +208,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (bounces) await bounces.close();
       if (worker) await worker.stop();
       if (webhookWorker) await webhookWorker.stop();
+      if (erasureWorker) await erasureWorker.stop();
       if (router) await router.close();
       if (transport) await transport.close();
       await rateLimiter.close();

@@ -214,6 +214,34 @@ for (const d of DIALECTS) {
         assert.equal(retries.length, 0);
       });
 
+      it('consent with an event and alone, then the erasure a site passes on', async () => {
+        const c = client();
+        const email = `${unique('consent')}@example.com`;
+        const created = await c.orderCreated({
+          cart_type: 'course',
+          email,
+          order_id: unique('co'),
+          consent: [{ topic: 'cart_reminders', granted: false, ip: '203.0.113.5', text_version: 'v1' }],
+        });
+        assert.deepEqual(
+          created.plan.map((p) => [p.status, p.reason]),
+          [
+            ['suppressed', 'contact_unsubscribed'],
+            ['suppressed', 'contact_unsubscribed'],
+            ['suppressed', 'contact_unsubscribed'],
+          ],
+        );
+        const granted = await c.recordConsent({ email, topic: 'newsletters', granted: true, text_version: 'v2' });
+        assert.equal(granted.subscribed, true);
+        await assert.rejects(
+          c.recordConsent({ email, topic: 'nope', granted: true }),
+          (e: any) => e instanceof ts.mod.ValidationError && 'topic' in (e.details.invalid_fields as object),
+        );
+        const erased = await c.eraseContact(email);
+        assert.equal(erased.status, 'done');
+        await assert.rejects(c.eraseContact(email), (e: any) => e instanceof ts.mod.GatewayError && e.status === 404);
+      });
+
       it('plan in the answers; scoped reads of e-mails and chronology, page by page', async () => {
         retries.length = 0;
         const c = client();

@@ -64,7 +64,11 @@ describe('delivery worker', () => {
     assert.equal(rendered.subject, 'Cart A-7');
     assert.equal(rendered.html, '<p>https://pay/7</p>');
     assert.equal(rendered.text, 'https://pay/7');
-    assert.match(rendered.headers['List-Unsubscribe'], /^<https:\/\/mail\.example\.test\/u\/u1\./);
+    // SPEC §18: the link names the e-mail's topic (u2 tokens); u1 links in older e-mails still work.
+    assert.match(
+      rendered.headers['List-Unsubscribe'],
+      /^<https:\/\/mail\.example\.test\/u\/u2\.[0-9a-z]+\.[0-9a-z]+\.cart_reminders\./,
+    );
     assert.equal(rendered.headers['List-Unsubscribe-Post'], 'List-Unsubscribe=One-Click');
     assert.equal(rendered.headers['Message-ID'], row.message_id);
   });

@@ -117,12 +117,14 @@ for (const d of DIALECTS) {
         order_id: 'o2',
         cart_type: 'course',
       });
+      // SPEC §18: `unsubscribed` means every topic but transactional has been left, and an e-mail of a
+      // topic the contact left is not scheduled (it was `scheduled` and suppressed at send time before).
       assert.deepEqual(
         u.body.plan.map((p: any) => [p.status, p.reason]),
         [
-          ['scheduled', 'contact_unsubscribed'],
-          ['scheduled', 'contact_unsubscribed'],
-          ['scheduled', 'contact_unsubscribed'],
+          ['suppressed', 'contact_unsubscribed'],
+          ['suppressed', 'contact_unsubscribed'],
+          ['suppressed', 'contact_unsubscribed'],
         ],
       );
     });

@@ -6,7 +6,9 @@ import type {
   AdminUserStatus,
   AuditVia,
   ContactStatus,
+  ConsentSource,
   ContactStatusReason,
+  ErasureStatus,
   EmailKind,
   EmailStatus,
   KeyStatus,
@@ -38,6 +40,8 @@ export interface ProjectsTable {
   allow_private_webhooks: Generated<number>;
   /** Where answers to the project's e-mails go (migration 019); the relay settings' reply_to wins. */
   reply_to: Generated<string | null>;
+  /** Accent colour of the preference page, #rrggbb (migration 018); null: the default. */
+  brand_color: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';
@@ -70,6 +74,8 @@ export interface ContactsTable {
   status_email_id: Generated<number | null>;
   status_report_id: Generated<number | null>;
   status_changed_at: Generated<number | null>;
+  /** When the person was erased (migration 018): the row is kept, without address, name or fields. */
+  erased_at: Generated<number | null>;
 }
 
 /** Inbound DSN, ARF and provider reports about sent e-mails (SPEC §12). */
@@ -234,6 +240,8 @@ export interface ScheduledEmailsTable {
   in_flight_event_id: number | null;
   /** A test send from the delivery settings (migration 007): left out of every statistic. */
   is_test: Generated<number>;
+  /** The consent topic it was scheduled under (migration 018); null: the default of its kind. */
+  topic: Generated<string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -383,7 +391,70 @@ export interface WebhookAttemptsTable {
   response_excerpt: string | null;
 }
 
+/** Consent topics of a project (SPEC §18, migration 018). */
+export interface TopicsTable {
+  project_id: number;
+  key: string;
+  title: string;
+  advertising: number;
+  require_consent: number;
+  position: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A contact's choice for one topic; no row means subscribed. */
+export interface ContactTopicsTable {
+  contact_id: number;
+  topic: string;
+  subscribed: number;
+  updated_at: number;
+}
+
+/** Append-only evidence of consent given or withdrawn (SPEC §18). */
+export interface ConsentRecordsTable {
+  id: Generated<number>;
+  project_id: number;
+  contact_id: number;
+  topic: string;
+  granted: number;
+  at: number;
+  source: ConsentSource;
+  text_version: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  recorded_at: number;
+}
+
+/** The keyed hash of an erased address that must stay suppressed. */
+export interface SuppressedHashesTable {
+  project_id: number;
+  email_hash: string;
+  reason: string;
+  created_at: number;
+}
+
+export interface ErasuresTable {
+  id: Generated<number>;
+  project_id: number;
+  contact_id: number;
+  status: ErasureStatus;
+  /** The address, sealed, while the erasure runs; null once done. */
+  sealed_email: string | null;
+  /** JSON: rows erased per table. */
+  erased: Generated<string>;
+  locked_by: string | null;
+  locked_until: number | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
 export interface Database {
+  topics: TopicsTable;
+  contact_topics: ContactTopicsTable;
+  consent_records: ConsentRecordsTable;
+  suppressed_hashes: SuppressedHashesTable;
+  erasures: ErasuresTable;
   project_delivery: ProjectDeliveryTable;
   email_attempts: EmailAttemptsTable;
   delivery_quota_usage: DeliveryQuotaUsageTable;

@@ -8,6 +8,7 @@ import type { Db } from '../db/index.js';
 import type { Database, EmailStatus } from '../db/schema.js';
 import { handOverVerdict, type HandOverVerdict } from '../domain/handOver.js';
 import { readHandOverFacts, startSends, undoSendStarts } from '../repos/outbox.js';
+import { topicStopAtSend } from '../services/consent.js';
 
 export type HandOver =
   | { verdict: HandOverVerdict }
@@ -26,8 +27,9 @@ export async function handOverMany(
   workerId: string,
   ids: number[],
   now: number,
+  secret: string,
 ): Promise<Map<number, HandOver>> {
-  const work = (trx: Kysely<Database>) => decide(trx, workerId, ids, now);
+  const work = (trx: Kysely<Database>) => decide(trx, workerId, ids, now, secret);
   if (database.dialect === 'postgres')
     return database.db.transaction().execute(async (trx) => {
       await sql`set local synchronous_commit = off`.execute(trx);
@@ -49,6 +51,7 @@ async function decide(
   workerId: string,
   ids: number[],
   now: number,
+  secret: string,
 ): Promise<Map<number, HandOver>> {
   const started = await startSends(db, workerId, ids, now);
   const facts = await readHandOverFacts(db, ids);
@@ -60,11 +63,18 @@ async function decide(
       out.set(id, { gone: f?.status ?? null });
       continue;
     }
+    // The topic is read after the locks too: a withdrawal that committed before is seen (a transactional
+    // e-mail, or one whose contact is gone, reads none).
+    const topicStop =
+      f.contact_status === null || f.contact_email === null
+        ? null
+        : await topicStopAtSend(db, secret, f, { status: f.contact_status, email: f.contact_email });
     const verdict = handOverVerdict({
       kind: f.kind,
       contactStatus: f.contact_status,
       orderPaid: f.order_status === 'paid',
       marketingPaused: f.marketing_paused_at !== null,
+      topicStop,
     });
     if (!verdict.go) undo.push(id);
     out.set(id, { verdict });

@@ -135,6 +135,8 @@ export interface ContextSources {
   contact?: { email: string; name: string | null } | null;
   project?: { name: string; site_key: string } | null;
   unsubscribeUrl?: string | null;
+  /** The contact's preference page (SPEC §18): every e-mail but a transactional one has it. */
+  preferencesUrl?: string | null;
 }
 
 const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -162,12 +164,13 @@ export function buildContext(src: ContextSources): Record<string, unknown> {
   copyInto(ctx, request);
   ctx.fields = { ...fields };
   // Keys only the service may set: a request (or an old stored context) cannot supply its own link.
-  for (const k of ['unsubscribe_url', 'project_name', 'project']) delete ctx[k];
+  for (const k of ['unsubscribe_url', 'preferences_url', 'project_name', 'project']) delete ctx[k];
   ctx.name = nonEmpty(request.name) ? request.name : (src.contact?.name ?? '');
   ctx.email = nonEmpty(request.email) ? request.email : (src.contact?.email ?? '');
   ctx.event_type = request.event_type ?? null;
   ctx.order_id = request.order_id ?? null;
   if (src.unsubscribeUrl !== undefined) ctx.unsubscribe_url = src.unsubscribeUrl;
+  if (src.preferencesUrl) ctx.preferences_url = src.preferencesUrl;
   if (src.project) {
     ctx.project_name = src.project.name;
     ctx.project = { name: src.project.name, site_key: src.project.site_key };

@@ -35,7 +35,9 @@ import { composeEmail } from './compose.js';
 import { buildContext, renderMessage } from './render.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
-import { unsubscribeUrl } from './unsubscribe.js';
+import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
+import { topicOf, TRANSACTIONAL } from '../domain/consent.js';
+import { topicStopAtSend } from '../services/consent.js';
 import { verpAddress } from './verp.js';
 
 export interface WorkerLogger {
@@ -258,7 +260,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const handOver = batcher<number, HandOver>({
     maxBatch: FINISH_BATCH,
     run: async (ids) => {
-      const decided = await handOverMany(database, id, ids, clock.now());
+      const decided = await handOverMany(database, id, ids, clock.now(), opts.secret);
       return ids.map((i) => fulfilled(decided.get(i) ?? { gone: null }));
     },
   });
@@ -312,12 +314,13 @@ export function createWorker(opts: WorkerOptions): Worker {
       );
     }
     // Checked at claim on what the batch read (nothing rendered for an e-mail that cannot go), and again
-    // at hand-over (handOver below), where the decision is final.
+    // at hand-over (handOver below), where the decision is final. A transactional e-mail reads no topic.
     const early = handOverVerdict({
       kind: row.kind,
       contactStatus: contact.status,
       orderPaid: false,
       marketingPaused: project.marketing_paused_at != null,
+      topicStop: await topicStopAtSend(db, opts.secret, row, contact),
     });
     if (!early.go) return recordStop(row, early);
 
@@ -333,12 +336,20 @@ export function createWorker(opts: WorkerOptions): Worker {
     }
     const sender = senderOf(project, delivery);
 
-    const unsubscribe = unsubscribeUrl(opts.publicUrl, opts.secret, contact);
+    // The link leaves this e-mail's topic only (SPEC §18); a transactional e-mail offers none to leave.
+    const topic = topicOf(row.topic, row.kind);
+    const unsubscribe = unsubscribeUrl(
+      opts.publicUrl,
+      opts.secret,
+      contact,
+      topic === TRANSACTIONAL ? undefined : topic,
+    );
     const context = buildContext({
       request: parseJson<Record<string, unknown>>(row.context, {}),
       contact,
       project,
       unsubscribeUrl: unsubscribe,
+      preferencesUrl: topic === TRANSACTIONAL ? null : preferencesUrl(opts.publicUrl, opts.secret, contact),
     });
     let parts;
     try {

@@ -19,7 +19,8 @@ export function emailReason(
     return 'in_flight';
   const n = (note ?? '').toLowerCase();
   if (status === 'suppressed') {
-    if (n.includes('unsubscribed')) return 'contact_unsubscribed';
+    if (n.includes('unsubscribed') || n.includes('left the topic')) return 'contact_unsubscribed';
+    if (n.includes('no consent')) return 'no_consent';
     if (n.includes('blocked')) return 'contact_admin_blocked';
     if (n.includes('invalid')) return 'contact_invalid';
     return null;

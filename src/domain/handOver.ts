@@ -16,6 +16,11 @@ export interface HandOverFacts {
   orderPaid: boolean;
   /** The project's marketing is paused by its complaint rate (issue 14). */
   marketingPaused: boolean;
+  /**
+   * Why the e-mail's consent topic stops it (SPEC §18: the contact left the topic, or a topic that needs
+   * consent has no grant), as decided by domain/consent.ts topicStop; null: it may go.
+   */
+  topicStop: string | null;
 }
 
 /** The note a purchase writes on the cart e-mails it stops (domain/emailReason.ts reads it back). */
@@ -37,7 +42,7 @@ export function handOverVerdict(f: HandOverFacts): HandOverVerdict {
   if (f.kind === 'cart' && f.orderPaid) return { go: false, stop: 'cancelled', note: ORDER_PAID_NOTE };
   // Campaigns and cart chains wait while the project is paused (complaints); transactional mail goes on.
   if (f.marketingPaused && pausedByMarketingStop(f.kind)) return { go: false, stop: 'paused' };
-  const reason = suppressionReason(f.contactStatus, f.kind);
+  const reason = suppressionReason(f.contactStatus, f.kind) ?? f.topicStop;
   if (reason) return { go: false, stop: 'suppressed', note: reason };
   return { go: true };
 }

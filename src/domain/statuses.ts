@@ -66,8 +66,25 @@ export const CONTACT_STATUS_REASONS = [
   'hard_bounce',
   'complaint',
   'soft_bounces',
+  'consent',
+  'preference_page',
 ] as const;
 export type ContactStatusReason = (typeof CONTACT_STATUS_REASONS)[number];
+
+/** Where a consent record came from (SPEC §18). */
+export const CONSENT_SOURCES = [
+  'api',
+  'preference_page',
+  'unsubscribe_link',
+  'list_unsubscribe',
+  'complaint',
+  'admin',
+] as const;
+export type ConsentSource = (typeof CONSENT_SOURCES)[number];
+
+/** An erasure answers `done` at once, or `in_progress` while the worker erases a large history. */
+export const ERASURE_STATUSES = ['in_progress', 'done'] as const;
+export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
 
 /** Why an e-mail exists; decides what an unsubscribed contact still receives. */
 export const EMAIL_KINDS = ['transactional', 'cart', 'campaign'] as const;
@@ -128,6 +145,10 @@ export const AUDIT_ACTIONS = [
   'token.revoke',
   'session.end',
   'demo.load',
+  'topics.replace',
+  'consent.record',
+  'contact.export',
+  'contact.erase',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

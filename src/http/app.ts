@@ -25,6 +25,8 @@ import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { consentAdminRoutes } from './routes/consent.js';
+import { preferenceRoutes } from './routes/preferences.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
 import { installationSecret } from '../services/secrets.js';
@@ -125,6 +127,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     clock: deps.clock,
     secret: deps.secret ?? (await installationSecret(deps)),
   });
+  await app.register(preferenceRoutes, {
+    db: deps.db,
+    clock: deps.clock,
+    secret: deps.secret ?? (await installationSecret(deps)),
+    publicUrl: deps.config.publicUrl,
+  });
   await app.register(gatewayRoutes, { deps });
   await app.register(scopedReadRoutes, { deps });
   await app.register(providerWebhookRoutes, { deps });
@@ -137,6 +145,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
     await admin.register(webhookRoutes, { deps });
+    await admin.register(consentAdminRoutes, { deps });
   });
 
   await app.register(uiRoutes);

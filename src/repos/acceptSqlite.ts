@@ -88,8 +88,9 @@ export async function insertUnpaidOrderOnce(
 }
 
 const INSERT_EMAIL = `insert into scheduled_emails (project_id, kind, template_id, template_key, contact_id, to_email,
-  to_name, order_id, event_id, campaign_id, chain_step, context, status, due_at, attempts, created_at, updated_at)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?)
+  to_name, order_id, event_id, campaign_id, chain_step, context, status, due_at, attempts, created_at, updated_at,
+  topic, last_error)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?, ?, ?)
 returning id`;
 
 /** insertEmail (an accept-path row: no campaign, no attempts yet). */
@@ -111,6 +112,8 @@ export async function insertEmailOnce(db: Executor, e: NewEmail): Promise<number
       e.due_at,
       e.created_at,
       e.updated_at,
+      e.topic ?? null,
+      e.last_error ?? null,
     ]),
   );
   return Number(rows[0].id);

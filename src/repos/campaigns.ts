@@ -3,6 +3,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { fromMinor, NO_CURRENCY } from '../domain/money.js';
 import { receivingStatuses } from '../domain/suppression.js';
+import { topicStopSentence, TRANSACTIONAL } from '../domain/consent.js';
 import type { EmailKind } from '../domain/statuses.js';
 import { sumMinor, type Executor, byProject, type ProjectFilter } from './types.js';
 import { OUTCOME_SQL } from './events.js';
@@ -37,10 +38,28 @@ export function mayReceiveSql(kind: EmailKind): RawBuilder<boolean> {
  */
 export async function fanOutCampaign(
   db: Executor,
-  c: { campaignId: number; projectId: number; templateId: number; templateKey: string; listId: number; sendAt: number },
+  c: {
+    campaignId: number;
+    projectId: number;
+    templateId: number;
+    templateKey: string;
+    listId: number;
+    sendAt: number;
+    /** The consent topic (SPEC §18) and whether it requires a grant: domain/consent.ts topicStop as SQL. */
+    topic: string;
+    requireConsent: boolean;
+  },
   now: number,
 ): Promise<number> {
   const mayReceive = mayReceiveSql('campaign');
+  const transactional = c.topic === TRANSACTIONAL;
+  const left = transactional
+    ? sql<boolean>`1 = 0`
+    : sql<boolean>`exists (select 1 from contact_topics ct where ct.contact_id = contacts.id and ct.topic = ${c.topic} and ct.subscribed = 0)`;
+  const noConsent =
+    transactional || !c.requireConsent
+      ? sql<boolean>`1 = 0`
+      : sql<boolean>`coalesce((select cr.granted from consent_records cr where cr.contact_id = contacts.id and cr.topic = ${c.topic} order by cr.at desc, cr.id desc limit 1), 0) <> 1`;
   const res = await db
     .insertInto('scheduled_emails')
     .columns([
@@ -60,6 +79,7 @@ export async function fanOutCampaign(
       'due_at',
       'attempts',
       'last_error',
+      'topic',
       'created_at',
       'updated_at',
     ])
@@ -81,12 +101,15 @@ export async function fanOutCampaign(
           sql.lit(c.campaignId).as('campaign_id'),
           sql.lit(null).as('chain_step'),
           sql.lit('{}').as('context'),
-          sql<string>`case when ${mayReceive} then 'scheduled' else 'suppressed' end`.as('status'),
+          sql<string>`case when ${mayReceive} and not (${left}) and not (${noConsent}) then 'scheduled' else 'suppressed' end`.as(
+            'status',
+          ),
           sql.lit(c.sendAt).as('due_at'),
           sql.lit(0).as('attempts'),
-          sql<string | null>`case when ${mayReceive} then null else 'contact is ' || contacts.status end`.as(
-            'last_error',
-          ),
+          sql<string | null>`case when not (${mayReceive}) then 'contact is ' || contacts.status
+            when ${left} then ${topicStopSentence.contact_unsubscribed}
+            when ${noConsent} then ${topicStopSentence.no_consent} else null end`.as('last_error'),
+          sql<string>`${c.topic}`.as('topic'),
           sql.lit(now).as('created_at'),
           sql.lit(now).as('updated_at'),
         ]),

@@ -36,6 +36,8 @@ const NEW_EMAIL = {
   attempts: 'integer',
   created_at: 'bigint',
   updated_at: 'bigint',
+  topic: 'text',
+  last_error: 'text',
 } as const;
 
 /** insertEmail for many rows (PostgreSQL), ids drawn ahead (reserveIds): a statement for insertAcceptedMany. */

@@ -177,8 +177,13 @@ export interface HandOverRow {
   kind: EmailKind;
   status: EmailStatus;
   contact_status: ContactStatus | null;
+  contact_email: string | null;
   order_status: string | null;
   marketing_paused_at: number | null;
+  /** What the topic check (services/consent.ts topicStopAtSend) reads of the e-mail. */
+  topic: string | null;
+  project_id: number;
+  contact_id: number;
 }
 
 export async function readHandOverFacts(db: Kysely<Database>, ids: number[]): Promise<Map<number, HandOverRow>> {
@@ -193,8 +198,12 @@ export async function readHandOverFacts(db: Kysely<Database>, ids: number[]): Pr
       'e.kind',
       'e.status',
       'c.status as contact_status',
+      'c.email as contact_email',
       'o.status as order_status',
       'p.marketing_paused_at',
+      'e.topic',
+      'e.project_id',
+      'e.contact_id',
     ])
     .where('e.id', 'in', ids)
     .execute();
@@ -204,6 +213,8 @@ export async function readHandOverFacts(db: Kysely<Database>, ids: number[]): Pr
       {
         ...r,
         id: Number(r.id),
+        project_id: Number(r.project_id),
+        contact_id: Number(r.contact_id),
         marketing_paused_at: r.marketing_paused_at === null ? null : Number(r.marketing_paused_at),
       },
     ]),

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { insertBuiltInTopics } from './consent.js';
 import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { holdHandOvers } from './outbox.js';
@@ -54,7 +55,11 @@ export async function upsertProject(
     .onConflict((oc) => oc.column('site_key').doNothing())
     .returningAll()
     .executeTakeFirst();
-  if (inserted) return { project: inserted, created: true };
+  if (inserted) {
+    // Every project has its consent topics from the start (SPEC §18).
+    await insertBuiltInTopics(db, inserted.id, inserted.locale, now);
+    return { project: inserted, created: true };
+  }
   const existing = (await findProjectBySiteKey(db, p.site_key))!;
   const project = await updateProject(
     db,
@@ -70,7 +75,7 @@ export async function updateProject(
   db: Executor,
   existing: Project,
   changes: Partial<
-    Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'reply_to' | 'allow_private_webhooks'>
+    Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'reply_to' | 'allow_private_webhooks' | 'brand_color'>
   >,
   now: number,
 ): Promise<Project> {

@@ -1,5 +1,6 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static, type TSchema } from 'typebox';
+import { TOPIC_KEY_PATTERN } from '../domain/consent.js';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
@@ -89,6 +90,11 @@ export const SiteBody = Type.Object(
 );
 export type SiteBody = Static<typeof SiteBody>;
 
+/** The accent colour of the project's public pages (the preference page, SPEC §18). */
+const BrandColor = Type.Union([Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }), Type.Null()], {
+  description: 'accent colour of the preference page, #rrggbb; null: the default',
+});
+
 export const ProjectPatchBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -102,6 +108,7 @@ export const ProjectPatchBody = Type.Object(
       }),
     ),
     reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
+    brand_color: Type.Optional(BrandColor),
   },
   { additionalProperties: false },
 );
@@ -114,6 +121,7 @@ export const ProjectView = Type.Object({
   from_email: Type.String(),
   timezone: Type.String(),
   locale: ProjectLocale,
+  brand_color: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
   updated_at: Type.String(),
   marketing_paused_at: Type.Union([Type.String(), Type.Null()], {
@@ -146,6 +154,12 @@ export const TemplateBody = Type.Object(
     subject: Type.String({ minLength: 1, maxLength: 1000 }),
     html: Type.String({ maxLength: 500_000 }),
     text: Type.String({ maxLength: 500_000 }),
+    topic: Type.Optional(
+      Type.Union([Type.String({ pattern: TOPIC_KEY_PATTERN }), Type.Null()], {
+        description:
+          'consent topic (SPEC §18); null: transactional when routed, cart_reminders in a cart chain, newsletters in a campaign; absent: unchanged',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -158,6 +172,7 @@ export const TemplateView = Type.Object({
   subject: Type.String(),
   html: Type.String(),
   text: Type.String(),
+  topic: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(),
   updated_at: Type.String(),
 });

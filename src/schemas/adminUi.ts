@@ -1,6 +1,7 @@
 // Schemas of the admin endpoints the web UI needs beyond the admin API of SPEC §6: catalog metadata,
 // dashboard figures, template preview, e-mail actions and contact search.
 import { Type, type Static } from 'typebox';
+import { ConsentRecordView, ErasureView, SubscriptionView } from './consent.js';
 import { EmailListItem, EventView, Ok } from './admin.js';
 import { Cursor, Limit, ShortString, SiteKey } from './common.js';
 
@@ -187,6 +188,7 @@ export const ContactDetail = Type.Object({
   contact: Type.Object({
     ...ContactCore,
     fields: Type.Record(Type.String(), Type.Unknown()),
+    erased_at: Type.Union([Type.String(), Type.Null()]),
     status_cause: Type.Union([
       Type.Object(
         {
@@ -207,4 +209,8 @@ export const ContactDetail = Type.Object({
   events_more: Type.Boolean(),
   emails: Type.Array(EmailListItem),
   emails_more: Type.Boolean(),
+  /** SPEC §18: the contact's state per topic, its consent records (newest first), its erasure. */
+  topics: Type.Array(SubscriptionView),
+  consent: Type.Array(ConsentRecordView),
+  erasure: Type.Union([ErasureView, Type.Null()]),
 });

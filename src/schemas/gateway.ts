@@ -5,6 +5,7 @@ import { MAX_AMOUNT } from '../domain/money.js';
 import { PLAN_STATUSES } from '../domain/plan.js';
 import { CartTypeSchema, Email, FieldsObject, literalUnion, ShortString } from './common.js';
 import { EmailReasonSchema } from './scoped.js';
+import { ConsentList } from './consent.js';
 
 // What PHP sends is read as meant before validation (SPEC §10; domain/tolerances.ts): null is absent,
 // "fields": [] is {}, an integer order_id is its string, an amount may be "2500.00" or "2500,00".
@@ -28,6 +29,7 @@ const common = {
     }),
   ),
   fields: Type.Optional(FieldsObject),
+  consent: Type.Optional(ConsentList),
 };
 
 export const TransactionalBody = Type.Object(

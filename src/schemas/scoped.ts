@@ -9,6 +9,7 @@ const NullableString = Type.Union([Type.String(), Type.Null()]);
 export const EMAIL_REASONS = [
   'no_template',
   'contact_unsubscribed',
+  'no_consent',
   'contact_invalid',
   'contact_admin_blocked',
   'order_already_paid',

@@ -1,6 +1,7 @@
 // Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader:
 // projects, API keys, templates and the per-project configuration.
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
+import { listTopics } from '../repos/consent.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { canonicalTimeZone, type Locale } from '../domain/locale.js';
 import { checkTemplate } from '../delivery/render.js';
@@ -81,9 +82,13 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateB
   }
   return audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, input.site_key);
+    if (input.topic && !(await listTopics(trx, project.id)).some((t) => t.key === input.topic))
+      throw validationError(`Unknown topic ${input.topic}`, {
+        invalid_fields: { topic: 'no such topic in this project' },
+      });
     const before = await findTemplateByName(trx, project.id, input.name);
     const { id, created } = await upsertTemplate(trx, project.id, input, deps.clock.now());
-    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text };
+    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text, topic: input.topic };
     note({
       action: created ? 'template.create' : 'template.update',
       site_key: project.site_key,
@@ -390,6 +395,7 @@ export function projectView(p: Project) {
     from_email: p.from_email,
     timezone: p.timezone,
     locale: p.locale,
+    brand_color: p.brand_color ?? null,
     created_at: iso(p.created_at)!,
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),

@@ -2,6 +2,7 @@
 // listener or a provider webhook): store it once, match it to its e-mail, move the e-mail to its outcome,
 // apply the contact effect, and list it in the chronology, all in one transaction.
 import { createHash } from 'node:crypto';
+import { leaveAll } from './consent.js';
 import type { Db } from '../db/index.js';
 import type { Deps } from './context.js';
 import { inTransaction } from '../db/groupCommit.js';
@@ -197,6 +198,9 @@ export async function recordReport(ctx: BounceContext, report: InboundReport): P
         }))
       ) {
         result.contactStatus = { from: contact.status, to: change.status, reason: change.reason };
+        // A complaint withdraws from every advertising topic, on the record (SPEC §18).
+        if (change.status === 'unsubscribed')
+          await leaveAll(trx, { ...contact, status: 'unsubscribed' }, 'complaint', now);
         if (change.status === 'unsubscribed')
           await enqueueSiteWebhooks(
             trx,

@@ -10,6 +10,8 @@ import {
   overview as figures,
 } from '../repos/campaigns.js';
 import { findList } from '../repos/contacts.js';
+import { listTopics } from '../repos/consent.js';
+import { topicOf } from '../domain/consent.js';
 import {
   getCartChains,
   insertSequence,
@@ -98,6 +100,7 @@ export async function createCampaign(
     const list = await findList(trx, input.list_id);
     if (!list || list.project_id !== project.id) invalid.list_id = 'no such address book in this project';
     if (Object.keys(invalid).length) throw validationError('The campaign was not created', { invalid_fields: invalid });
+    const topic = topicOf(template!.topic, 'campaign');
     const campaignId = await insertCampaign(
       trx,
       { project_id: project.id, template_id: template!.id, list_id: list!.id, send_at: Math.max(sendAt, now) },
@@ -112,6 +115,8 @@ export async function createCampaign(
         templateKey: template!.name,
         listId: list!.id,
         sendAt: Math.max(sendAt, now),
+        topic,
+        requireConsent: (await listTopics(trx, project.id)).find((t) => t.key === topic)?.require_consent ?? false,
       },
       now,
     );

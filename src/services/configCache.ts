@@ -12,6 +12,8 @@ import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
 import type { Project, TemplateRow } from '../db/schema.js';
 import { cartChain, defaultChainKeys, type ChainStep } from '../domain/cartChain.js';
+import type { Topic } from '../domain/consent.js';
+import { listTopics } from '../repos/consent.js';
 import { findKeyByHash, type ApiKey } from '../repos/keys.js';
 import { cartChainSequence } from '../repos/projectConfig.js';
 import { findProjectById } from '../repos/projects.js';
@@ -39,6 +41,7 @@ export class ConfigSnapshot {
   private readonly keys = new Map<string, Promise<{ key: ApiKey; project: Project } | null>>();
   private readonly routes = new Map<string, Promise<TemplateRow | null>>();
   private readonly chains = new Map<string, Promise<ChainStep<TemplateRow>[]>>();
+  private readonly topicLists = new Map<number, Promise<Topic[]>>();
 
   constructor(
     readonly version: number,
@@ -61,6 +64,11 @@ export class ConfigSnapshot {
       `${projectId}\n${routingKey}`,
       async () => (await routedTemplate(this.db, projectId, routingKey)) ?? null,
     );
+  }
+
+  /** The project's consent topics (SPEC §18). */
+  topics(projectId: number): Promise<Topic[]> {
+    return remember(this.topicLists, projectId, () => listTopics(this.db, projectId));
   }
 
   /** The project's chain for a cart type (domain/cartChain.ts decides; this loads what it reads). */

@@ -1,5 +1,9 @@
 // Contacts and address books as the admin API, the legacy endpoints and the admin UI use them.
 import type { ContactStatus } from '../domain/statuses.js';
+import { TRANSACTIONAL } from '../domain/consent.js';
+import { consentHistory, contactTopicState, listTopics } from '../repos/consent.js';
+import { erasureOf } from './erasure.js';
+import { leaveAll, rejoinAll } from './consent.js';
 import { notFound, validationError } from '../errors.js';
 import {
   addToList,
@@ -71,8 +75,13 @@ export async function changeStatus(deps: Deps, who: AuditActor, id: number, stat
     const changed = await setContactStatus(trx, id, status, now, status === 'unsubscribed' ? [...from] : undefined, {
       reason: 'admin',
     });
-    if (changed && status === 'unsubscribed')
+    if (changed && status === 'unsubscribed') {
+      await leaveAll(trx, { ...contact, status: 'unsubscribed' }, 'admin', now);
       await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', contactNotice(contact, 'admin'), now);
+    }
+    // Made active again by an administrator: the topics left are open again (no consent is recorded on
+    // the person's behalf: a topic that requires it still needs the person's own grant).
+    if (changed && status === 'active' && contact.status === 'unsubscribed') await rejoinAll(trx, contact.id, now);
     const after = (await findContact(trx, id))!;
     note({
       action: 'contact.status',
@@ -118,10 +127,14 @@ export async function contact(deps: Deps, id: number) {
   if (!c) throw notFound(`Contact ${id}`);
   const project = await findProjectById(db, c.project_id);
   if (!project) throw notFound(`Project of contact ${id}`);
-  const [lists, events, emails] = await Promise.all([
+  const [lists, events, emails, topics, state, consent, erasure] = await Promise.all([
     contactLists(db, id),
     listEvents(db, { projectId: c.project_id, email: c.email, order: 'desc', limit: CONTACT_HISTORY, cursor: null }),
     listEmails(db, deps.db.dialect, { contactId: id, limit: CONTACT_HISTORY, cursor: null }, deps.clock.now()),
+    listTopics(db, c.project_id),
+    contactTopicState(db, id),
+    consentHistory(db, id),
+    erasureOf(deps, id),
   ]);
   return {
     ok: true as const,
@@ -132,6 +145,7 @@ export async function contact(deps: Deps, id: number) {
       name: c.name,
       status: c.status,
       fields: parseJson<Record<string, unknown>>(c.fields, {}),
+      erased_at: iso(c.erased_at),
       status_cause: c.status_reason
         ? {
             reason: c.status_reason,
@@ -148,6 +162,13 @@ export async function contact(deps: Deps, id: number) {
     events_more: events.nextId !== null,
     emails: emails.items,
     emails_more: emails.nextId !== null,
+    topics: topics.map((t) => ({
+      ...t,
+      subscribed: t.key === TRANSACTIONAL || (c.status !== 'unsubscribed' && (state.subscribed.get(t.key) ?? true)),
+      latest_grant: state.latestGrant.get(t.key) ?? null,
+    })),
+    consent,
+    erasure,
   };
 }
 

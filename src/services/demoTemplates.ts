@@ -246,6 +246,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
 const GREETING = '{% if name != blank %}Здравствуйте, {{ name }}!{% else %}Здравствуйте!{% endif %}';
 const SIGNATURE = 'С уважением, команда «{{ project_name }}»';
 const UNSUBSCRIBE = 'Отписаться от напоминаний';
+const PREFERENCES = 'Настроить, какие письма получать';
 
 const wrap = (cond: string | undefined, body: string) => (cond ? `{% if ${cond} %}${body}{% endif %}` : body);
 
@@ -259,6 +260,8 @@ export function demoHtml(s: Spec): string {
   if (s.unsubscribe)
     lines.push(
       wrap('unsubscribe_url', `<p style="font-size:12px"><a href="{{ unsubscribe_url }}">${UNSUBSCRIBE}</a></p>`),
+      // Every non-transactional e-mail has its preference page (SPEC §18).
+      wrap('preferences_url', `<p style="font-size:12px"><a href="{{ preferences_url }}">${PREFERENCES}</a></p>`),
     );
   return `${lines.join('\n')}\n`;
 }
@@ -271,5 +274,6 @@ export function demoText(s: Spec): string {
     ...(s.links ?? []).map((l) => wrap(l.url, `${l.label}: {{ ${l.url} }}\n\n`)),
     `${SIGNATURE}\n`,
     s.unsubscribe ? wrap('unsubscribe_url', `\n${UNSUBSCRIBE}: {{ unsubscribe_url }}\n`) : '',
+    s.unsubscribe ? wrap('preferences_url', `${PREFERENCES}: {{ preferences_url }}\n`) : '',
   ].join('');
 }

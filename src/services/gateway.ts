@@ -2,6 +2,7 @@
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
 import { CART_STEPS, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import { readConsentList, topicOf, type ConsentItem, type Topic } from '../domain/consent.js';
 import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
   requireCartAllowed,
@@ -43,6 +44,7 @@ import { acceptEvent, type Accepted } from './accept/accept.js';
 import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
+import { recordChoices, topicStops } from './consent.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { GatewayCall } from './context.js';
 
@@ -73,7 +75,9 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
 /** What templates see: top-level request members, then every member of fields (SPEC §8). */
 export function templateContext(body: Body): Record<string, unknown> {
   const fields = isObject(body.fields) ? body.fields : {};
-  const top = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key'));
+  const top = Object.fromEntries(
+    Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key' && k !== 'consent'),
+  );
   return { ...fields, ...top, fields };
 }
 
@@ -121,10 +125,15 @@ export async function transactional(
     const a = parseAmount(body.amount);
     if (!a.ok) problems.invalid.amount = a.problem;
   }
+  const config = await configOf(call);
+  const projectTopics = await config.topics(project.id);
+  const consent = consentOf(call, body, projectTopics, problems.invalid);
   assertNoProblems<TransactionalBody>(body, problems, check);
 
-  const template = await (await configOf(call)).routedTemplate(project.id, et);
+  const template = await config.routedTemplate(project.id, et);
   if (template) requireTemplateAllowed(rights, template.name);
+  const topic = topicOf(template?.topic, 'transactional');
+  const [stop] = await topicStops(deps, projectTopics, project.id, body.email, [topic], consent);
 
   const plan: AcceptPlan<TransactionalResponse> = {
     contact: { email: body.email, name: body.name },
@@ -134,13 +143,16 @@ export async function transactional(
             template,
             kind: 'transactional',
             chainStep: null,
-            status: 'queued',
+            status: stop ? 'suppressed' : 'queued',
+            topic,
+            stop,
             delayMs: 0,
             orderId: body.order_id ?? null,
             context: JSON.stringify(templateContext(body)),
           },
         ]
       : [],
+    consent,
     result: ({ eventId, contact, emailIds, now }) => {
       const emailId = emailIds[0] ?? null;
       const plan: PlanEntry[] = template
@@ -150,8 +162,8 @@ export async function transactional(
               template_key: template.name,
               step: null,
               due_at: new Date(now).toISOString(),
-              status: 'queued',
-              reason: contactReason('transactional', contact.status),
+              status: stop ? 'suppressed' : 'queued',
+              reason: stop ?? contactReason('transactional', contact.status),
             },
           ]
         : [skipped(null, null, 'no_template')];
@@ -165,7 +177,7 @@ export async function transactional(
           scheduled_email_id: emailId,
           sent: 0,
           failed: 0,
-          status: template ? 'queued' : 'no_template',
+          status: !template ? 'no_template' : stop ? 'suppressed' : 'queued',
           plan,
         },
         effects: {
@@ -177,7 +189,7 @@ export async function transactional(
     },
   };
   const result = await executePlan(call, body, plan, (stored) => currentStatus(call, stored));
-  if (result.replayed || result.body.scheduled_email_id === null) return result;
+  if (result.replayed || result.body.scheduled_email_id === null || stop) return result;
 
   deps.delivery?.wake();
   if (opts.respondAsync || !deps.delivery || deps.config.sendWaitMs === 0) return result;
@@ -214,19 +226,29 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
-  assertBody(OrderCreatedBody, body, {
-    required: CART_REQUIRED,
-    eventType: et,
-    what: 'order-created',
-    limits: limitsOf(call),
-  });
-  return createOrder(call, body);
+  const check = { required: CART_REQUIRED, eventType: et, what: 'order-created', limits: limitsOf(call) };
+  const problems = bodyProblems(OrderCreatedBody, body, check);
+  const consent = consentOf(call, body, await (await configOf(call)).topics(call.project.id), problems.invalid);
+  assertNoProblems<OrderCreatedBody>(body, problems, check);
+  return createOrder(call, body, consent);
+}
+
+const dropConsentProblems = (invalid: Record<string, string>) => {
+  for (const k of Object.keys(invalid)) if (/^consent($|[.[])/.test(k)) delete invalid[k];
+};
+
+/** The body's `consent` items, checked against the project's topics; problems go into `invalid`. */
+function consentOf(call: GatewayCall, body: Body, topics: Topic[], invalid: Record<string, string>): ConsentItem[] {
+  // The schema documents the items; readConsentList names their problems (one sentence per member).
+  dropConsentProblems(invalid);
+  return readConsentList(body.consent, new Set(topics.map((t) => t.key)), call.deps.clock.now(), invalid);
 }
 
 /** The effects of order-created on a validated body (also the legacy unpaid-order intake). */
 export async function createOrder(
   call: GatewayCall,
   body: Body & OrderCreatedBody,
+  consent: ConsentItem[] = [],
 ): Promise<Accepted<OrderCreatedResponse>> {
   const { project } = call;
   const cartType = body.cart_type;
@@ -234,17 +256,23 @@ export async function createOrder(
   const fields = body.fields ?? {};
   const courseName = body.course_name ?? (typeof fields.course_name === 'string' ? fields.course_name : null);
   // Read before the transaction (cached): the project's configured sequence, else the routed 1h/1d/3d.
-  const chain = await (await configOf(call)).cartChain(project.id, cartType);
+  const config = await configOf(call);
+  const chain = await config.cartChain(project.id, cartType);
+  const topics = chain.map((s) => topicOf(s.template.topic, 'cart'));
+  const stops = await topicStops(call.deps, await config.topics(project.id), project.id, body.email, topics, consent);
 
   const context = JSON.stringify({ ...templateContext(body), course_name: courseName });
   const plan: AcceptPlan<OrderCreatedResponse> = {
     contact: { email: body.email, name: body.name },
     order: { order_id: orderId, cart_type: cartType, course_name: courseName },
-    emails: chain.map((s) => ({
+    consent,
+    emails: chain.map((s, i) => ({
       template: s.template,
       kind: 'cart' as const,
       chainStep: s.step,
-      status: 'scheduled' as const,
+      status: stops[i] ? ('suppressed' as const) : ('scheduled' as const),
+      topic: topics[i],
+      stop: stops[i],
       delayMs: s.delayMinutes * 60_000,
       orderId,
       context,
@@ -257,8 +285,8 @@ export async function createOrder(
               template_key: s.template.name,
               step: s.step,
               due_at: new Date(now + s.delayMinutes * 60_000).toISOString(),
-              status: 'scheduled' as const,
-              reason: contactReason('cart', contact.status),
+              status: stops[i] ? ('suppressed' as const) : ('scheduled' as const),
+              reason: stops[i] ?? contactReason('cart', contact.status),
             }))
           : order === 'paid'
             ? chain.map((s) => skipped(s.template.name, s.step, 'order_already_paid'))
@@ -300,7 +328,14 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
     { missing: problems.missing, invalid: fatal },
     { required: CART_REQUIRED, eventType: et, what: 'purchase' },
   );
+  // Bad consent items do not refuse a purchase (stopping the cart e-mails matters most): none of them is
+  // recorded, and the answer warns.
+  const consentProblems: Record<string, string> = {};
+  const consent = consentOf(call, body, await (await configOf(call)).topics(call.project.id), consentProblems);
+  dropConsentProblems(problems.invalid);
   const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
+  for (const [member, problem] of Object.entries(consentProblems))
+    memberWarnings.push({ member, problem: `${problem}; no consent item of the request was recorded` });
   // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
   if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
   const { project } = call;
@@ -310,6 +345,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
 
   return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
     const contact = await upsertContact(trx, project.id, { email: body.email, name: input.name }, now);
+    await recordChoices(trx, contact, consent, 'api', now);
     const { alreadyPaid } = await markOrderPaid(
       trx,
       {

@@ -73,6 +73,7 @@ function render(tpl: TemplateSource, context: Record<string, unknown>, project: 
 type RenderProject = Pick<Project, 'name' | 'site_key' | 'locale' | 'timezone'>;
 
 const previewUnsubscribeUrl = (publicUrl: string) => `${publicUrl}/u/preview-only-not-a-real-link`;
+const previewPreferencesUrl = (publicUrl: string) => `${publicUrl}/p/preview-only-not-a-real-link`;
 
 /** Unsaved template source of a project, rendered with the sample (or sample values for the event type). */
 export async function previewTemplate(deps: Deps, input: PreviewBody) {
@@ -86,7 +87,12 @@ export async function previewTemplate(deps: Deps, input: PreviewBody) {
   const context = buildContext({
     request: sample,
     project,
-    ...(withUnsubscribe ? { unsubscribeUrl: previewUnsubscribeUrl(deps.config.publicUrl) } : {}),
+    ...(withUnsubscribe
+      ? {
+          unsubscribeUrl: previewUnsubscribeUrl(deps.config.publicUrl),
+          preferencesUrl: previewPreferencesUrl(deps.config.publicUrl),
+        }
+      : {}),
   });
   return { ok: true as const, ...render(tpl, context, project), sample };
 }
@@ -99,7 +105,9 @@ export async function previewStoredEmail(db: Executor, row: EmailRow, project: P
     request: parseJson<Record<string, unknown>>(row.context, {}),
     contact: contact ?? null,
     project,
-    ...(row.kind === 'transactional' ? {} : { unsubscribeUrl: previewUnsubscribeUrl(publicUrl) }),
+    ...(row.kind === 'transactional'
+      ? {}
+      : { unsubscribeUrl: previewUnsubscribeUrl(publicUrl), preferencesUrl: previewPreferencesUrl(publicUrl) }),
   });
   const parts = render(template, context, project);
   // No Message-ID or List-Unsubscribe yet: both are made when the e-mail is sent.

@@ -15,10 +15,11 @@ values (?, ?, ?, ?, 'unpaid', ?, ?, ?, ?)
 on conflict (project_id, order_id) do nothing
 returning id;
 
--- 15 parameters
+-- 17 parameters
 insert into scheduled_emails (project_id, kind, template_id, template_key, contact_id, to_email,
-  to_name, order_id, event_id, campaign_id, chain_step, context, status, due_at, attempts, created_at, updated_at)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?)
+  to_name, order_id, event_id, campaign_id, chain_step, context, status, due_at, attempts, created_at, updated_at,
+  topic, last_error)
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?, ?, ?)
 returning id;
 
 -- 15 parameters

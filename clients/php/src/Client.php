@@ -192,6 +192,31 @@ final class Client
     }
 
     /**
+     * Records consent given or withdrawn for one topic (any key of the project): when and where the person
+     * decided (`at` ISO 8601, `ip`) and which text they saw (`text_version`). Event bodies take the same
+     * items as `consent => [[...], ...]`.
+     *
+     * @param array<string, mixed> $consent email, topic, granted (bool), at?, text_version?, ip?
+     * @return array<string, mixed> ok, event_id, contact_id, topic, granted, subscribed
+     */
+    public function recordConsent(array $consent): array
+    {
+        return $this->request('POST', '/api/scoped/contacts/consent', $this->normalise($consent));
+    }
+
+    /**
+     * Passes a person's deletion request on: the gateway erases every stored copy of the address, name and
+     * fields. `status` is `done`, or `in_progress` while a long history is erased in the background. An
+     * address the gateway does not hold is a GatewayException 404 (`not_found`): nothing is left to erase.
+     *
+     * @return array<string, mixed> ok, contact_id, erasure_id, status, erased, started_at, finished_at
+     */
+    public function eraseContact(string $email): array
+    {
+        return $this->request('POST', '/api/scoped/contacts/erase', ['email' => $email]);
+    }
+
+    /**
      * One of the project's e-mails: status, attempts, the last delivery note, why it will not go (never its
      * body). Another project's e-mail is a 404, like an absent one (GatewayException, code not_found).
      *

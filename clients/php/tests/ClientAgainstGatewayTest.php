@@ -7,6 +7,7 @@ namespace EduGateway\Tests;
 use EduGateway\Client;
 use EduGateway\Exception\AuthException;
 use EduGateway\Exception\ConnectionException;
+use EduGateway\Exception\GatewayException;
 use EduGateway\Exception\IdempotencyConflictException;
 use EduGateway\Exception\RateLimitedException;
 use EduGateway\Exception\ServerException;
@@ -108,6 +109,40 @@ final class ClientAgainstGatewayTest extends TestCase
         $this->assertSame($listId, $r['list_id']);
         $again = $this->client()->upsertListContact($listId, ['email' => 'Vera@Example.com']);
         $this->assertSame($r['contact_id'], $again['contact_id']);
+    }
+
+    public function testConsentWithAnEventAndAloneThenErasure(): void
+    {
+        $email = LiveGateway::unique('consent') . '@example.com';
+        $order = $this->client()->orderCreated([
+            'cart_type' => 'course',
+            'email' => $email,
+            'order_id' => LiveGateway::unique('co'),
+            'consent' => [['topic' => 'cart_reminders', 'granted' => false, 'ip' => '203.0.113.5', 'text_version' => 'v1']],
+        ]);
+        $this->assertSame(['suppressed', 'suppressed', 'suppressed'], array_column($order['plan'], 'status'));
+        $granted = $this->client()->recordConsent([
+            'email' => $email,
+            'topic' => 'newsletters',
+            'granted' => true,
+            'at' => gmdate('Y-m-d\TH:i:s\Z', time() - 60),
+        ]);
+        $this->assertTrue($granted['subscribed']);
+        try {
+            $this->client()->recordConsent(['email' => $email, 'topic' => 'nope', 'granted' => true]);
+            $this->fail('an unknown topic is refused');
+        } catch (ValidationException $e) {
+            $this->assertArrayHasKey('topic', $e->getDetails()['invalid_fields']);
+        }
+        // The user deleted their account on the site: the site passes the request on.
+        $erased = $this->client()->eraseContact($email);
+        $this->assertSame('done', $erased['status']);
+        try {
+            $this->client()->eraseContact($email);
+            $this->fail('nothing is left to erase');
+        } catch (GatewayException $e) {
+            $this->assertSame(404, $e->getStatus());
+        }
     }
 
     public function testMissingAndInvalidFieldsBecomeAValidationExceptionAndAreNotRetried(): void

@@ -11,6 +11,9 @@ import type {
   EventsResponse,
   ListContactRequest,
   ListContactResponse,
+  ConsentRequest,
+  ConsentResponse,
+  EraseResponse,
   OrderCreatedRequest,
   OrderCreatedResponse,
   PurchaseRequest,
@@ -163,6 +166,23 @@ export class GatewayClient {
   ): Promise<ListContactResponse> {
     if (!Number.isInteger(listId) || listId < 1) throw new TypeError('listId must be a positive integer');
     return this.request('POST', `/api/scoped/lists/${listId}/contacts`, normalise(contact), {}, options.signal);
+  }
+
+  /**
+   * Records consent given or withdrawn for one topic, with when and where the person decided (`at`,
+   * `ip`) and which text they saw (`text_version`). Any key of the project may call it.
+   */
+  recordConsent(consent: ConsentRequest, options: CallOptions = {}): Promise<ConsentResponse> {
+    return this.request('POST', '/api/scoped/contacts/consent', normalise(consent), {}, options.signal);
+  }
+
+  /**
+   * Passes a person's deletion request on: the gateway erases every stored copy of the address, name and
+   * fields (`status: "in_progress"` while a long history is erased in the background). An address the
+   * gateway does not hold is a GatewayError 404 (`not_found`): nothing is left to erase.
+   */
+  eraseContact(email: string, options: CallOptions = {}): Promise<EraseResponse> {
+    return this.request('POST', '/api/scoped/contacts/erase', { email }, {}, options.signal);
   }
 
   /** One of the project's e-mails: status, attempts, the last delivery note, why it will not go. 404: not the project's. */

@@ -6,6 +6,291 @@
  */
 
 export interface paths {
+  '/api/scoped/contacts/consent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Record consent given or withdrawn for one topic (any key of the project) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description when the person decided (ISO 8601 with time zone); the request time when absent */
+            at?: string;
+            /** Format: idn-email */
+            email: string;
+            /** @description true: consent given; false: withdrawn */
+            granted: boolean;
+            /** @description the person's IPv4 or IPv6 address */
+            ip?: string;
+            /** @description which text of the consent was shown */
+            text_version?: string;
+            /** @description a topic key of the project */
+            topic: string;
+            user_agent?: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              contact_id: number;
+              event_id: number;
+              granted: boolean;
+              /** @enum {boolean} */
+              ok: true;
+              site_key: string;
+              /** @description whether the contact now receives e-mails of the topic */
+              subscribed: boolean;
+              topic: string;
+            };
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/scoped/contacts/erase': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pass a person's deletion request on: erase every stored copy of the address (any key of the project) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** Format: idn-email */
+            email: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              contact_id: number;
+              /** @description rows erased so far, per table */
+              erased: {
+                [key: string]: number;
+              };
+              erasure_id: number;
+              event_id: number;
+              finished_at: string | null;
+              /** @enum {boolean} */
+              ok: true;
+              site_key: string;
+              started_at: string;
+              status: 'in_progress' | 'done';
+            };
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Every error answer (SPEC §1); `code` tells the cases apart and case-specific members stand beside it */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/scoped/emails': {
     parameters: {
       query?: never;
@@ -47,6 +332,7 @@ export interface paths {
                   | (
                       | 'no_template'
                       | 'contact_unsubscribed'
+                      | 'no_consent'
                       | 'contact_invalid'
                       | 'contact_admin_blocked'
                       | 'order_already_paid'
@@ -171,6 +457,7 @@ export interface paths {
                   | (
                       | 'no_template'
                       | 'contact_unsubscribed'
+                      | 'no_consent'
                       | 'contact_invalid'
                       | 'contact_admin_blocked'
                       | 'order_already_paid'
@@ -495,6 +782,20 @@ export interface paths {
            */
           'application/json': {
             cart_type: 'course' | 'diploma' | 'portal';
+            /** @description consent given or withdrawn with this event (SPEC §18), recorded in the same transaction */
+            consent?: {
+              /** @description when the person decided (ISO 8601 with time zone); the request time when absent */
+              at?: string;
+              /** @description true: consent given; false: withdrawn */
+              granted: boolean;
+              /** @description the person's IPv4 or IPv6 address */
+              ip?: string;
+              /** @description which text of the consent was shown */
+              text_version?: string;
+              /** @description a topic key of the project */
+              topic: string;
+              user_agent?: string;
+            }[];
             course_name?: string;
             /** Format: idn-email */
             email: string;
@@ -538,6 +839,7 @@ export interface paths {
                   | (
                       | 'no_template'
                       | 'contact_unsubscribed'
+                      | 'no_consent'
                       | 'contact_invalid'
                       | 'contact_admin_blocked'
                       | 'order_already_paid'
@@ -690,6 +992,20 @@ export interface paths {
             /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00"; finite, from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type: 'course' | 'diploma' | 'portal';
+            /** @description consent given or withdrawn with this event (SPEC §18), recorded in the same transaction */
+            consent?: {
+              /** @description when the person decided (ISO 8601 with time zone); the request time when absent */
+              at?: string;
+              /** @description true: consent given; false: withdrawn */
+              granted: boolean;
+              /** @description the person's IPv4 or IPv6 address */
+              ip?: string;
+              /** @description which text of the consent was shown */
+              text_version?: string;
+              /** @description a topic key of the project */
+              topic: string;
+              user_agent?: string;
+            }[];
             course_id?: string;
             currency?: string;
             /** Format: idn-email */
@@ -734,6 +1050,7 @@ export interface paths {
                   | (
                       | 'no_template'
                       | 'contact_unsubscribed'
+                      | 'no_consent'
                       | 'contact_invalid'
                       | 'contact_admin_blocked'
                       | 'order_already_paid'
@@ -1040,6 +1357,20 @@ export interface paths {
             /** @description a number, or a decimal string such as "2500", "2500.00" or "2500,00"; finite, from 0 to 1000000000 with at most 2 decimals */
             amount?: number;
             cart_type?: string;
+            /** @description consent given or withdrawn with this event (SPEC §18), recorded in the same transaction */
+            consent?: {
+              /** @description when the person decided (ISO 8601 with time zone); the request time when absent */
+              at?: string;
+              /** @description true: consent given; false: withdrawn */
+              granted: boolean;
+              /** @description the person's IPv4 or IPv6 address */
+              ip?: string;
+              /** @description which text of the consent was shown */
+              text_version?: string;
+              /** @description a topic key of the project */
+              topic: string;
+              user_agent?: string;
+            }[];
             course_id?: string;
             course_name?: string;
             currency?: string;
@@ -1086,6 +1417,7 @@ export interface paths {
                   | (
                       | 'no_template'
                       | 'contact_unsubscribed'
+                      | 'no_consent'
                       | 'contact_invalid'
                       | 'contact_admin_blocked'
                       | 'order_already_paid'

@@ -25,6 +25,12 @@ export type PurchaseRequest = JsonBody<'/api/scoped/events/purchase'>;
 export type PurchaseResponse = JsonAnswer<'/api/scoped/events/purchase', 'post'>;
 export type ListContactRequest = JsonBody<'/api/scoped/lists/{list_id}/contacts'>;
 export type ListContactResponse = JsonAnswer<'/api/scoped/lists/{list_id}/contacts', 'post'>;
+/** One topic's consent given or withdrawn (SPEC §18): also accepted as `consent: [...]` in the event bodies. */
+export type ConsentRequest = JsonBody<'/api/scoped/contacts/consent'>;
+export type ConsentResponse = JsonAnswer<'/api/scoped/contacts/consent', 'post'>;
+/** A consent item of an event body. */
+export type ConsentItem = NonNullable<TransactionalRequest['consent']>[number];
+export type EraseResponse = JsonAnswer<'/api/scoped/contacts/erase', 'post'>;
 
 /** One line of `plan`: an e-mail the request scheduled, cancelled or did not schedule, and why. */
 export type PlanItem = TransactionalResponse['plan'][number];

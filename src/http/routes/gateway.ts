@@ -23,6 +23,9 @@ import {
 import { logRequest, refusalEffects, type Accepted } from '../../services/accept/accept.js';
 import type { Deps } from '../../services/context.js';
 import * as gateway from '../../services/gateway.js';
+import * as consent from '../../services/consent.js';
+import * as erasure from '../../services/erasure.js';
+import { ScopedErasureView, ScopedConsentBody, ScopedConsentResponse, ScopedEraseBody } from '../../schemas/consent.js';
 import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
 import { answerFor } from '../plugins/errors.js';
 
@@ -165,5 +168,37 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       },
     },
     async (req, reply) => answer(reply, await gateway.scopedListContact(req.gateway!, req.params.list_id, req.body)),
+  );
+
+  app.post(
+    '/api/scoped/contacts/consent',
+    {
+      onRequest: gatewayAuth(deps, 'contact-consent'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: 'Record consent given or withdrawn for one topic (any key of the project)',
+        body: ScopedConsentBody,
+        response: { 200: ScopedConsentResponse, ...postErrors },
+      },
+    },
+    async (req, reply) => answer(reply, await consent.scopedConsent(req.gateway!, req.body)),
+  );
+
+  app.post(
+    '/api/scoped/contacts/erase',
+    {
+      onRequest: gatewayAuth(deps, 'contact-erase'),
+      validatorCompiler: bodyCheckedByService,
+      schema: {
+        tags,
+        security,
+        summary: "Pass a person's deletion request on: erase every stored copy of the address (any key of the project)",
+        body: ScopedEraseBody,
+        response: { 200: ScopedErasureView, ...postErrors },
+      },
+    },
+    async (req, reply) => answer(reply, await erasure.scopedErase(req.gateway!, req.body)),
   );
 };

@@ -8,7 +8,8 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/index.js';
 import type { ContactRow } from '../../db/schema.js';
 import type { Clock } from '../../delivery/clock.js';
-import { resolveUnsubscribeToken, unsubscribeContact } from '../../delivery/unsubscribe.js';
+import { resolveLinkToken, unsubscribeContact } from '../../delivery/unsubscribe.js';
+import { listTopics, readTopicStanding } from '../../repos/consent.js';
 import { findProjectById } from '../../repos/projects.js';
 
 export interface UnsubscribeRouteOptions {
@@ -17,11 +18,11 @@ export interface UnsubscribeRouteOptions {
   clock: Clock;
 }
 
-const esc = (s: string) =>
+export const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** j***@example.org: enough for the person to recognise the address, little for anyone else. */
-function maskEmail(email: string): string {
+export function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at <= 0) return '***';
   return `${email[0]}***${email.slice(at)}`;
@@ -38,7 +39,7 @@ ${body}
 </main></body></html>`;
 }
 
-function send(reply: FastifyReply, status: number, html: string) {
+export function send(reply: FastifyReply, status: number, html: string) {
   return (
     reply
       .code(status)
@@ -61,20 +62,39 @@ const invalidPage = () =>
     '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>',
   );
 
-export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOptions> = async (app, opts) => {
-  // RFC 8058 clients POST a form body (urlencoded or multipart); its content does not matter here.
-  for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data']) {
-    if (!app.hasContentTypeParser(type))
-      app.addContentTypeParser(type, { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, _body, done) =>
-        done(null, {}),
-      );
-  }
+/** How a POST came: a mail client's RFC 8058 one-click body, or the confirmation page's button. */
+const sourceOf = (body: unknown) =>
+  (body as Record<string, string> | undefined)?.['List-Unsubscribe'] === 'One-Click'
+    ? 'list_unsubscribe'
+    : 'unsubscribe_link';
 
-  const lookup = async (token: string): Promise<{ contact: ContactRow; projectName: string } | null> => {
-    const contact = await resolveUnsubscribeToken(opts.db.db, opts.secret, token);
-    if (!contact) return null;
+export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOptions> = async (app, opts) => {
+  // RFC 8058 clients POST a form body (urlencoded or multipart): only its one-click member matters, to
+  // tell a mail client's unsubscribe from a click on the page (the consent record names which).
+  if (!app.hasContentTypeParser('application/x-www-form-urlencoded'))
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 16 * 1024 },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+  if (!app.hasContentTypeParser('multipart/form-data'))
+    app.addContentTypeParser('multipart/form-data', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) =>
+      done(
+        null,
+        /name="List-Unsubscribe"\r\n\r\nOne-Click/.test(String(body)) ? { 'List-Unsubscribe': 'One-Click' } : {},
+      ),
+    );
+
+  const lookup = async (
+    token: string,
+  ): Promise<{ contact: ContactRow; topic: string | null; projectName: string; what: string } | null> => {
+    const found = await resolveLinkToken(opts.db.db, opts.secret, token);
+    if (!found) return null;
+    const { contact, topic } = found;
     const project = await findProjectById(opts.db.db, contact.project_id);
-    return { contact, projectName: project?.name ?? 'this site' };
+    const title = topic ? (await listTopics(opts.db.db, contact.project_id)).find((t) => t.key === topic)?.title : null;
+    const what = title ? `«${title}» e-mails` : 'reminder and newsletter e-mails';
+    return { contact, topic, projectName: project?.name ?? 'this site', what };
   };
 
   const schema = { params: Type.Object({ token: Type.String({ maxLength: 200 }) }), hide: true };
@@ -82,18 +102,22 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOption
   app.get('/u/:token', { schema }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
-    const { contact, projectName } = found;
-    if (contact.status !== 'active') {
+    const { contact, projectName, what, topic } = found;
+    const left = topic
+      ? contact.status !== 'active' ||
+        !(await readTopicStanding(opts.db.db, contact.id, contact.project_id, topic)).subscribed
+      : contact.status !== 'active';
+    if (left) {
       return send(
         reply,
         200,
         page(
           'You are unsubscribed',
-          `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives reminder and newsletter e-mails from ${esc(projectName)}.</p>`,
+          `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives ${esc(what)} from ${esc(projectName)}.</p>`,
         ),
       );
     }
-    const body = `<p style="margin:0 0 1.5rem">Stop reminder and newsletter e-mails from <strong>${esc(projectName)}</strong> to ${esc(maskEmail(contact.email))}?
+    const body = `<p style="margin:0 0 1.5rem">Stop ${esc(what)} from <strong>${esc(projectName)}</strong> to ${esc(maskEmail(contact.email))}?
 E-mails about your own orders, courses and documents will still arrive.</p>
 <form method="post" style="margin:0"><button type="submit" style="font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#c81e1e;color:#fff;cursor:pointer">Unsubscribe</button></form>`;
     return send(reply, 200, page('Unsubscribe', body));
@@ -102,17 +126,18 @@ E-mails about your own orders, courses and documents will still arrive.</p>
   app.post('/u/:token', { schema, bodyLimit: 16 * 1024 }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
-    const { contact, projectName } = found;
-    const before = contact.status;
-    await unsubscribeContact(opts.db.db, contact, opts.clock.now());
-    if (before === 'active')
-      req.log.info({ contact_id: contact.id, project_id: contact.project_id }, 'contact unsubscribed by link');
+    const { contact, projectName, what, topic } = found;
+    await unsubscribeContact(opts.db.db, contact, topic, sourceOf(req.body), opts.clock.now(), {
+      ip: req.ip,
+      user_agent: String(req.headers['user-agent'] ?? '').slice(0, 500) || null,
+    });
+    req.log.info({ contact_id: contact.id, project_id: contact.project_id, topic }, 'contact unsubscribed by link');
     return send(
       reply,
       200,
       page(
         'You are unsubscribed',
-        `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive reminder and newsletter e-mails from ${esc(projectName)}.</p>`,
+        `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive ${esc(what)} from ${esc(projectName)}.</p>`,
       ),
     );
   });

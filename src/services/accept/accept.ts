@@ -46,6 +46,8 @@ export function describe(endpoint: string, body: unknown): Described {
     eventType = cart ? `${cart}_order_created` : 'order_created';
   if (endpoint === 'purchase') eventType = cart ? `${cart}_paid` : 'purchase';
   if (endpoint === 'list-contact') eventType = 'list_contact_upsert';
+  if (endpoint === 'contact-consent') eventType = 'contact_consent';
+  if (endpoint === 'contact-erase') eventType = 'contact_erase';
   if (endpoint === 'catalog') eventType = null;
   const email = str(b.email, 254);
   return {

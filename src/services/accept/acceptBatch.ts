@@ -44,8 +44,9 @@ export function executePlan<T extends object>(
   // A dry run is rolled back: it must not share a batch's transaction (or a group commit's unit written
   // by the SQLite statements) with real requests. A replay is rare and its effects record what it replays.
   // A call with work of its own for the transaction (an administrator's, writing its audit row) is rare
-  // too, and that work has a transaction of this one request only there.
-  if (call.deps.referenceAccept || call.dryRun || call.replayOf || call.alsoInTransaction)
+  // too, and that work has a transaction of this one request only there; so is a body with consent items
+  // (SPEC §18), which runPlan alone records.
+  if (call.deps.referenceAccept || call.dryRun || call.replayOf || call.alsoInTransaction || plan.consent?.length)
     return acceptAlone(call, body, plan, refresh);
   if (call.deps.db.dialect !== 'postgres') return acceptOnSqlite(call, body, plan, refresh);
   return batchOf(call.deps.db)({

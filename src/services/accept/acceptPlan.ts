@@ -12,13 +12,19 @@ import { upsertContact, type ContactRef } from '../../repos/contacts.js';
 import { insertEmail } from '../../repos/emails.js';
 import { findOrder, insertUnpaidOrder } from '../../repos/orders.js';
 import type { GatewayCall } from '../context.js';
+import { topicStopSentence, type ConsentItem, type TopicStop } from '../../domain/consent.js';
+import { recordChoices } from '../consent.js';
 import { acceptEvent, type Accepted, type Answer } from './accept.js';
 
 export interface PlannedEmail {
   template: Pick<TemplateRow, 'id' | 'name'>;
   kind: EmailKind;
   chainStep: string | null;
-  status: 'queued' | 'scheduled';
+  /** `suppressed` when `stop` says the contact's topics or consent forbid it (recorded, never sent). */
+  status: 'queued' | 'scheduled' | 'suppressed';
+  /** The consent topic it goes under (SPEC §18). */
+  topic: string;
+  stop: TopicStop | null;
   /** Milliseconds after the request's time. */
   delayMs: number;
   orderId: string | null;
@@ -45,6 +51,11 @@ export interface AcceptPlan<T> {
   /** An unpaid order to record; when it already exists the e-mails are not scheduled. */
   order?: { order_id: string; cart_type: string; course_name: string | null };
   emails: PlannedEmail[];
+  /**
+   * Consent items of the body, recorded before the e-mails (whose `stop` already counts them). A plan
+   * with some is carried out by runPlan alone: they are rare, and one executor writes them.
+   */
+  consent?: ConsentItem[];
   result(o: PlanOutcome): Answer<T>;
 }
 
@@ -71,6 +82,8 @@ export function plannedEmailRow(
     chain_step: e.chainStep,
     context: e.context,
     status: e.status,
+    topic: e.topic,
+    last_error: e.stop ? topicStopSentence[e.stop] : null,
     due_at: now + e.delayMs,
     attempts: 0,
     created_at: now,
@@ -92,6 +105,7 @@ async function runPlan<T>(
     { email: plan.contact.email, name: plan.contact.name ?? undefined },
     now,
   );
+  if (plan.consent?.length) await recordChoices(trx, contact, plan.consent, 'api', now);
   let order: OrderState = 'created';
   if (plan.order) {
     const created = await insertUnpaidOrder(

@@ -6,6 +6,7 @@ import { code, errorBox, facts, field, h, jsonBlock, select, statusBadge, table,
 import { statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
 import { emailColumns } from './emails.js';
+import { consentSection } from './consent.js';
 
 export async function contactsPage(ctx) {
   const q = ctx.query;
@@ -118,6 +119,7 @@ export async function contactPage(ctx) {
     Object.keys(c.fields).length
       ? h('details', {}, h('summary', {}, t('contacts.fields')), jsonBlock(c.fields, t('contacts.fieldsLabel')))
       : null,
+    consentSection(ctx, d),
     h('h2', {}, t('project.tab.lists')),
     table(
       [

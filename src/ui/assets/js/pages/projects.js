@@ -11,6 +11,7 @@ import { listsTab } from './lists.js';
 import { routingTab } from './routing.js';
 import { templatesTab } from './templates.js';
 import { webhooksTab } from './webhooks.js';
+import { topicsTab } from './consent.js';
 
 // [key, page]: the tab's label is t(`project.tab.${key}`).
 /** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
@@ -24,6 +25,7 @@ const TABS = [
   ['chain', cartChainTab],
   ['delivery', deliveryTab],
   ['webhooks', webhooksTab],
+  ['topics', topicsTab],
 ];
 
 // What the time-zone field suggests; any IANA name the server knows is accepted.

@@ -1,0 +1,349 @@
+// Topics, choices and consent records (SPEC §18): the writes every cause shares (a gateway body, the
+// scoped consent endpoint, an unsubscribe link, the preference page, a complaint, an administrator),
+// always in the transaction of the cause, and the topics of a project as the admin API edits them.
+import type { ContactRow, EmailRow } from '../db/schema.js';
+import {
+  BUILT_IN_KEYS,
+  builtInTopics,
+  isTopicKey,
+  readConsentItem,
+  suppressionHash,
+  topicOf,
+  topicStop,
+  topicStopSentence,
+  TRANSACTIONAL,
+  withItems,
+  type ConsentItem,
+  type Topic,
+  type TopicStop,
+} from '../domain/consent.js';
+import type { ConsentSource } from '../domain/statuses.js';
+import { notFound, validationError } from '../errors.js';
+import { findContact, normaliseEmail, setContactStatus, upsertContact } from '../repos/contacts.js';
+import type { Static } from 'typebox';
+import { ScopedConsentBody, type ScopedConsentResponse } from '../schemas/consent.js';
+import { assertNoProblems, bodyProblems, requireObject } from '../domain/validation.js';
+import { applyPhpTolerances } from '../domain/tolerances.js';
+import { acceptEvent, type Accepted } from './accept/accept.js';
+import { configSnapshot } from './configCache.js';
+import type { GatewayCall } from './context.js';
+import { batcher, fulfilled } from '../batcher.js';
+import type { Db } from '../db/index.js';
+import { installationSecret } from './secrets.js';
+import {
+  insertConsentRecords,
+  planStandings,
+  type PlanStanding,
+  listTopics,
+  readTopicStanding,
+  replaceTopics,
+  setSubscription,
+  suppressPendingOfTopics,
+} from '../repos/consent.js';
+import { findProjectBySiteKey } from '../repos/projects.js';
+import { holdHandOvers } from '../repos/outbox.js';
+import type { Executor } from '../repos/types.js';
+import { audited, type AuditActor } from './audit.js';
+import type { Deps } from './context.js';
+import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
+
+type ContactLike = Pick<ContactRow, 'id' | 'project_id' | 'email' | 'status'>;
+
+/** A choice to store: a consent item, or a click on a link or a switch (then `at` is now). */
+export type Choice = Pick<ConsentItem, 'topic' | 'granted'> & Partial<Omit<ConsentItem, 'topic' | 'granted'>>;
+
+/**
+ * Records the choices as consent records and applies them: a grant subscribes to its topic (and lifts an
+ * `unsubscribed` status, the other topics staying left), a withdrawal unsubscribes and suppresses the
+ * contact's e-mails of the topic still waiting. Runs in the caller's transaction.
+ */
+export async function recordChoices(
+  trx: Executor,
+  contact: ContactLike,
+  choices: Choice[],
+  source: ConsentSource,
+  now: number,
+): Promise<void> {
+  if (choices.length === 0) return;
+  await insertConsentRecords(
+    trx,
+    choices.map((c) => ({
+      project_id: contact.project_id,
+      contact_id: contact.id,
+      topic: c.topic,
+      granted: c.granted,
+      at: c.at ?? now,
+      source,
+      text_version: c.text_version ?? null,
+      ip: c.ip ?? null,
+      user_agent: c.user_agent ?? null,
+    })),
+    now,
+  );
+  // The last choice for a topic in one request wins, as in the record order.
+  const final = new Map<string, boolean>();
+  for (const c of choices) final.set(c.topic, c.granted);
+  const granted = [...final].filter(([, g]) => g).map(([t]) => t);
+  const left = [...final].filter(([t, g]) => !g && t !== TRANSACTIONAL).map(([t]) => t);
+  if (granted.some((t) => t !== TRANSACTIONAL) && contact.status === 'unsubscribed') {
+    // `unsubscribed` meant every topic; from now on the other topics are left one by one.
+    for (const t of await listTopics(trx, contact.project_id))
+      if (t.key !== TRANSACTIONAL && !final.has(t.key)) await keepChoice(trx, contact.id, t.key, now);
+    await setContactStatus(trx, contact.id, 'active', now, ['unsubscribed'], { reason: 'consent' });
+  }
+  for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
+  await suppressTopics(trx, contact.id, left, now);
+}
+
+/** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
+async function keepChoice(trx: Executor, contactId: number, topic: string, now: number) {
+  await trx
+    .insertInto('contact_topics')
+    .values({ contact_id: contactId, topic, subscribed: 0, updated_at: now })
+    .onConflict((oc) => oc.columns(['contact_id', 'topic']).doNothing())
+    .execute();
+}
+
+async function suppressTopics(trx: Executor, contactId: number, topics: string[], now: number) {
+  // The contact's e-mails claimed but not handed over wait for this withdrawal, whose commit their
+  // hand-over check then sees (issue 30: a stop is checked at hand-over, not only at claim).
+  if (topics.some((t) => t !== TRANSACTIONAL)) await holdHandOvers(trx, { contactId });
+  const stopped = await suppressPendingOfTopics(trx, contactId, topics, 'suppressed: the contact left the topic', now);
+  await enqueueEmailWebhooks(
+    trx,
+    stopped.map((email) => ({ email, kind: 'email.suppressed' as const, reason: 'contact_unsubscribed' })),
+    now,
+  );
+}
+
+/**
+ * Leaves every topic but transactional: the status becomes `unsubscribed` (SPEC §4) and the site hears
+ * of it; one withdrawal record per advertising topic. `via` names the cause in the webhook.
+ */
+export async function leaveAll(
+  trx: Executor,
+  contact: ContactLike,
+  source: ConsentSource,
+  now: number,
+  meta: { ip?: string | null; user_agent?: string | null } = {},
+): Promise<void> {
+  const topics = (await listTopics(trx, contact.project_id)).filter((t) => t.key !== TRANSACTIONAL);
+  await recordChoices(
+    trx,
+    { ...contact, status: 'active' },
+    topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
+    source,
+    now,
+  );
+  if (contact.status !== 'active') return;
+  const reason = source === 'preference_page' ? 'preference_page' : 'unsubscribe_link';
+  if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active'], { reason }))
+    await enqueueSiteWebhooks(
+      trx,
+      contact.project_id,
+      'contact.unsubscribed',
+      contactNotice(contact, source === 'preference_page' ? 'preference_page' : 'link'),
+      now,
+    );
+}
+
+const secrets = new WeakMap<Deps, Promise<string>>();
+/** The installation secret, read once per process (it signs links and keys the suppression hashes). */
+export function secretOf(deps: Deps): Promise<string> {
+  if (deps.secret) return Promise.resolve(deps.secret);
+  let p = secrets.get(deps);
+  if (!p) {
+    secrets.set(deps, (p = installationSecret(deps)));
+    p.catch(() => secrets.delete(deps));
+  }
+  return p;
+}
+
+type StandingRequest = { projectId: number; email: string; hash: string };
+const standingReads = new WeakMap<Db, (r: StandingRequest) => Promise<PlanStanding>>();
+
+/** Requests that arrive together share one read (and so reach the accept batch together). */
+function readStanding(db: Db, r: StandingRequest): Promise<PlanStanding> {
+  let read = standingReads.get(db);
+  if (!read) {
+    read = batcher<StandingRequest, PlanStanding>({
+      overlap: true,
+      maxBatch: 256,
+      run: async (items) => (await planStandings(db.db, db.dialect, items)).map(fulfilled),
+    });
+    standingReads.set(db, read);
+  }
+  return read(r);
+}
+
+/**
+ * Whether each of a request's e-mails may be scheduled, by its topic: read once before the plan (the
+ * contact's choices and latest consent), with the request's own consent items counted as written. A
+ * choice changed after this read is caught by the worker and the hand-over check at send time.
+ */
+export async function topicStops(
+  deps: Deps,
+  projectTopics: Topic[],
+  projectId: number,
+  email: string,
+  topics: string[],
+  items: readonly ConsentItem[],
+): Promise<(TopicStop | null)[]> {
+  // Read even when every topic is transactional: requests that arrive together then leave this step
+  // together too, and reach the accept batch as one (the read itself is shared by all of them).
+  const address = normaliseEmail(email);
+  const hash = suppressionHash(await secretOf(deps), projectId, address);
+  const state = await readStanding(deps.db, { projectId, email: address, hash });
+  return topics.map((topic) => {
+    const standing = withItems(
+      {
+        contactStatus: state.status ?? 'active',
+        subscribed: state.subscribed.get(topic) ?? true,
+        latestGrant: state.latestGrant.get(topic) ?? null,
+        suppressedHash: state.suppressedHash,
+      },
+      topic,
+      items,
+    );
+    return topicStop(
+      topic,
+      projectTopics.find((t) => t.key === topic),
+      standing,
+    );
+  });
+}
+
+/**
+ * The send-time check of an e-mail's topic (the delivery worker after its claim, and the hand-over
+ * check right before the relay): the sentence to record as `suppressed`, or null when it may go.
+ * One read (readTopicStanding), none for a transactional e-mail.
+ */
+export async function topicStopAtSend(
+  db: Executor,
+  secret: string,
+  email: Pick<EmailRow, 'topic' | 'kind' | 'project_id' | 'contact_id'>,
+  contact: Pick<ContactRow, 'status' | 'email'>,
+): Promise<string | null> {
+  const topic = topicOf(email.topic, email.kind);
+  if (topic === TRANSACTIONAL) return null;
+  const hash = suppressionHash(secret, email.project_id, contact.email);
+  const s = await readTopicStanding(db, email.contact_id, email.project_id, topic, hash);
+  const stop = topicStop(
+    topic,
+    { require_consent: s.requireConsent },
+    {
+      contactStatus: contact.status,
+      subscribed: s.subscribed,
+      latestGrant: s.latestGrant,
+      suppressedHash: s.suppressedHash,
+    },
+  );
+  return stop ? topicStopSentence[stop] : null;
+}
+
+/** `POST /api/scoped/contacts/consent` (any key of the project): one consent item for one address. */
+export async function scopedConsent(
+  call: GatewayCall,
+  raw: unknown,
+): Promise<Accepted<Static<typeof ScopedConsentResponse>>> {
+  const { deps, project } = call;
+  const body = requireObject(raw);
+  applyPhpTolerances(body);
+  const check = {
+    required: ['email', 'topic', 'granted'],
+    eventType: 'contact_consent',
+    what: 'the consent',
+    limits: deps.config.fieldLimits,
+  };
+  const problems = bodyProblems(ScopedConsentBody, body, check);
+  const topics = await (call.config ?? (await configSnapshot(deps.db))).topics(project.id);
+  const own: Record<string, string> = {};
+  const item = readConsentItem(body, '', new Set(topics.map((t) => t.key)), deps.clock.now(), own);
+  for (const [k, v] of Object.entries(own)) if (!problems.missing.includes(k)) problems.invalid[k] = v;
+  assertNoProblems<ScopedConsentBody>(body, problems, check);
+  return acceptEvent(call, body, async (trx, eventId, now) => {
+    const contact = await upsertContact(trx, project.id, { email: body.email }, now);
+    await recordChoices(trx, contact, [item!], 'api', now);
+    const after = (await findContact(trx, contact.id))!;
+    const s = await readTopicStanding(trx, contact.id, project.id, item!.topic);
+    const subscribed = item!.topic === TRANSACTIONAL || (after.status !== 'unsubscribed' && s.subscribed);
+    return {
+      response: {
+        ok: true as const,
+        site_key: project.site_key,
+        event_id: eventId,
+        contact_id: contact.id,
+        topic: item!.topic,
+        granted: item!.granted,
+        subscribed,
+      },
+      effects: { contact_id: contact.id, consent: [{ topic: item!.topic, granted: item!.granted }] },
+    };
+  });
+}
+
+/** Clears every stored "left" choice of the contact (an administrator made it active again). */
+export async function rejoinAll(trx: Executor, contactId: number, now: number): Promise<void> {
+  await trx
+    .updateTable('contact_topics')
+    .set({ subscribed: 1, updated_at: now })
+    .where('contact_id', '=', contactId)
+    .execute();
+}
+
+// --- the admin API of topics ---
+
+async function projectOf(deps: Deps, siteKey: string) {
+  const project = await findProjectBySiteKey(deps.db.db, siteKey);
+  if (!project) throw notFound(`Project ${siteKey}`);
+  return project;
+}
+
+export async function topics(deps: Deps, siteKey: string) {
+  const project = await projectOf(deps, siteKey);
+  return { ok: true as const, site_key: siteKey, topics: await listTopics(deps.db.db, project.id) };
+}
+
+/**
+ * Replaces the topics. The three built-in ones are kept when left out (the defaults by use name them);
+ * `transactional` stays neither advertising nor requiring consent, whatever is sent for it.
+ */
+export async function replaceProjectTopics(deps: Deps, who: AuditActor, siteKey: string, wanted: Topic[]) {
+  const project = await projectOf(deps, siteKey);
+  const invalid: Record<string, string> = {};
+  const seen = new Set<string>();
+  wanted.forEach((t, i) => {
+    if (!isTopicKey(t.key)) invalid[`topics[${i}].key`] = 'must be a-z, digits and _, starting with a letter';
+    else if (seen.has(t.key)) invalid[`topics[${i}].key`] = `repeats ${t.key}`;
+    seen.add(t.key);
+    if (t.title.trim() === '') invalid[`topics[${i}].title`] = 'must not be blank';
+    if (t.key === TRANSACTIONAL && (t.advertising || t.require_consent))
+      invalid[`topics[${i}]`] = 'transactional is never advertising and needs no consent';
+  });
+  const now = deps.clock.now();
+  return audited(deps, who, async (trx, note) => {
+    const before = await listTopics(trx, project.id);
+    const kept = BUILT_IN_KEYS.filter((k) => !seen.has(k)).map(
+      (k) => before.find((t) => t.key === k) ?? builtInTopics(project.locale).find((t) => t.key === k)!,
+    );
+    const next = [
+      ...kept.filter((t) => t.key === TRANSACTIONAL),
+      ...wanted,
+      ...kept.filter((t) => t.key !== TRANSACTIONAL),
+    ];
+    // A template must not be left pointing at a topic that is gone.
+    const used = await trx
+      .selectFrom('templates')
+      .select(['name', 'topic'])
+      .where('project_id', '=', project.id)
+      .where('topic', 'is not', null)
+      .execute();
+    for (const u of used)
+      if (!next.some((t) => t.key === u.topic)) invalid.topics = `topic ${u.topic} is used by template ${u.name}`;
+    if (Object.keys(invalid).length)
+      throw validationError('Invalid topics', { required_fields: ['topics'], invalid_fields: invalid });
+    await replaceTopics(trx, project.id, next, now);
+    note({ action: 'topics.replace', site_key: siteKey, target: `project:${project.id}`, before, after: next });
+    return { ok: true as const, site_key: siteKey, topics: next };
+  });
+}

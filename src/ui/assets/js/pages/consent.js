@@ -1,0 +1,173 @@
+// @ts-check
+// Consent and a person's data (SPEC §18): the project's topics (a tab of the project page), and on a
+// contact's page its subscriptions, its consent records (source, time, text version, IP), the export
+// and the erasure, asked for with a confirmation that names the address.
+import { api, describeError, enc } from '../api.js';
+import { badge, checkbox, code, confirmDialog, errorBox, field, h, table, time, toast } from '../dom.js';
+import { t } from '../i18n.js';
+
+const yesNo = (v) => (v === null || v === undefined ? '—' : v ? t('consent.yes') : t('consent.no'));
+
+export async function topicsTab(ctx, p) {
+  const d = await api('GET', `/api/admin/projects/${enc(p.site_key)}/topics`);
+  const status = h('div', { 'aria-live': 'polite' });
+  const rows = d.topics.map((x) => ({
+    ...x,
+    title: h('input', {
+      value: x.title,
+      maxlength: '200',
+      required: true,
+      'aria-label': t('topics.titleOf', { key: x.key }),
+    }),
+    advertising: checkbox(t('topics.advertising'), x.advertising, { disabled: x.key === 'transactional' || null }),
+    require: checkbox(t('topics.requireConsent'), x.require_consent, { disabled: x.key === 'transactional' || null }),
+  }));
+  const key = h('input', { name: 'key', pattern: '[a-z][a-z0-9_]{0,39}', maxlength: '40' });
+  const title = h('input', { name: 'title', maxlength: '200' });
+  const save = async (extra = []) => {
+    status.replaceChildren();
+    const topics = [
+      ...rows.map((r) => ({
+        key: r.key,
+        title: r.title.value,
+        advertising: r.advertising.querySelector('input').checked,
+        require_consent: r.require.querySelector('input').checked,
+      })),
+      ...extra,
+    ];
+    try {
+      await api('PUT', `/api/admin/projects/${enc(p.site_key)}/topics`, { topics });
+      toast(t('topics.saved'));
+      ctx.navigate(`/ui/projects/${enc(p.site_key)}?tab=topics`, { replace: true, keepFocus: true });
+    } catch (e) {
+      status.append(errorBox(describeError(e)));
+    }
+  };
+  return h(
+    'div',
+    {},
+    h('p', { class: 'muted' }, t('topics.help')),
+    table(
+      [
+        { label: t('topics.key'), cell: (r) => code(r.key) },
+        { label: t('topics.title'), cell: (r) => r.title },
+        { label: t('topics.advertising'), cell: (r) => r.advertising },
+        { label: t('topics.requireConsent'), cell: (r) => r.require },
+      ],
+      rows,
+    ),
+    h(
+      'form',
+      {
+        class: 'row',
+        'data-write': true,
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          void save();
+        },
+      },
+      h('button', { type: 'submit', class: 'primary' }, t('topics.save')),
+    ),
+    h(
+      'form',
+      {
+        class: 'row',
+        'data-write': true,
+        onsubmit: (ev) => {
+          ev.preventDefault();
+          void save([{ key: key.value, title: title.value, advertising: true, require_consent: false }]);
+        },
+      },
+      field(t('topics.key'), key),
+      field(t('topics.title'), title),
+      h('button', { type: 'submit' }, t('topics.add')),
+    ),
+    status,
+  );
+}
+
+/** The contact page's part: subscriptions, consent history, export and erasure. */
+export function consentSection(ctx, d) {
+  const c = d.contact;
+  const status = h('div', { 'aria-live': 'polite' });
+  const erase = async () => {
+    if (!(await confirmDialog(t('contacts.eraseQuestion', { email: c.email }), t('contacts.erase')))) return;
+    status.replaceChildren();
+    try {
+      const r = await api('POST', `/api/admin/contacts/${c.id}/erase`);
+      toast(r.status === 'done' ? t('contacts.erased') : t('contacts.erasing'));
+      ctx.navigate(`/ui/contacts/${c.id}`, { replace: true });
+    } catch (e) {
+      status.append(errorBox(describeError(e)));
+    }
+  };
+  const erasure = d.erasure
+    ? h(
+        'p',
+        { role: 'status' },
+        d.erasure.status === 'done'
+          ? badge(t('consent.badge.erased'), 'muted')
+          : badge(t('consent.badge.erasing'), 'warn'),
+        ' ',
+        d.erasure.status === 'done'
+          ? t('contacts.erasureDone', {
+              at: d.erasure.finished_at ? (time(d.erasure.finished_at).textContent ?? '') : '',
+            })
+          : t('contacts.erasureRunning'),
+      )
+    : null;
+  return h(
+    'div',
+    {},
+    h('h2', {}, t('contacts.subscriptions')),
+    table(
+      [
+        { label: t('topics.title'), cell: (x) => [x.title, ' ', code(x.key)] },
+        {
+          label: t('contacts.subscribed'),
+          cell: (x) =>
+            x.subscribed ? badge(t('consent.badge.subscribed'), 'ok') : badge(t('consent.badge.left'), 'warn'),
+        },
+        { label: t('topics.requireConsent'), cell: (x) => yesNo(x.require_consent) },
+        { label: t('contacts.latestGrant'), cell: (x) => yesNo(x.latest_grant) },
+      ],
+      d.topics,
+    ),
+    h('h2', {}, t('contacts.consentHistory')),
+    table(
+      [
+        { label: t('contacts.consentAt'), cell: (r) => time(r.at) },
+        { label: t('topics.key'), cell: (r) => code(r.topic) },
+        {
+          label: t('contacts.consentGranted'),
+          cell: (r) =>
+            r.granted ? badge(t('consent.badge.granted'), 'ok') : badge(t('consent.badge.withdrawn'), 'bad'),
+        },
+        { label: t('contacts.consentSource'), cell: (r) => t(`consent.source.${r.source}`) },
+        { label: t('contacts.textVersion'), cell: (r) => r.text_version ?? '—' },
+        { label: t('contacts.ip'), cell: (r) => r.ip ?? '—' },
+      ],
+      d.consent,
+      { empty: t('contacts.noConsent') },
+    ),
+    h('h2', {}, t('contacts.personalData')),
+    erasure,
+    c.erased_at
+      ? null
+      : h(
+          'div',
+          { class: 'inline-controls' },
+          h(
+            'a',
+            { class: 'button', href: `/api/admin/contacts/${c.id}/export`, download: `contact-${c.id}.json` },
+            t('contacts.export'),
+          ),
+          h(
+            'button',
+            { type: 'button', class: 'danger', 'data-write': true, onclick: () => void erase() },
+            t('contacts.erase'),
+          ),
+        ),
+    status,
+  );
+}
