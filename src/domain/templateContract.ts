@@ -4,6 +4,9 @@
 // impact check and the worker (a stored e-mail whose data no longer satisfies the published template).
 import { isAbsent } from './validation.js';
 
+/** How last_error begins for an e-mail failed for lack of data; emailReason reads it back. */
+export const MISSING_FIELDS_NOTE = 'missing_fields: the template requires';
+
 export interface TemplateVariable {
   name: string;
   required: boolean;
@@ -93,4 +96,16 @@ export function mergeRequired(...lists: readonly (readonly string[])[]): string[
 export function fallbackName(project: { fallback_name?: string | null; locale?: string | null }): string {
   if (project.fallback_name && project.fallback_name.trim() !== '') return project.fallback_name;
   return project.locale === 'en' ? 'friend' : 'коллега';
+}
+
+/**
+ * What the templates a request would send require of it, and which of those members it lacks. An
+ * unchecked template (saved before the contract) requires nothing until its next save (SPEC §16).
+ */
+export function templateShortfall(
+  templates: readonly { variables: string | null }[],
+  body: Record<string, unknown>,
+): { required: string[]; missing: string[] } {
+  const required = mergeRequired(...templates.map((t) => requiredMembers(parseVariables(t.variables))));
+  return { required, missing: missingMembers(required, body) };
 }

@@ -16,6 +16,12 @@ import {
   ShortString,
   SiteKey,
 } from './common.js';
+import {
+  ProjectTemplateMembers,
+  ProjectTemplateView,
+  TemplateContractMembers,
+  TemplateViewMembers,
+} from './templates.js';
 
 const Ok = Type.Literal(true);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -86,6 +92,7 @@ export const ProjectPatchBody = Type.Object(
     from_email: Type.Optional(Email),
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    ...ProjectTemplateMembers,
   },
   { additionalProperties: false },
 );
@@ -104,6 +111,7 @@ export const ProjectView = Type.Object({
     description: 'campaigns and cart chains paused since (complaint rate above 0.3 % over 7 days); null: running',
   }),
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
+  ...ProjectTemplateView,
 });
 
 export const ContactUpsertBody = Type.Object(
@@ -124,6 +132,7 @@ export const TemplateBody = Type.Object(
     subject: Type.String({ minLength: 1, maxLength: 1000 }),
     html: Type.String({ maxLength: 500_000 }),
     text: Type.String({ maxLength: 500_000 }),
+    ...TemplateContractMembers,
   },
   { additionalProperties: false },
 );
@@ -136,6 +145,7 @@ export const TemplateView = Type.Object({
   subject: Type.String(),
   html: Type.String(),
   text: Type.String(),
+  ...TemplateViewMembers,
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -162,7 +172,12 @@ export const MemberView = Type.Object({
 });
 
 export const RoutingBody = Type.Object(
-  { routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }) },
+  {
+    routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }),
+    confirm: Type.Optional(
+      Type.Boolean({ description: 'save although the impact check found recent requests that would fail' }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const RoutingResponse = Type.Object({
@@ -338,6 +353,9 @@ export const EmailDetail = Type.Object({
   html: NullableString,
   text: NullableString,
   headers: Type.Record(Type.String(), Type.String()),
+  template_version: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'the template version it was rendered with (SPEC §16)',
+  }),
   attempts_log: Type.Array(AttemptView, {
     description: 'every delivery attempt: the transport and what the relay said',
   }),

@@ -3,6 +3,7 @@
 import { Type, type Static } from 'typebox';
 import { EmailListItem, EventView, Ok } from './admin.js';
 import { Cursor, Limit, ShortString, SiteKey } from './common.js';
+import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
@@ -131,6 +132,7 @@ export const PreviewBody = Type.Object(
         description: 'the event request to render with; defaults to sample values for event_type',
       }),
     ),
+    ...PreviewContractMembers,
   },
   { additionalProperties: false },
 );
@@ -142,6 +144,7 @@ export const PreviewResponse = Type.Object({
   html: Type.String(),
   text: Type.String(),
   sample: Type.Record(Type.String(), Type.Unknown(), { description: 'the event request that was rendered' }),
+  variables: Type.Optional(Type.Array(TemplateVariableSchema)),
 });
 
 export const EmailActionResponse = Type.Object({ ok: Ok, id: Type.Integer(), status: Type.String() });

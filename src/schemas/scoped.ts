@@ -16,6 +16,7 @@ export const EMAIL_REASONS = [
   'cancelled_by_purchase',
   'cancelled_by_admin',
   'template_error',
+  'missing_fields',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

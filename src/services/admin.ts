@@ -3,7 +3,6 @@
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { canonicalTimeZone, type Locale } from '../domain/locale.js';
-import { checkTemplate } from '../delivery/render.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
@@ -26,10 +25,14 @@ import {
   upsertProject,
   type ProjectInput,
 } from '../repos/projects.js';
-import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
+import { findTemplateByName, getRoutes, listTemplates, replaceRoutes } from '../repos/templates.js';
+import { fallbackName } from '../domain/templateContract.js';
+import { requireLayout } from './layouts.js';
+import { templateView } from './templates.js';
+import { assertNoImpact, impactOfChange, loadNeedsConfig } from './impact.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
-import type { SiteBody, TemplateBody } from '../schemas/admin.js';
+import type { SiteBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -71,38 +74,9 @@ export async function saveSite(deps: Deps, who: AuditActor, input: SiteBody) {
   };
 }
 
-/** Creates a template or updates the one with this name; source that does not parse is refused. */
-export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateBody) {
-  const problem = checkTemplate(input);
-  if (problem) {
-    throw validationError(`The template does not parse: ${problem.part}, line ${problem.line}: ${problem.message}`, {
-      invalid_fields: { [problem.part]: `line ${problem.line}: ${problem.message}` },
-    });
-  }
-  return audited(deps, who, async (trx, note) => {
-    const project = await requireProject(trx, input.site_key);
-    const before = await findTemplateByName(trx, project.id, input.name);
-    const { id, created } = await upsertTemplate(trx, project.id, input, deps.clock.now());
-    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text };
-    note({
-      action: created ? 'template.create' : 'template.update',
-      site_key: project.site_key,
-      target: `template:${id}`,
-      before: before && { name: before.name, subject: before.subject, html: before.html, text: before.text },
-      after,
-    });
-    return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
-  });
-}
-
 export async function templates(deps: Deps, siteKey: string) {
   const p = await requireProject(deps.db.db, siteKey);
-  const items = (await listTemplates(deps.db.db, p.id)).map((t) => ({
-    ...t,
-    site_key: p.site_key,
-    created_at: iso(t.created_at)!,
-    updated_at: iso(t.updated_at)!,
-  }));
+  const items = (await listTemplates(deps.db.db, p.id)).map((t) => templateView(t, p.site_key));
   return { ok: true as const, items };
 }
 
@@ -218,7 +192,13 @@ export async function routing(deps: Deps, siteKey: string) {
 }
 
 /** Replaces a project's routing; one unknown key or template refuses the whole change. */
-export async function setRouting(deps: Deps, who: AuditActor, siteKey: string, routes: Record<string, string>) {
+export async function setRouting(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  routes: Record<string, string>,
+  confirm?: boolean,
+) {
   await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
@@ -236,6 +216,10 @@ export async function setRouting(deps: Deps, who: AuditActor, siteKey: string, r
       else rows.push({ routing_key: key, template_id: t.id });
     }
     if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
+    // SPEC §16: a route that makes members newly required is refused while recent requests lacked them.
+    const needs = await loadNeedsConfig(trx, project.id);
+    const impact = await impactOfChange(trx, project, needs, { ...needs, routes }, deps.clock.now());
+    assertNoImpact(impact, confirm);
     await replaceRoutes(trx, project.id, rows);
     const after = await getRoutes(trx, project.id);
     note({ action: 'routing.replace', site_key: project.site_key, before, after });
@@ -351,11 +335,19 @@ export async function changeProject(
   deps: Deps,
   who: AuditActor,
   siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
+  changes: {
+    name?: string;
+    from_email?: string;
+    timezone?: string;
+    locale?: Locale;
+    fallback_name?: string | null;
+    default_layout?: string | null;
+  },
 ) {
   const timezone = checkTimeZone(changes.timezone);
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
+    if (changes.default_layout) await requireLayout(trx, before.id, changes.default_layout);
     const after = await updateProject(trx, before, { ...changes, timezone }, deps.clock.now());
     note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
     return after;
@@ -393,6 +385,8 @@ export function projectView(p: Project) {
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
+    fallback_name: fallbackName(p),
+    default_layout: p.default_layout,
   };
 }
 
