@@ -61,7 +61,8 @@ export interface ImpactDraft {
 export function newlyRequiredByChange(before: Map<string, Need>, after: Map<string, Need>): ImpactDraft[] {
   const out: ImpactDraft[] = [];
   for (const [k, need] of after) {
-    const had = new Set(requiredOfNeed(before.get(k)));
+    // Members the catalog requires anyway are not new to any site.
+    const had = new Set([...requiredOfNeed(before.get(k)), ...baseRequired(need.endpoint, need.event_type)]);
     for (const [template, members] of Object.entries(need.templates)) {
       const fresh = members.filter((m) => !had.has(m));
       if (fresh.length)
