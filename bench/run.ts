@@ -1,6 +1,6 @@
 // `npm run bench`: every bench in turn, each printing its figures, its baseline and one SUMMARY line.
 //   BENCH_QUICK=1          short runs and small sizes (a smoke run, minutes instead of ~15)
-//   BENCH_ONLY=accept,lag  a subset (accept, delivery, lag, size)
+//   BENCH_ONLY=accept,lag  a subset (accept, delivery, lag, size, impact)
 //   BENCH_DB=sqlite        one engine (sqlite or postgres); PostgreSQL from BENCH_DATABASE_URL,
 //                          TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run the spawned processes under --cpu-prof (.bench/profiles/, read them with
@@ -9,6 +9,7 @@
 // equivalent discard sink in Node (bench/smtp-sink.ts); BENCH_SINK=node|smtp-sink|both chooses.
 import { runAccept } from './accept.js';
 import { runDelivery } from './delivery.js';
+import { runImpact } from './impact.js';
 import { runLag } from './lag.js';
 import { log, machine, QUICK, summary } from './lib.js';
 import { runSize } from './size.js';
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<Record<string, string | number>>> = 
   accept: runAccept,
   delivery: runDelivery,
   lag: runLag,
+  impact: runImpact,
   size: runSize,
 };
 const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : Object.keys(benches);
