@@ -99,6 +99,25 @@ export async function templateImpact(
   return impactOfChange(db, project, before, after, now);
 }
 
+/**
+ * A template created (or re-saved) and published as a new version inside the caller's transaction, for
+ * loaders that run within an audited change of their own (the demo).
+ */
+export async function publishTemplateIn(
+  trx: Executor,
+  project: Project,
+  input: { name: string; subject: string; html: string; text: string },
+  actor: string,
+  now: number,
+): Promise<{ id: number; version: number }> {
+  const prepared = await prepareSource(trx, project, input);
+  const { id } = await upsertTemplate(trx, project.id, input, now);
+  const content = contentOf({ ...input, site_key: project.site_key }, prepared);
+  const version = await insertVersion(trx, { id, project_id: project.id }, content, actor, now);
+  await publishContent(trx, id, version, content, now);
+  return { id, version };
+}
+
 /** POST /api/templates: a new version of the template, published unless `draft`. */
 export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTemplateInput) {
   const db = deps.db.db;
