@@ -78,5 +78,5 @@ export function newlyRequiredByChange(before: Map<string, Need>, after: Map<stri
 }
 
 /** What the catalog alone requires of the request kind (templates aside). */
-export const baseRequired = (endpoint: Need['endpoint'] | string, eventType: string): string[] =>
+export const baseRequired = (endpoint: string, eventType: string): string[] =>
   endpoint === 'order-created' ? [...CART_REQUIRED] : requiredFieldsFor(eventType);

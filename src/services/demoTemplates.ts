@@ -21,6 +21,9 @@ interface Spec {
   links?: Link[];
 }
 
+// The course title is optional in every course event of the API document (only the catalog's members
+// are required): the sentence reads whole without it instead of printing «» (SPEC §16).
+const COURSE_Q = '{% if course_name %} «{{ course_name }}»{% endif %}';
 // Optional in an order (SPEC §16): a default keeps the sentence whole when the site sends no title.
 const COURSE = '{{ course_name | default: "курс без названия" }}';
 // A site may send an amount without its currency: roubles then (the default marks it optional).
@@ -64,7 +67,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   ...Object.fromEntries([
     courseCart(
       '1h',
-      '{{ name }}, ваша заявка{% if course_name %} на курс «{{ course_name }}»{% endif %} ждёт оплаты',
+      `{{ name }}, ваша заявка{% if course_name %} на курс «{{ course_name }}»{% endif %} ждёт оплаты`,
       `Вы оформили заявку на обучение (${COURSE}, заказ № {{ order_id }}), но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.`,
     ),
     courseCart(
@@ -93,10 +96,10 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_order_created: [
     'course_application_created',
     {
-      subject: '{{ name }}, заявка на курс «{{ course_name }}» сформирована',
+      subject: `{{ name }}, заявка на курс${COURSE_Q} сформирована`,
       paras: [
         {
-          text: 'Ваша заявка на курс «{{ course_name }}» сформирована, номер заказа — {{ order_id | default: "в личном кабинете" }}.',
+          text: `Ваша заявка на курс${COURSE_Q} сформирована, номер заказа — {{ order_id | default: "в личном кабинете" }}.`,
         },
         AMOUNT,
         { text: 'Обучение начнётся сразу после оплаты: доступ к материалам появится в личном кабинете.' },
@@ -107,9 +110,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_paid: [
     'course_payment_success',
     {
-      subject: '{{ name }}, оплата курса «{{ course_name }}» прошла успешно',
+      subject: `{{ name }}, оплата курса${COURSE_Q} прошла успешно`,
       paras: [
-        { text: 'Спасибо! Мы получили оплату курса «{{ course_name }}».' },
+        { text: `Спасибо! Мы получили оплату курса${COURSE_Q}.` },
         { if: 'order_id', text: 'Номер заказа: {{ order_id }}.' },
         { if: 'amount', text: `Сумма: ${MONEY}.` },
         { if: 'paid_at', text: 'Дата оплаты: {{ paid_at | date: "%-d %B %Y" }}.' },
@@ -121,9 +124,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_test_passed: [
     'course_test_passed',
     {
-      subject: '{{ name }}, вы сдали итоговый тест по курсу «{{ course_name }}»',
+      subject: `{{ name }}, вы сдали итоговый тест по курсу${COURSE_Q}`,
       paras: [
-        { text: 'Поздравляем! Итоговое тестирование по курсу «{{ course_name }}» пройдено успешно.' },
+        { text: `Поздравляем! Итоговое тестирование по курсу${COURSE_Q} пройдено успешно.` },
         { text: 'Мы готовим ваш документ об обучении и сообщим, когда он будет готов.' },
       ],
       links: [ACCOUNT],
@@ -132,9 +135,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_test_failed: [
     'course_test_failed',
     {
-      subject: '{{ name }}, итоговый тест по курсу «{{ course_name }}» не сдан',
+      subject: `{{ name }}, итоговый тест по курсу${COURSE_Q} не сдан`,
       paras: [
-        { text: 'К сожалению, итоговое тестирование по курсу «{{ course_name }}» пройти не удалось.' },
+        { text: `К сожалению, итоговое тестирование по курсу${COURSE_Q} пройти не удалось.` },
         { text: 'Повторите материалы и пройдите тест ещё раз в личном кабинете — попытки не ограничены.' },
       ],
       links: [ACCOUNT],
@@ -143,9 +146,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_document_ready: [
     'course_completed_passed_document_ready',
     {
-      subject: '{{ name }}, ваш документ по курсу «{{ course_name }}» готов',
+      subject: `{{ name }}, ваш документ по курсу${COURSE_Q} готов`,
       paras: [
-        { text: 'Обучение по курсу «{{ course_name }}» завершено, итоговый тест сдан.' },
+        { text: `Обучение по курсу${COURSE_Q} завершено, итоговый тест сдан.` },
         { text: 'Документ об обучении готов: его можно скачать по ссылке ниже или в личном кабинете.' },
       ],
       links: [DOCUMENT, ACCOUNT],
@@ -154,9 +157,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_finished_test_missing: [
     'course_completed_test_not_passed',
     {
-      subject: '{{ name }}, срок обучения по курсу «{{ course_name }}» завершён',
+      subject: `{{ name }}, срок обучения по курсу${COURSE_Q} завершён`,
       paras: [
-        { text: 'Срок обучения по курсу «{{ course_name }}» подошёл к концу, а итоговый тест ещё не пройден.' },
+        { text: `Срок обучения по курсу${COURSE_Q} подошёл к концу, а итоговый тест ещё не пройден.` },
         { text: 'Пройдите тест в личном кабинете, чтобы получить документ об обучении.' },
       ],
       links: [ACCOUNT],
@@ -165,9 +168,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_track_number: [
     'course_track_number',
     {
-      subject: '{{ name }}, документ по курсу «{{ course_name }}» отправлен',
+      subject: `{{ name }}, документ по курсу${COURSE_Q} отправлен`,
       paras: [
-        { text: 'Мы отправили ваш документ по курсу «{{ course_name }}» почтой.' },
+        { text: `Мы отправили ваш документ по курсу${COURSE_Q} почтой.` },
         { if: 'track_number', text: 'Трек-номер для отслеживания: {{ track_number }}.' },
       ],
       links: [{ url: 'tracking_url', label: 'Отследить отправление' }],
@@ -202,7 +205,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
     {
       subject: '{{ name }}, ваша работа принята на конкурс',
       paras: [
-        { text: 'Работа «{{ work_title }}» принята на конкурс «{{ event_title }}».' },
+        {
+          text: 'Работа{% if work_title %} «{{ work_title }}»{% endif %} принята на конкурс{% if event_title %} «{{ event_title }}»{% endif %}.',
+        },
         { text: 'Итоги подведём после окончания приёма работ — мы пришлём письмо.' },
       ],
     },
