@@ -54,6 +54,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'missing_fields'
                     )
                   | null;
                 sent_at: string | null;
@@ -177,6 +178,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'missing_fields'
                     )
                   | null;
                 sent_at: string | null;
@@ -396,13 +398,32 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description per cart type with a cart chain: what an order-created must carry for its e-mails */
+              cart_orders: {
+                cart_type: string;
+                required_fields: string[];
+                template_keys: string[];
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
+              }[];
               events: {
                 description: string;
                 event_type: string;
                 has_api: boolean;
                 has_template: boolean;
+                /** @description what a request must carry: the catalog’s members and what the routed template requires */
                 required_fields: string[];
                 template_key: string | null;
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
+              }[];
+              /** @description extra event types routed to a template in this project, with what they must carry */
+              extra_events: {
+                event_type: string;
+                required_fields: string[];
+                template_key: string;
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
               }[];
               /** @enum {boolean} */
               ok: true;
@@ -543,6 +564,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -736,6 +758,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1085,6 +1108,7 @@ export interface paths {
                       | 'cancelled_by_purchase'
                       | 'cancelled_by_admin'
                       | 'template_error'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;
