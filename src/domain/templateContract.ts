@@ -82,11 +82,6 @@ export function missingMembers(required: readonly string[], body: Record<string,
   });
 }
 
-/** Required members of `after` that `before` did not require (all of them when before was unchecked). */
-export function newlyRequired(before: readonly string[], after: readonly string[]): string[] {
-  return after.filter((m) => !before.includes(m));
-}
-
 /** Catalog and template needs together, in order, once each (the 422 body's required_fields). */
 export function mergeRequired(...lists: readonly (readonly string[])[]): string[] {
   return [...new Set(lists.flat())];
