@@ -207,6 +207,49 @@ for (const d of DIALECTS) {
       );
     });
 
+    it('previews take a stored event or a saved version; a test send names the draft it tries', async () => {
+      const stored = (await events(t.app, `?site_key=${site}&event_type=course_paid&limit=50`)).find(
+        (e) => e.accepted && (e.payload as any)?.fields?.course_name === 'Методика',
+      )!;
+      const byEvent = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
+        site_key: site,
+        ...PAID,
+        event_id: stored.id,
+      });
+      assert.equal(byEvent.status, 200, JSON.stringify(byEvent.body));
+      assert.equal(byEvent.body.sample.event_type, 'course_paid');
+      assert.match(byEvent.body.subject, /«Методика»/);
+      const other = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
+        site_key: site,
+        ...PAID,
+        event_id: 999_999,
+      });
+      assert.equal(other.status, 404);
+      // Version 2 is a draft that prints the order id; the Russian sample fills it.
+      const draft = await adminCall(t.app, 'POST', `/api/admin/projects/${site}/templates/paid/preview`, {
+        version: 2,
+      });
+      assert.equal(draft.status, 200, JSON.stringify(draft.body));
+      assert.equal(draft.body.version, 2);
+      assert.ok(draft.body.html.includes('<p>ORDER-1001</p>'), draft.body.html);
+      assert.match(draft.body.subject, /^Ирина Петрова, оплата курса «Методика преподавания/);
+      const sent = await adminCall(t.app, 'POST', `/api/admin/projects/${site}/delivery/test`, {
+        template: 'paid',
+        to: 'ирина@пример.рф',
+        version: 2,
+      });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      const detail = await adminCall(t.app, 'GET', `/api/admin/emails/${sent.body.scheduled_email_id}`);
+      assert.equal(detail.body.template_version, 2);
+      assert.equal(detail.body.to, 'ирина@пример.рф');
+      const none = await adminCall(t.app, 'POST', `/api/admin/projects/${site}/delivery/test`, {
+        template: 'paid',
+        to: 'ирина@пример.рф',
+        version: 77,
+      });
+      assert.equal(none.status, 404);
+    });
+
     it('layouts: {{ content }} exactly once, used by templates and the project default, 409 on delete while used', async () => {
       const L = `/api/admin/projects/${site}/layouts`;
       const twice = await adminCall(t.app, 'PUT', `${L}/main`, {

@@ -1,20 +1,13 @@
 // Template versions (SPEC §16): inserted, read, never updated or deleted. The templates row holds the
 // published version's content (repos/templates.ts), so everything that reads templates sees what is live.
-import type { TemplateFormat, TemplateVersionRow } from '../db/schema.js';
+import type { TemplateVersionRow } from '../db/schema.js';
 import type { Executor } from './types.js';
 
-export interface VersionContent {
-  subject: string;
-  html: string;
-  compiled_html: string | null;
-  text: string;
-  layout: string | null;
-  format: TemplateFormat;
-  topic: string | null;
-  tracking: number;
-  /** JSON of the analysed variables. */
-  variables: string;
-}
+/** What a version holds beyond its identity: the content, its settings and its analysed variables (JSON). */
+export type VersionContent = Omit<
+  TemplateVersionRow,
+  'id' | 'template_id' | 'project_id' | 'version' | 'actor' | 'created_at'
+>;
 
 /** Adds version n+1 of a template; the caller holds the audited-changes lock, so numbers do not race. */
 export async function insertVersion(

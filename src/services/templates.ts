@@ -273,7 +273,8 @@ export async function publishVersion(
   await audited(deps, who, async (trx, note) => {
     await lockProjectConfig(trx, deps.db.dialect, project.id);
     const { id: _id, template_id: _t, project_id: _p, version: _v, actor: _a, created_at: _c, ...content } = v;
-    await publishContent(trx, template.id, n, { ...content, variables: content.variables ?? '[]' }, now);
+    // An unchecked version (saved before the contract) stays unchecked when published again.
+    await publishContent(trx, template.id, n, content, now);
     note({
       action: 'template.publish',
       site_key: project.site_key,
