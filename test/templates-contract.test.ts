@@ -272,6 +272,13 @@ for (const d of DIALECTS) {
       });
       assert.equal(set.status, 200);
       assert.equal(set.body.project.default_layout, 'main');
+      // A layout that newly needs a member counts against the templates rendered in it.
+      const needy = await adminCall(t.app, 'PUT', `${L}/main`, {
+        html: '{{ content }}<p>{{ fields.teacher }}</p>',
+        text: '{{ content }}',
+      });
+      assert.equal(needy.status, 409, JSON.stringify(needy.body));
+      assert.equal(needy.body.detail.error.impact[0].newly_required[0], 'fields.teacher');
       const del = await adminCall(t.app, 'DELETE', `${L}/main`);
       assert.equal(del.status, 409);
       assert.equal(del.body.detail.error.project_default, true);

@@ -53,6 +53,9 @@ export const ProjectTemplateMembers = {
     Nullable(Type.String({ minLength: 1, maxLength: 100, description: 'what {{ name }} prints without a name' })),
   ),
   default_layout: Type.Optional(Nullable(LayoutName)),
+  confirm: Type.Optional(
+    Type.Boolean({ description: 'change the default layout although templates would newly require members' }),
+  ),
 };
 
 export const ProjectTemplateView = {
@@ -128,6 +131,9 @@ export const LayoutBody = Type.Object(
   {
     html: Type.String({ minLength: 1, maxLength: 500_000, description: 'prints {{ content }} exactly once' }),
     text: Type.String({ minLength: 1, maxLength: 500_000, description: 'prints {{ content }} exactly once' }),
+    confirm: Type.Optional(
+      Type.Boolean({ description: 'save although templates in it would newly require members recent requests lacked' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -140,7 +146,12 @@ export const LayoutViewSchema = Type.Object({
   created_at: Type.String(),
   updated_at: Type.String(),
 });
-export const LayoutSaved = Type.Object({ ok: Type.Literal(true), created: Type.Boolean(), layout: LayoutViewSchema });
+export const LayoutSaved = Type.Object({
+  ok: Type.Literal(true),
+  created: Type.Boolean(),
+  layout: LayoutViewSchema,
+  impact: Type.Array(ImpactEntrySchema),
+});
 export const LayoutList = Type.Object({ ok: Type.Literal(true), items: Type.Array(LayoutViewSchema) });
 
 /** The editor asks, as the author types, what the source needs and what saving it would do. */

@@ -27,7 +27,7 @@ import {
 } from '../repos/projects.js';
 import { findTemplateByName, getRoutes, listTemplates, replaceRoutes } from '../repos/templates.js';
 import { fallbackName } from '../domain/templateContract.js';
-import { requireLayout } from './layouts.js';
+import { layoutChange, requireLayout } from './layouts.js';
 import { templateView } from './templates.js';
 import { assertNoImpact, impactOfChange, loadNeedsConfig } from './impact.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
@@ -342,13 +342,20 @@ export async function changeProject(
     locale?: Locale;
     fallback_name?: string | null;
     default_layout?: string | null;
+    confirm?: boolean;
   },
 ) {
   const timezone = checkTimeZone(changes.timezone);
+  const { confirm, ...fields } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
-    if (changes.default_layout) await requireLayout(trx, before.id, changes.default_layout);
-    const after = await updateProject(trx, before, { ...changes, timezone }, deps.clock.now());
+    // SPEC §16: templates that name no layout are re-analysed in the new default one.
+    if (fields.default_layout !== undefined && fields.default_layout !== before.default_layout) {
+      const layout = fields.default_layout ? await requireLayout(trx, before.id, fields.default_layout) : null;
+      const change = await layoutChange(trx, before, (t) => t.layout === null, layout, confirm, deps.clock.now());
+      await change.apply(trx);
+    }
+    const after = await updateProject(trx, before, { ...fields, timezone }, deps.clock.now());
     note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
     return after;
   });

@@ -54,7 +54,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
         summary: "Change a project's name, sender, time zone or locale; absent members stay as they are",
         params: SiteKeyParams,
         body: ProjectPatchBody,
-        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs, ...errors(409) },
       },
     },
     async (req) => admin.changeProject(deps, auditActor(req), req.params.site_key, req.body),

@@ -182,10 +182,12 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       schema: {
         tags,
         security,
-        summary: 'Create or replace a layout; html and text each print {{ content }} exactly once',
+        summary:
+          'Create or replace a layout; html and text each print {{ content }} exactly once; 409 template_impact ' +
+          'when templates in it would newly require members recent requests lacked, unless confirm',
         params: LayoutParams,
         body: LayoutBody,
-        response: { 200: LayoutSaved, ...errs },
+        response: { 200: LayoutSaved, ...errs, ...errors(409) },
       },
     },
     async (req) => layouts.saveLayout(deps, auditActor(req), req.params.site_key, req.params.name, req.body),

@@ -5,6 +5,7 @@
 import { api, describeError, enc } from '../api.js';
 import { code, confirmDialog, errorBox, field, h, table, time, toast } from '../dom.js';
 import { t } from '../i18n.js';
+import { impactBox, impactOf } from './contract.js';
 
 const STARTER_HTML = '<div>\n  <h1>{{ site_name }}</h1>\n  {{ content }}\n</div>\n';
 const STARTER_TEXT = '{{ site_name }}\n\n{{ content }}\n';
@@ -41,24 +42,36 @@ export async function layoutsTab(_ctx, p) {
     html.value = l?.html ?? STARTER_HTML;
     text.value = l?.text ?? STARTER_TEXT;
     const status = h('div', { 'aria-live': 'polite' });
+    // A layout whose change makes templates in it newly require members shows the impact first.
+    async function save(confirm) {
+      status.replaceChildren();
+      try {
+        await api('PUT', `${base}/${enc(name.value.trim())}`, {
+          html: html.value,
+          text: text.value,
+          ...(confirm ? { confirm: true } : {}),
+        });
+        toast(t('layouts.saved', { name: name.value.trim() }));
+        await draw();
+        drawForm(null);
+      } catch (e) {
+        const impact = impactOf(e);
+        const invalid = e?.detail?.invalid_fields;
+        status.append(
+          (impact && impactBox(impact, () => save(true))) ||
+            errorBox(invalid ? Object.values(invalid).join('; ') : describeError(e)),
+        );
+      }
+    }
     formBox.replaceChildren(
       h(
         'form',
         {
           class: 'stack',
           'data-write': true,
-          onsubmit: async (ev) => {
+          onsubmit: (ev) => {
             ev.preventDefault();
-            status.replaceChildren();
-            try {
-              await api('PUT', `${base}/${enc(name.value.trim())}`, { html: html.value, text: text.value });
-              toast(t('layouts.saved', { name: name.value.trim() }));
-              await draw();
-              drawForm(null);
-            } catch (e) {
-              const invalid = e?.detail?.invalid_fields;
-              status.append(errorBox(invalid ? Object.values(invalid).join('; ') : describeError(e)));
-            }
+            void save(false);
           },
         },
         h('h3', {}, l ? t('layouts.editTitle', { name: l.name }) : t('layouts.new')),
