@@ -209,7 +209,7 @@ for (const d of DIALECTS) {
 
     it('previews take a stored event or a saved version; a test send names the draft it tries', async () => {
       const stored = (await events(t.app, `?site_key=${site}&event_type=course_paid&limit=50`)).find(
-        (e) => e.accepted && (e.payload as any)?.fields?.course_name === 'Методика',
+        (e) => e.accepted && e.payload?.fields?.course_name === 'Методика',
       )!;
       const byEvent = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
         site_key: site,
