@@ -18,7 +18,13 @@ describe('template editor with a contract, in a browser', { skip: CHROMIUM_MISSI
   let page: Page;
   const problems: string[] = [];
   const go = (path: string) => goTo(page, base + path);
-  const shot = (name: string) => saveScreenshot(page, name, true);
+  // The preview's iframe is drawn before the picture is taken.
+  const shot = async (name: string) => {
+    await page.frameLocator('iframe.preview-frame').locator('p').first().waitFor();
+    await page.locator('iframe.preview-frame').scrollIntoViewIfNeeded();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await saveScreenshot(page, name, true);
+  };
 
   before(async () => {
     t = await createTestApp('sqlite');
