@@ -1,6 +1,6 @@
 // `npm run bench`: every bench in turn, each printing its figures, its baseline and one SUMMARY line.
 //   BENCH_QUICK=1          short runs and small sizes (a smoke run, minutes instead of ~15)
-//   BENCH_ONLY=accept,lag  a subset (accept, delivery, e2e, lag, size)
+//   BENCH_ONLY=accept,lag  a subset (accept, delivery, e2e, lag, size, impact)
 //   BENCH_DB=sqlite        one engine (sqlite or postgres); PostgreSQL from BENCH_DATABASE_URL,
 //                          TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run the spawned processes under --cpu-prof (.bench/profiles/, read them with
@@ -10,6 +10,7 @@
 import { runAccept } from './accept.js';
 import { runDelivery } from './delivery.js';
 import { runE2e } from './e2e.js';
+import { runImpact } from './impact.js';
 import { runLag } from './lag.js';
 import { log, machine, QUICK, summary } from './lib.js';
 import { runSize } from './size.js';
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<Record<string, string | number>>> = 
   delivery: runDelivery,
   e2e: runE2e,
   lag: runLag,
+  impact: runImpact,
   size: runSize,
 };
 const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : Object.keys(benches);

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'unknown_event_type'
   | 'idempotency_key_reused'
   | 'conflict'
+  | 'template_impact'
   | 'rate_limited'
   | 'not_ready'
   | 'internal_error';

@@ -127,6 +127,19 @@ for (const d of DIALECTS) {
       const create = async (name: string, extra = {}) =>
         (await gw.admin('POST', '/api/admin/keys', { site_key: gw.siteKey, name, rights, ...extra })).key as string;
       key = await create('client tests');
+      // SPEC §16: olympiad_results routed to a template that needs fields.score beyond the catalog.
+      await gw.admin('POST', '/api/templates', {
+        site_key: gw.siteKey,
+        name: 'client_olympiad',
+        subject: '{{ event_title }}',
+        html: '<p>{{ fields.score }}</p>',
+        text: '{{ fields.score }}',
+      });
+      const { routes } = await gw.admin('GET', `/api/admin/projects/${gw.siteKey}/routing`);
+      await gw.admin('PUT', `/api/admin/projects/${gw.siteKey}/routing`, {
+        routes: { ...routes, olympiad_results: 'client_olympiad' },
+        confirm: true,
+      });
       // One request per second: the second within a second is a 429 with Retry-After: 1.
       slowTs = await create('client tests, slow (ts)', { rate_limit: { per_second: 1, burst: 1 } });
       slowPhp = await create('client tests, slow (php)', { rate_limit: { per_second: 1, burst: 1 } });

@@ -49,6 +49,8 @@ for (const d of DIALECTS) {
         event_type: 'contest_results',
         description: cr.description,
         required_fields: ['event_type', 'email', 'fields.event_title', 'fields.work_title'],
+        // SPEC §16: what the routed template requires, apart (the fixture's template requires nothing more).
+        template_required_fields: [],
         has_api: true,
         has_template: true,
         template_key: 'contest_tpl',

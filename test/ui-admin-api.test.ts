@@ -71,8 +71,11 @@ for (const d of DIALECTS) {
         text: '{{ work_title }}',
       });
       assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.equal(r.body.subject, 'Anna Petrova: All-Russian pedagogical olympiad');
-      assert.equal(r.body.html, '<p>Lesson plan: fractions with pizza by Anna Petrova</p>');
+      // A Russian project (the default locale) previews with Russian sample values (issue 25), and the HTML
+      // is the whole document the worker would send (SPEC §16).
+      assert.equal(r.body.subject, 'Ирина Петрова: Всероссийская педагогическая олимпиада «Мастерство учителя»');
+      assert.ok(r.body.html.includes('<p>Конспект урока «Дроби на пицце» by Ирина Петрова</p>'), r.body.html);
+      assert.ok(r.body.html.startsWith('<!doctype html>'), r.body.html);
       assert.equal(r.body.sample.event_type, 'contest_results');
 
       const own = await adminCall(t.app, 'POST', '/api/admin/templates/preview', {
@@ -83,7 +86,7 @@ for (const d of DIALECTS) {
         sample: { name: '<script>alert(1)</script>\r\nBcc: x@evil.example' },
       });
       assert.equal(own.status, 200);
-      assert.ok(own.body.html.startsWith('<p>&lt;script&gt;alert(1)&lt;/script&gt;'), own.body.html);
+      assert.ok(own.body.html.includes('<p>&lt;script&gt;alert(1)&lt;/script&gt;'), own.body.html);
       assert.ok(!own.body.subject.includes('\n'), 'no line break can reach the subject');
       assert.ok(own.body.html.includes('/u/'), 'a campaign template (no event type) gets an unsubscribe link');
     });

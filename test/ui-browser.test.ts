@@ -126,14 +126,17 @@ describe('admin UI in a browser', { skip }, () => {
     await page.getByLabel('Subject', { exact: true }).fill('{{ name }}, results of {{ event_title }}');
     await page
       .getByLabel('HTML part', { exact: true })
-      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
+      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place | default: "—" }}.</p>');
     await page.getByLabel('Text part', { exact: true }).fill('Hello, {{ name }}! {{ work_title }}');
     await page
-      .locator('.preview-subject', { hasText: 'Anna Petrova, results of All-Russian pedagogical olympiad' })
+      // The project is Russian (the default locale): Russian sample values (issue 25).
+      .locator('.preview-subject', {
+        hasText: 'Ирина Петрова, results of Всероссийская педагогическая олимпиада «Мастерство учителя»',
+      })
       .waitFor();
     const frame = page.locator('iframe.preview-frame');
     assert.equal(await frame.getAttribute('sandbox'), '', 'the preview iframe is sandboxed with no permissions');
-    await page.frameLocator('iframe.preview-frame').locator('h2', { hasText: 'Hello, Anna Petrova!' }).waitFor();
+    await page.frameLocator('iframe.preview-frame').locator('h2', { hasText: 'Hello, Ирина Петрова!' }).waitFor();
 
     await page
       .getByLabel('HTML part', { exact: true })
@@ -145,7 +148,7 @@ describe('admin UI in a browser', { skip }, () => {
 
     await page
       .getByLabel('HTML part', { exact: true })
-      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place }}.</p>');
+      .fill('<h2>Hello, {{ name }}!</h2>\n<p>Your work “{{ work_title }}” took place {{ place | default: "—" }}.</p>');
     await problem.waitFor({ state: 'detached' }).catch(() => {});
     await page.locator('.preview-subject').waitFor();
     await page.frameLocator('iframe.preview-frame').locator('p', { hasText: 'took place 1' }).waitFor();
@@ -327,12 +330,19 @@ describe('admin UI in a browser', { skip }, () => {
     await go(`/ui/projects/${SITE}?tab=routing`);
     await page.getByLabel('Template for course_abandoned_cart_1h').selectOption('contest_result_mail');
     await page.getByRole('button', { name: 'Save routing' }).click();
+    // SPEC §16: the contest template needs event_title and work_title, which the recent order lacked:
+    // the page shows the impact and the administrator goes ahead.
+    await page
+      .locator('.impact', { hasText: 'course_order_created' })
+      .getByRole('button', { name: 'Save anyway' })
+      .click();
     await toast('Routing saved');
     await keyCall(t.app, apiKey, 'POST', '/api/scoped/events/order-created', {
       cart_type: 'course',
       email: 'cart@browser-school.example',
       order_id: 'CART-2',
       course_name: 'Math',
+      fields: { event_title: 'Math', work_title: 'Cart' },
     });
     await go('/ui/emails?order_id=CART-2');
     await page.locator('main tbody a').first().click();

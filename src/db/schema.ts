@@ -42,6 +42,10 @@ export interface ProjectsTable {
   reply_to: Generated<string | null>;
   /** Accent colour of the preference page, #rrggbb (migration 018); null: the default. */
   brand_color: Generated<string | null>;
+  /** What `{{ name }}` prints when neither the request nor the contact has a name (migration 016). */
+  fallback_name: Generated<string | null>;
+  /** Layout of the templates that name none (migration 016). */
+  default_layout: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';
@@ -126,6 +130,45 @@ export interface TemplatesTable {
   topic: Generated<string | null>;
   /** 1 = opens and clicks tracked (SPEC §17), 0 = never (documents, passwords). */
   tracking: Generated<number>;
+  /** JSON [{name, required}] of the published version; null: saved before migration 016, unchecked. */
+  variables: Generated<string | null>;
+  /** The published version (migration 016); the row holds its content. */
+  version: Generated<number | null>;
+  layout: Generated<string | null>;
+  format: Generated<TemplateFormat>;
+  /** MJML compiled to HTML at save (format mjml); null for html. */
+  compiled_html: Generated<string | null>;
+}
+
+export type TemplateFormat = 'html' | 'mjml';
+
+/** Every saved version of a template, immutable (SPEC §16, migration 016). */
+export interface TemplateVersionsTable {
+  id: Generated<number>;
+  template_id: number;
+  project_id: number;
+  version: number;
+  subject: string;
+  html: string;
+  compiled_html: string | null;
+  text: string;
+  layout: string | null;
+  format: TemplateFormat;
+  topic: string | null;
+  tracking: number;
+  variables: string | null;
+  actor: string | null;
+  created_at: number;
+}
+
+export interface TemplateLayoutsTable {
+  id: Generated<number>;
+  project_id: number;
+  name: string;
+  html: string;
+  text: string;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface RoutesTable {
@@ -242,6 +285,8 @@ export interface ScheduledEmailsTable {
   is_test: Generated<number>;
   /** The consent topic it was scheduled under (migration 018); null: the default of its kind. */
   topic: Generated<string | null>;
+  /** The template version the e-mail was (or will be) rendered with (migration 016). */
+  template_version: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -469,6 +514,8 @@ export interface Database {
   lists: ListsTable;
   list_members: ListMembersTable;
   templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
+  template_layouts: TemplateLayoutsTable;
   routes: RoutesTable;
   course_categories: CourseCategoriesTable;
   paid_lists: PaidListsTable;
@@ -490,6 +537,8 @@ export type Project = Selectable<ProjectsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ContactRow = Selectable<ContactsTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
+export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
+export type LayoutRow = Selectable<TemplateLayoutsTable>;
 export type OrderRow = Selectable<OrdersTable>;
 export type EventRow = Selectable<EventsTable>;
 export type EmailRow = Selectable<ScheduledEmailsTable>;

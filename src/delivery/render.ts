@@ -11,7 +11,10 @@
 //   can start a new header line. Text part: plain, not escaped.
 // - include/render/layout are removed: they read files from the server's disk.
 // - date, plural and money follow the project's locale and time zone (filters.ts, SPEC §15).
+import { randomUUID } from 'node:crypto';
 import { Liquid, type Template } from 'liquidjs';
+import { fallbackName } from '../domain/templateContract.js';
+import { inlineCss, wholeDocument } from './document.js';
 import { localeFilters, SETTINGS, type RenderSettings } from './filters.js';
 
 export type { RenderSettings } from './filters.js';
@@ -58,6 +61,9 @@ function makeEngine(html: boolean): Liquid {
 
 const plainEngine = makeEngine(false);
 const htmlEngine = makeEngine(true);
+
+/** The engines of the plain parts (subject, text) and of the HTML part, for the static analysis. */
+export const liquidEngines = { plain: plainEngine, html: htmlEngine } as const;
 
 /** Bounded LRU of parsed templates: the worker renders the same few templates over and over. */
 class ParseCache {
@@ -133,7 +139,7 @@ export interface ContextSources {
   /** The event request body, or a context stored earlier by this function (re-building is harmless). */
   request?: Record<string, unknown> | null;
   contact?: { email: string; name: string | null } | null;
-  project?: { name: string; site_key: string } | null;
+  project?: { name: string; site_key: string; fallback_name?: string | null; locale?: string | null } | null;
   unsubscribeUrl?: string | null;
   /** The contact's preference page (SPEC §18): every e-mail but a transactional one has it. */
   preferencesUrl?: string | null;
@@ -164,8 +170,10 @@ export function buildContext(src: ContextSources): Record<string, unknown> {
   copyInto(ctx, request);
   ctx.fields = { ...fields };
   // Keys only the service may set: a request (or an old stored context) cannot supply its own link.
-  for (const k of ['unsubscribe_url', 'preferences_url', 'project_name', 'project']) delete ctx[k];
-  ctx.name = nonEmpty(request.name) ? request.name : (src.contact?.name ?? '');
+  for (const k of ['unsubscribe_url', 'preferences_url', 'project_name', 'project', 'site_name']) delete ctx[k];
+  // SPEC §16: the request's name, else the contact's, else the project's fallback («коллега», friend).
+  const contactName = nonEmpty(src.contact?.name) ? src.contact.name : null;
+  ctx.name = nonEmpty(request.name) ? request.name : (contactName ?? (src.project ? fallbackName(src.project) : ''));
   ctx.email = nonEmpty(request.email) ? request.email : (src.contact?.email ?? '');
   ctx.event_type = request.event_type ?? null;
   ctx.order_id = request.order_id ?? null;
@@ -173,7 +181,67 @@ export function buildContext(src: ContextSources): Record<string, unknown> {
   if (src.preferencesUrl) ctx.preferences_url = src.preferencesUrl;
   if (src.project) {
     ctx.project_name = src.project.name;
+    ctx.site_name = src.project.name;
     ctx.project = { name: src.project.name, site_key: src.project.site_key };
   }
   return ctx;
+}
+
+export interface LayoutSource {
+  html: string;
+  text: string;
+}
+
+export interface EmailSource extends TemplateSource {
+  /** MJML compiled at save; rendered instead of `html` when present. */
+  compiled_html?: string | null;
+}
+
+export interface EmailInput {
+  template: EmailSource;
+  layout: LayoutSource | null;
+  context: Record<string, unknown>;
+  settings: RenderSettings;
+}
+
+/** The template's rendered parts placed where the layout's one `{{ content }}` stands. */
+function applyLayout(layout: LayoutSource, body: RenderedParts, input: EmailInput): RenderedParts {
+  // A marker goes in as `content` (the HTML engine would escape the body itself) and is swapped for the
+  // rendered body afterwards; it has no character that escaping or a filter would change.
+  const marker = `egw-content-${randomUUID()}`;
+  const opts = { globals: { [SETTINGS]: input.settings } };
+  const ctx = { ...input.context, content: marker };
+  const place = (engine: Liquid, kind: string, source: string, content: string): string => {
+    const out = engine.renderSync(cache.get(engine, kind, source), ctx, opts) as string;
+    const pieces = out.split(marker);
+    if (pieces.length !== 2) throw new Error('the layout must print {{ content }} exactly once');
+    return pieces[0] + content + pieces[1];
+  };
+  return {
+    subject: body.subject,
+    html: place(htmlEngine, 'html', layout.html, body.html),
+    text: place(plainEngine, 'plain', layout.text, body.text),
+  };
+}
+
+/**
+ * Everything an e-mail's content goes through, in order. Each step takes the previous one's output;
+ * a step added later (issue 26: links rewritten for click tracking and the open pixel) goes between the
+ * CSS step and the return, before the message is signed and sent.
+ */
+export function renderEmail(input: EmailInput): RenderedParts {
+  const { template, layout, context, settings } = input;
+  // 1. Liquid: the template's own parts with the request's data.
+  const body = renderMessage(
+    { subject: template.subject, html: template.compiled_html ?? template.html, text: template.text },
+    context,
+    settings,
+  );
+  // 2. Layout: the body inside the project's frame (header, footer, unsubscribe line).
+  const laid = layout ? applyLayout(layout, body, input) : body;
+  // 3. A whole document: doctype, <html lang>, charset, the subject as <title>.
+  const document = wholeDocument(laid.html, laid.subject, settings.locale);
+  // 4. <style> rules inlined into the elements.
+  const html = inlineCss(document);
+  return { subject: laid.subject, html, text: laid.text };
 }

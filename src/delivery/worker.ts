@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { batcher, fulfilled } from '../batcher.js';
 import type { Db } from '../db/index.js';
-import type { ContactRow, EmailRow, EmailStatus, Project, TemplateRow } from '../db/schema.js';
+import type { ContactRow, EmailRow, EmailStatus, LayoutRow, Project, TemplateRow } from '../db/schema.js';
 import { findContact, findContactsByIds, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
 import {
@@ -32,7 +32,9 @@ import type { WebhookKind } from '../domain/statuses.js';
 import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
 import { composeEmail } from './compose.js';
-import { buildContext, renderMessage } from './render.js';
+import { buildContext, renderEmail } from './render.js';
+import { emailContent } from './emailSource.js';
+import { MISSING_FIELDS_NOTE, templateShortfall } from '../domain/templateContract.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
@@ -150,6 +152,8 @@ export async function waitForEmailOutcome(db: Db, emailId: number, timeoutMs: nu
 interface BatchCache {
   projects: Map<number, Promise<Project | undefined>>;
   templates: Map<number, Promise<TemplateRow | undefined>>;
+  /** Layouts by project and name (SPEC §16), read once per batch. */
+  layouts: Map<string, Promise<LayoutRow | undefined>>;
   /** Read once per claimed batch (one query), right after the claim. */
   contacts: Map<number, Promise<ContactRow | undefined>>;
   /** Each project's delivery settings, read once per batch: a change applies to the next claim. */
@@ -207,6 +211,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const newCache = (): BatchCache => ({
     projects: new Map(),
     templates: new Map(),
+    layouts: new Map(),
     contacts: new Map(),
     deliveries: new Map(),
   });
@@ -352,8 +357,22 @@ export function createWorker(opts: WorkerOptions): Worker {
       preferencesUrl: topic === TRANSACTIONAL ? null : preferencesUrl(opts.publicUrl, opts.secret, contact),
     });
     let parts;
+    let version: number | null;
     try {
-      parts = renderMessage(template, context, { locale: project.locale, timezone: project.timezone });
+      const content = await emailContent(db, row, template, project, cache.layouts);
+      version = content.version;
+      // SPEC §16: data that no longer satisfies the template published now fails the e-mail, never blank.
+      const { missing } = templateShortfall([content.source], context);
+      if (missing.length) {
+        const error = `${MISSING_FIELDS_NOTE} ${missing.join(', ')}`;
+        return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
+      }
+      parts = renderEmail({
+        template: content.source,
+        layout: content.layout,
+        context,
+        settings: { locale: project.locale, timezone: project.timezone },
+      });
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
@@ -378,7 +397,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       messageId,
       ...(opts.bounceDomain ? { envelopeFrom: verpAddress(row.id, opts.secret, opts.bounceDomain) } : {}),
     };
-    const rendered = JSON.stringify({ ...parts, headers: shown } satisfies RenderedMessage);
+    const rendered = JSON.stringify({ ...parts, headers: shown, template_version: version } satisfies RenderedMessage);
 
     const quota = await takeDailyQuota(db, project.id, delivery, Number(row.is_test) === 1, clock.now());
     if (!quota.taken) {

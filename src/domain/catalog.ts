@@ -177,6 +177,9 @@ export function catalogEvent(t: string): CatalogEvent | undefined {
   return catalogByType.get(t);
 }
 
+/** What an order-created or a purchase must carry whatever its templates need. */
+export const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
+
 /** Required names as the 422 body lists them: top level bare, members of fields prefixed. */
 export function requiredFieldsFor(eventType: string): string[] {
   const ev = catalogByType.get(eventType);

@@ -1,6 +1,7 @@
 // Why an e-mail will not go, as the plan and the scoped reads name it (SPEC §13). The delivery worker and
 // the purchase record a sentence in last_error; the reason is read from the status and that sentence so
 // that rows written before the vocabulary existed are named too.
+import { MISSING_FIELDS_NOTE } from './templateContract.js';
 import type { EmailStatus } from '../db/schema.js';
 import type { EmailReason } from '../schemas/scoped.js';
 import { ORDER_PAID_NOTE } from './handOver.js';
@@ -27,6 +28,8 @@ export function emailReason(
   }
   // The project's daily quota is used up (issue 13): the e-mail waits for the next day.
   if ((status === 'queued' || status === 'scheduled') && n.startsWith('quota:')) return 'quota';
+  if (status === 'failed' && n.startsWith(MISSING_FIELDS_NOTE)) return 'missing_fields';
+  if (status === 'failed' && n.startsWith('template error:')) return 'template_error';
   if (status === 'cancelled') {
     if (n.includes(ORDER_PAID_NOTE)) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';

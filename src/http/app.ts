@@ -23,6 +23,7 @@ import { healthRoutes } from './routes/health.js';
 import { docsRoutes, metricsRoutes } from './routes/operations.js';
 import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
+import { templateRoutes } from './routes/templates.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
 import { consentAdminRoutes } from './routes/consent.js';
@@ -144,6 +145,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(legacyRoutes, { deps });
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
+    await admin.register(templateRoutes, { deps });
     await admin.register(webhookRoutes, { deps });
     await admin.register(consentAdminRoutes, { deps });
   });

@@ -191,6 +191,8 @@ export interface RenderedMessage {
   html: string;
   text: string;
   headers: Record<string, string>;
+  /** The template version it was rendered from (SPEC §16); absent in e-mails sent before. */
+  template_version?: number | null;
 }
 
 export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
@@ -224,6 +226,8 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     html: rendered?.html ?? null,
     text: rendered?.text ?? null,
     headers: rendered?.headers ?? {},
+    // As rendered; before that, the version a test send asked for (null: the published one at send time).
+    template_version: rendered?.template_version ?? (r.template_version === null ? null : Number(r.template_version)),
   };
 }
 

@@ -75,7 +75,18 @@ export async function updateProject(
   db: Executor,
   existing: Project,
   changes: Partial<
-    Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'reply_to' | 'allow_private_webhooks' | 'brand_color'>
+    Pick<
+      Project,
+      | 'name'
+      | 'from_email'
+      | 'timezone'
+      | 'locale'
+      | 'reply_to'
+      | 'allow_private_webhooks'
+      | 'brand_color'
+      | 'fallback_name'
+      | 'default_layout'
+    >
   >,
   now: number,
 ): Promise<Project> {

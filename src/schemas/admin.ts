@@ -1,6 +1,5 @@
 // Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static, type TSchema } from 'typebox';
-import { TOPIC_KEY_PATTERN } from '../domain/consent.js';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
@@ -25,6 +24,12 @@ import {
   ShortString,
   SiteKey,
 } from './common.js';
+import {
+  ProjectTemplateMembers,
+  ProjectTemplateView,
+  TemplateContractMembers,
+  TemplateViewMembers,
+} from './templates.js';
 
 const Ok = Type.Literal(true);
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -109,6 +114,7 @@ export const ProjectPatchBody = Type.Object(
     ),
     reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
     brand_color: Type.Optional(BrandColor),
+    ...ProjectTemplateMembers,
   },
   { additionalProperties: false },
 );
@@ -134,6 +140,7 @@ export const ProjectView = Type.Object({
   reply_to: Type.Union([Type.String(), Type.Null()], {
     description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",
   }),
+  ...ProjectTemplateView,
 });
 
 export const ContactUpsertBody = Type.Object(
@@ -154,12 +161,7 @@ export const TemplateBody = Type.Object(
     subject: Type.String({ minLength: 1, maxLength: 1000 }),
     html: Type.String({ maxLength: 500_000 }),
     text: Type.String({ maxLength: 500_000 }),
-    topic: Type.Optional(
-      Type.Union([Type.String({ pattern: TOPIC_KEY_PATTERN }), Type.Null()], {
-        description:
-          'consent topic (SPEC §18); null: transactional when routed, cart_reminders in a cart chain, newsletters in a campaign; absent: unchanged',
-      }),
-    ),
+    ...TemplateContractMembers,
   },
   { additionalProperties: false },
 );
@@ -172,7 +174,7 @@ export const TemplateView = Type.Object({
   subject: Type.String(),
   html: Type.String(),
   text: Type.String(),
-  topic: Type.Union([Type.String(), Type.Null()]),
+  ...TemplateViewMembers,
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -199,7 +201,12 @@ export const MemberView = Type.Object({
 });
 
 export const RoutingBody = Type.Object(
-  { routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }) },
+  {
+    routes: Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 200 }), { maxProperties: 500 }),
+    confirm: Type.Optional(
+      Type.Boolean({ description: 'save although the impact check found recent requests that would fail' }),
+    ),
+  },
   { additionalProperties: false },
 );
 export const RoutingResponse = Type.Object({
@@ -399,6 +406,9 @@ export const EmailDetail = Type.Object({
   html: NullableString,
   text: NullableString,
   headers: Type.Record(Type.String(), Type.String()),
+  template_version: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'the template version it was rendered with (SPEC §16)',
+  }),
   attempts_log: Type.Array(AttemptView, {
     description: 'every delivery attempt: the transport and what the relay said',
   }),

@@ -4,6 +4,7 @@ import { Type, type Static } from 'typebox';
 import { ConsentRecordView, ErasureView, SubscriptionView } from './consent.js';
 import { EmailListItem, EventView, Ok } from './admin.js';
 import { Cursor, Limit, ShortString, SiteKey } from './common.js';
+import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
@@ -139,6 +140,7 @@ export const PreviewBody = Type.Object(
         description: 'the event request to render with; defaults to sample values for event_type',
       }),
     ),
+    ...PreviewContractMembers,
   },
   { additionalProperties: false },
 );
@@ -150,6 +152,7 @@ export const PreviewResponse = Type.Object({
   html: Type.String(),
   text: Type.String(),
   sample: Type.Record(Type.String(), Type.Unknown(), { description: 'the event request that was rendered' }),
+  variables: Type.Optional(Type.Array(TemplateVariableSchema)),
 });
 
 export const EmailActionResponse = Type.Object({ ok: Ok, id: Type.Integer(), status: Type.String() });

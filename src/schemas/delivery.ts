@@ -124,7 +124,20 @@ export const VerifyView = Type.Object({
   ),
 });
 
-export const TestSendBody = Type.Object({ template: Str(200), to: Email }, { additionalProperties: false });
+export const TestSendBody = Type.Object(
+  {
+    template: Str(200),
+    to: Email,
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        description: 'a saved version, e.g. a draft; default: the published one',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const TestSendView = Type.Object({
   ok: Type.Literal(true),

@@ -206,6 +206,9 @@ export const ScopedListContactResponse = Type.Object({
   contact_id: Type.Integer(),
 });
 
+const TemplateRequired = Type.Array(Type.String(), {
+  description: 'members the routed template(s) require, apart (SPEC §16)',
+});
 export const CatalogResponse = Type.Object({
   ok: Type.Literal(true),
   site_key: Type.String(),
@@ -213,13 +216,34 @@ export const CatalogResponse = Type.Object({
     Type.Object({
       event_type: Type.String(),
       description: Type.String(),
-      required_fields: Type.Array(Type.String()),
+      required_fields: Type.Array(Type.String(), {
+        description: 'what a request must carry: the catalog’s members and what the routed template requires',
+      }),
+      template_required_fields: TemplateRequired,
       has_api: Type.Boolean(),
       has_template: Type.Boolean(),
       template_key: Type.Union([Type.String(), Type.Null()]),
     }),
   ),
   supported_events: Type.Array(Type.String()),
+  extra_events: Type.Array(
+    Type.Object({
+      event_type: Type.String(),
+      required_fields: Type.Array(Type.String()),
+      template_required_fields: TemplateRequired,
+      template_key: Type.String(),
+    }),
+    { description: 'extra event types routed to a template in this project, with what they must carry' },
+  ),
+  cart_orders: Type.Array(
+    Type.Object({
+      cart_type: Type.String(),
+      required_fields: Type.Array(Type.String()),
+      template_required_fields: TemplateRequired,
+      template_keys: Type.Array(Type.String()),
+    }),
+    { description: 'per cart type with a cart chain: what an order-created must carry for its e-mails' },
+  ),
 });
 export type CatalogResponse = Static<typeof CatalogResponse>;
 

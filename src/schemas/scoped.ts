@@ -19,6 +19,7 @@ export const EMAIL_REASONS = [
   'template_error',
   // Not a stop: a cart e-mail already handed to the relay when its order's purchase committed (issue 30).
   'in_flight',
+  'missing_fields',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

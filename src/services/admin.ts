@@ -1,10 +1,8 @@
 // Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader:
 // projects, API keys, templates and the per-project configuration.
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
-import { listTopics } from '../repos/consent.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
-import { canonicalTimeZone, type Locale } from '../domain/locale.js';
-import { checkTemplate } from '../delivery/render.js';
+import { canonicalTimeZone } from '../domain/locale.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
@@ -27,10 +25,14 @@ import {
   upsertProject,
   type ProjectInput,
 } from '../repos/projects.js';
-import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
+import { findTemplateByName, getRoutes, listTemplates, replaceRoutes } from '../repos/templates.js';
+import { fallbackName } from '../domain/templateContract.js';
+import { layoutChange, requireLayout } from './layouts.js';
+import { templateView } from './templates.js';
+import { assertNoImpact, impactOfChange, loadNeedsConfig } from './impact.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
-import type { ProjectPatchBody, SiteBody, TemplateBody } from '../schemas/admin.js';
+import type { ProjectPatchBody, SiteBody } from '../schemas/admin.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -72,42 +74,9 @@ export async function saveSite(deps: Deps, who: AuditActor, input: SiteBody) {
   };
 }
 
-/** Creates a template or updates the one with this name; source that does not parse is refused. */
-export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateBody) {
-  const problem = checkTemplate(input);
-  if (problem) {
-    throw validationError(`The template does not parse: ${problem.part}, line ${problem.line}: ${problem.message}`, {
-      invalid_fields: { [problem.part]: `line ${problem.line}: ${problem.message}` },
-    });
-  }
-  return audited(deps, who, async (trx, note) => {
-    const project = await requireProject(trx, input.site_key);
-    if (input.topic && !(await listTopics(trx, project.id)).some((t) => t.key === input.topic))
-      throw validationError(`Unknown topic ${input.topic}`, {
-        invalid_fields: { topic: 'no such topic in this project' },
-      });
-    const before = await findTemplateByName(trx, project.id, input.name);
-    const { id, created } = await upsertTemplate(trx, project.id, input, deps.clock.now());
-    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text, topic: input.topic };
-    note({
-      action: created ? 'template.create' : 'template.update',
-      site_key: project.site_key,
-      target: `template:${id}`,
-      before: before && { name: before.name, subject: before.subject, html: before.html, text: before.text },
-      after,
-    });
-    return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
-  });
-}
-
 export async function templates(deps: Deps, siteKey: string) {
   const p = await requireProject(deps.db.db, siteKey);
-  const items = (await listTemplates(deps.db.db, p.id)).map((t) => ({
-    ...t,
-    site_key: p.site_key,
-    created_at: iso(t.created_at)!,
-    updated_at: iso(t.updated_at)!,
-  }));
+  const items = (await listTemplates(deps.db.db, p.id)).map((t) => templateView(t, p.site_key));
   return { ok: true as const, items };
 }
 
@@ -223,7 +192,13 @@ export async function routing(deps: Deps, siteKey: string) {
 }
 
 /** Replaces a project's routing; one unknown key or template refuses the whole change. */
-export async function setRouting(deps: Deps, who: AuditActor, siteKey: string, routes: Record<string, string>) {
+export async function setRouting(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  routes: Record<string, string>,
+  confirm?: boolean,
+) {
   await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     await lockProjectConfig(trx, deps.db.dialect, project.id);
@@ -241,6 +216,10 @@ export async function setRouting(deps: Deps, who: AuditActor, siteKey: string, r
       else rows.push({ routing_key: key, template_id: t.id });
     }
     if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
+    // SPEC §16: a route that makes members newly required is refused while recent requests lacked them.
+    const needs = await loadNeedsConfig(trx, project.id);
+    const impact = await impactOfChange(trx, project, needs, { ...needs, routes }, deps.clock.now());
+    assertNoImpact(impact, confirm);
     await replaceRoutes(trx, project.id, rows);
     const after = await getRoutes(trx, project.id);
     note({ action: 'routing.replace', site_key: project.site_key, before, after });
@@ -354,13 +333,23 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
 export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
   const timezone = checkTimeZone(changes.timezone);
-  const { allow_private_webhooks: allowPrivate, ...rest } = changes;
+  const { confirm, allow_private_webhooks: allowPrivate, ...fields } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
+    // SPEC §16: templates that name no layout are re-analysed in the new default one.
+    if (fields.default_layout !== undefined && fields.default_layout !== before.default_layout) {
+      const layout = fields.default_layout ? await requireLayout(trx, before.id, fields.default_layout) : null;
+      const change = await layoutChange(trx, before, (t) => t.layout === null, layout, confirm, deps.clock.now());
+      await change.apply(trx);
+    }
     const after = await updateProject(
       trx,
       before,
-      { ...rest, timezone, ...(allowPrivate === undefined ? {} : { allow_private_webhooks: allowPrivate ? 1 : 0 }) },
+      {
+        ...fields,
+        timezone,
+        ...(allowPrivate === undefined ? {} : { allow_private_webhooks: allowPrivate ? 1 : 0 }),
+      },
       deps.clock.now(),
     );
     note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
@@ -402,6 +391,8 @@ export function projectView(p: Project) {
     marketing_paused_reason: p.marketing_paused_reason,
     allow_private_webhooks: p.allow_private_webhooks === 1,
     reply_to: p.reply_to,
+    fallback_name: fallbackName(p),
+    default_layout: p.default_layout,
   };
 }
 

@@ -19,11 +19,12 @@ import {
   replaceCartChains,
   type SequenceStep,
 } from '../repos/projectConfig.js';
-import { findTemplate } from '../repos/templates.js';
+import { findTemplate, listTemplates } from '../repos/templates.js';
 import { iso, type Executor } from '../repos/types.js';
 import { requireProject } from './admin.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
+import { assertNoImpact, impactOfChange, loadNeedsConfig } from './impact.js';
 
 async function checkTemplates(db: Executor, projectId: number, steps: SequenceStep[]): Promise<void> {
   const invalid: Record<string, string> = {};
@@ -61,6 +62,7 @@ export async function setCartChains(
   who: AuditActor,
   siteKey: string,
   chains: Record<string, number | null>,
+  confirm?: boolean,
 ) {
   // One transaction, serialised per project: concurrent replacements must not interleave their
   // delete and insert.
@@ -78,6 +80,19 @@ export async function setCartChains(
     }
     if (Object.keys(invalid).length)
       throw validationError('The cart chains were not changed', { invalid_fields: invalid });
+    // SPEC §16: a chain whose templates newly require members is refused while recent orders lacked them.
+    const needs = await loadNeedsConfig(trx, project.id);
+    const names = new Map((await listTemplates(trx, project.id)).map((t) => [t.id, t.name]));
+    const chainNames = Object.fromEntries(
+      Object.entries(kept).map(([cart, seq]) => [
+        cart,
+        (sequences.get(seq)?.steps ?? []).flatMap((st) =>
+          names.has(st.template_id) ? [names.get(st.template_id)!] : [],
+        ),
+      ]),
+    );
+    const impact = await impactOfChange(trx, project, needs, { ...needs, chains: chainNames }, deps.clock.now());
+    assertNoImpact(impact, confirm);
     await replaceCartChains(trx, project.id, kept);
     const after = await getCartChains(trx, project.id);
     note({ action: 'cart_chains.replace', site_key: project.site_key, before, after });

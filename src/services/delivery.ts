@@ -31,6 +31,8 @@ import { requireProject } from './admin.js';
 import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
 import { sampleRequest } from './preview.js';
+import { versionFor } from './templates.js';
+import { parseVariables } from '../domain/templateContract.js';
 import { installationSecret, secretBox, type SecretBox } from './secrets.js';
 
 type SecretDeps = Pick<Deps, 'db' | 'config' | 'secret'>;
@@ -228,7 +230,12 @@ async function checkRelays(deps: Deps, projectId: number): Promise<VerifyResult>
 }
 
 /** Queues one test e-mail: the contact, the e-mail and the audit row commit together. */
-export async function testSend(deps: Deps, who: AuditActor, siteKey: string, body: { template: string; to: string }) {
+export async function testSend(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  body: { template: string; to: string; version?: number },
+) {
   const id = await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     const template = await findTemplateByName(trx, project.id, body.template);
@@ -241,7 +248,9 @@ export async function testSend(deps: Deps, who: AuditActor, siteKey: string, bod
       });
     const now = deps.clock.now();
     const contact = await upsertContact(trx, project.id, { email: body.to }, now);
-    const sample = sampleRequest(template.name);
+    // A draft can be tried before it is published (SPEC §16); sample values fill every variable.
+    const version = await versionFor(trx, template, body.version);
+    const sample = sampleRequest(template.name, project.locale, parseVariables(version.variables) ?? []);
     const id = await insertEmail(trx, {
       project_id: project.id,
       kind: 'transactional',
@@ -259,6 +268,7 @@ export async function testSend(deps: Deps, who: AuditActor, siteKey: string, bod
       due_at: now,
       attempts: 0,
       is_test: 1,
+      template_version: version.version,
       created_at: now,
       updated_at: now,
     });

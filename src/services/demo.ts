@@ -8,13 +8,15 @@ import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { createList } from '../repos/contacts.js';
 import { insertKey, listKeys } from '../repos/keys.js';
 import { getPaidLists, replaceCourseCategories, replacePaidLists } from '../repos/projectConfig.js';
-import { findProjectBySiteKey, upsertProject } from '../repos/projects.js';
-import { replaceRoutes, upsertTemplate } from '../repos/templates.js';
+import { findProjectBySiteKey, updateProject, upsertProject } from '../repos/projects.js';
+import { replaceRoutes } from '../repos/templates.js';
+import { upsertLayout } from '../repos/layouts.js';
+import { publishTemplateIn } from './templates.js';
 import type { Executor } from '../repos/types.js';
 import type { Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
-import { DEMO_TEMPLATES, demoHtml, demoText } from './demoTemplates.js';
+import { DEMO_LAYOUT, DEMO_TEMPLATES, demoHtml, demoText } from './demoTemplates.js';
 
 export const DEMO_SITE = {
   site_key: 'demo-courses',
@@ -152,12 +154,17 @@ export async function loadDemo(deps: Deps, who: AuditActor): Promise<DemoResult>
     await replaceCourseCategories(trx, project.id, categories);
     await replacePaidLists(trx, project.id, { course: general.id });
 
+    // A Russian layout (project name, signature, unsubscribe footer on cart mail) is the project's default;
+    // the templates are analysed and published as version 1 like any saved through the API (SPEC §16).
+    await upsertLayout(trx, project.id, DEMO_LAYOUT, now);
+    const framed = await updateProject(trx, project, { default_layout: DEMO_LAYOUT.name }, now);
     const routes = [];
     for (const [routingKey, [name, spec]] of Object.entries(DEMO_TEMPLATES)) {
-      const t = await upsertTemplate(
+      const t = await publishTemplateIn(
         trx,
-        project.id,
+        framed,
         { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec) },
+        who.actor,
         now,
       );
       routes.push({ routing_key: routingKey, template_id: t.id });

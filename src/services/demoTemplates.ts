@@ -19,11 +19,16 @@ interface Spec {
   subject: string;
   paras: Para[];
   links?: Link[];
-  /** Cart reminders and campaigns carry an unsubscribe link; transactional e-mails do not. */
-  unsubscribe?: boolean;
 }
 
-const AMOUNT: Para = { if: 'amount', text: 'Сумма к оплате: {{ amount | money: currency }}.' };
+// The course title is optional in every course event of the API document (only the catalog's members
+// are required): the sentence reads whole without it instead of printing «» (SPEC §16).
+const COURSE_Q = '{% if course_name %} «{{ course_name }}»{% endif %}';
+// Optional in an order (SPEC §16): a default keeps the sentence whole when the site sends no title.
+const COURSE = '{{ course_name | default: "курс без названия" }}';
+// A site may send an amount without its currency: roubles then (the default marks it optional).
+const MONEY = '{% assign cur = currency | default: "RUB" %}{{ amount | money: cur }}';
+const AMOUNT: Para = { if: 'amount', text: `Сумма к оплате: ${MONEY}.` };
 const PAY: Link = { url: 'pay_url', label: 'Оплатить заказ' };
 const ACCOUNT: Link = { url: 'account_url', label: 'Перейти в личный кабинет' };
 const DOCUMENT: Link = { url: 'document_url', label: 'Скачать документ' };
@@ -41,7 +46,6 @@ const courseCart = (step: string, subject: string, lead: string): [string, [stri
         { text: 'Если вы уже оплатили заказ, просто не обращайте внимания на это письмо.' },
       ],
       links: [PAY],
-      unsubscribe: true,
     },
   ],
 ];
@@ -54,7 +58,6 @@ const portalCart = (step: string, subject: string, lead: string): [string, [stri
       subject,
       paras: [{ text: lead }, AMOUNT, { text: 'Если заказ уже оплачен, это письмо можно не читать.' }],
       links: [PAY],
-      unsubscribe: true,
     },
   ],
 ];
@@ -64,18 +67,18 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   ...Object.fromEntries([
     courseCart(
       '1h',
-      '{{ name }}, ваша заявка на курс «{{ course_name }}» ждёт оплаты',
-      'Вы оформили заявку на курс «{{ course_name }}» (заказ № {{ order_id }}), но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.',
+      `{{ name }}, ваша заявка{% if course_name %} на курс «{{ course_name }}»{% endif %} ждёт оплаты`,
+      `Вы оформили заявку на обучение (${COURSE}, заказ № {{ order_id }}), но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.`,
     ),
     courseCart(
       '1d',
-      '{{ name }}, завершите запись на курс «{{ course_name }}»',
-      'Напоминаем: место на курсе «{{ course_name }}» пока закреплено за вами. Чтобы начать обучение, оплатите заказ № {{ order_id }}.',
+      '{{ name }}, завершите запись на обучение',
+      `Напоминаем: место на обучении (${COURSE}) пока закреплено за вами. Чтобы начать обучение, оплатите заказ № {{ order_id }}.`,
     ),
     courseCart(
       '3d',
-      'Последнее напоминание о курсе «{{ course_name }}»',
-      'Это последнее напоминание о заказе № {{ order_id }} на курс «{{ course_name }}». Если обучение всё ещё актуально, оплатите его по ссылке ниже.',
+      'Последнее напоминание о заказе № {{ order_id }}',
+      `Это последнее напоминание о заказе № {{ order_id }} (${COURSE}). Если обучение всё ещё актуально, оплатите его по ссылке ниже.`,
     ),
     portalCart(
       '1h',
@@ -93,9 +96,11 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_order_created: [
     'course_application_created',
     {
-      subject: '{{ name }}, заявка на курс «{{ course_name }}» сформирована',
+      subject: `{{ name }}, заявка на курс${COURSE_Q} сформирована`,
       paras: [
-        { text: 'Ваша заявка на курс «{{ course_name }}» сформирована, номер заказа — {{ order_id }}.' },
+        {
+          text: `Ваша заявка на курс${COURSE_Q} сформирована, номер заказа — {{ order_id | default: "в личном кабинете" }}.`,
+        },
         AMOUNT,
         { text: 'Обучение начнётся сразу после оплаты: доступ к материалам появится в личном кабинете.' },
       ],
@@ -105,10 +110,11 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_paid: [
     'course_payment_success',
     {
-      subject: '{{ name }}, оплата курса «{{ course_name }}» прошла успешно',
+      subject: `{{ name }}, оплата курса${COURSE_Q} прошла успешно`,
       paras: [
-        { text: 'Спасибо! Мы получили оплату курса «{{ course_name }}» (заказ № {{ order_id }}).' },
-        { if: 'amount', text: 'Сумма: {{ amount | money: currency }}.' },
+        { text: `Спасибо! Мы получили оплату курса${COURSE_Q}.` },
+        { if: 'order_id', text: 'Номер заказа: {{ order_id }}.' },
+        { if: 'amount', text: `Сумма: ${MONEY}.` },
         { if: 'paid_at', text: 'Дата оплаты: {{ paid_at | date: "%-d %B %Y" }}.' },
         { text: 'Материалы курса уже доступны в личном кабинете.' },
       ],
@@ -118,9 +124,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_test_passed: [
     'course_test_passed',
     {
-      subject: '{{ name }}, вы сдали итоговый тест по курсу «{{ course_name }}»',
+      subject: `{{ name }}, вы сдали итоговый тест по курсу${COURSE_Q}`,
       paras: [
-        { text: 'Поздравляем! Итоговое тестирование по курсу «{{ course_name }}» пройдено успешно.' },
+        { text: `Поздравляем! Итоговое тестирование по курсу${COURSE_Q} пройдено успешно.` },
         { text: 'Мы готовим ваш документ об обучении и сообщим, когда он будет готов.' },
       ],
       links: [ACCOUNT],
@@ -129,9 +135,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_test_failed: [
     'course_test_failed',
     {
-      subject: '{{ name }}, итоговый тест по курсу «{{ course_name }}» не сдан',
+      subject: `{{ name }}, итоговый тест по курсу${COURSE_Q} не сдан`,
       paras: [
-        { text: 'К сожалению, итоговое тестирование по курсу «{{ course_name }}» пройти не удалось.' },
+        { text: `К сожалению, итоговое тестирование по курсу${COURSE_Q} пройти не удалось.` },
         { text: 'Повторите материалы и пройдите тест ещё раз в личном кабинете — попытки не ограничены.' },
       ],
       links: [ACCOUNT],
@@ -140,9 +146,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_document_ready: [
     'course_completed_passed_document_ready',
     {
-      subject: '{{ name }}, ваш документ по курсу «{{ course_name }}» готов',
+      subject: `{{ name }}, ваш документ по курсу${COURSE_Q} готов`,
       paras: [
-        { text: 'Обучение по курсу «{{ course_name }}» завершено, итоговый тест сдан.' },
+        { text: `Обучение по курсу${COURSE_Q} завершено, итоговый тест сдан.` },
         { text: 'Документ об обучении готов: его можно скачать по ссылке ниже или в личном кабинете.' },
       ],
       links: [DOCUMENT, ACCOUNT],
@@ -151,9 +157,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_finished_test_missing: [
     'course_completed_test_not_passed',
     {
-      subject: '{{ name }}, срок обучения по курсу «{{ course_name }}» завершён',
+      subject: `{{ name }}, срок обучения по курсу${COURSE_Q} завершён`,
       paras: [
-        { text: 'Срок обучения по курсу «{{ course_name }}» подошёл к концу, а итоговый тест ещё не пройден.' },
+        { text: `Срок обучения по курсу${COURSE_Q} подошёл к концу, а итоговый тест ещё не пройден.` },
         { text: 'Пройдите тест в личном кабинете, чтобы получить документ об обучении.' },
       ],
       links: [ACCOUNT],
@@ -162,9 +168,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   course_track_number: [
     'course_track_number',
     {
-      subject: '{{ name }}, документ по курсу «{{ course_name }}» отправлен',
+      subject: `{{ name }}, документ по курсу${COURSE_Q} отправлен`,
       paras: [
-        { text: 'Мы отправили ваш документ по курсу «{{ course_name }}» почтой.' },
+        { text: `Мы отправили ваш документ по курсу${COURSE_Q} почтой.` },
         { if: 'track_number', text: 'Трек-номер для отслеживания: {{ track_number }}.' },
       ],
       links: [{ url: 'tracking_url', label: 'Отследить отправление' }],
@@ -199,7 +205,9 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
     {
       subject: '{{ name }}, ваша работа принята на конкурс',
       paras: [
-        { text: 'Работа «{{ work_title }}» принята на конкурс «{{ event_title }}».' },
+        {
+          text: 'Работа{% if work_title %} «{{ work_title }}»{% endif %} принята на конкурс{% if event_title %} «{{ event_title }}»{% endif %}.',
+        },
         { text: 'Итоги подведём после окончания приёма работ — мы пришлём письмо.' },
       ],
     },
@@ -222,8 +230,8 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
     {
       subject: '{{ name }}, оплата заказа получена',
       paras: [
-        { text: 'Спасибо! Оплата заказа № {{ order_id }} получена.' },
-        { if: 'amount', text: 'Сумма: {{ amount | money: currency }}.' },
+        { text: 'Спасибо! Оплата заказа{% if order_id %} № {{ order_id }}{% endif %} получена.' },
+        { if: 'amount', text: `Сумма: ${MONEY}.` },
         { if: 'paid_at', text: 'Дата оплаты: {{ paid_at | date: "%-d %B %Y" }}.' },
       ],
       links: [ACCOUNT],
@@ -243,8 +251,8 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
   ],
 };
 
-const GREETING = '{% if name != blank %}Здравствуйте, {{ name }}!{% else %}Здравствуйте!{% endif %}';
-const SIGNATURE = 'С уважением, команда «{{ project_name }}»';
+// `name` is always there: the request's, the contact's, else the project's fallback («коллега»).
+const GREETING = 'Здравствуйте, {{ name }}!';
 const UNSUBSCRIBE = 'Отписаться от напоминаний';
 const PREFERENCES = 'Настроить, какие письма получать';
 
@@ -255,14 +263,7 @@ export function demoHtml(s: Spec): string {
     `<p>${GREETING}</p>`,
     ...s.paras.map((p) => wrap(p.if, `<p>${p.text}</p>`)),
     ...(s.links ?? []).map((l) => wrap(l.url, `<p><a href="{{ ${l.url} }}">${l.label}</a></p>`)),
-    `<p>${SIGNATURE}</p>`,
   ];
-  if (s.unsubscribe)
-    lines.push(
-      wrap('unsubscribe_url', `<p style="font-size:12px"><a href="{{ unsubscribe_url }}">${UNSUBSCRIBE}</a></p>`),
-      // Every non-transactional e-mail has its preference page (SPEC §18).
-      wrap('preferences_url', `<p style="font-size:12px"><a href="{{ preferences_url }}">${PREFERENCES}</a></p>`),
-    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -272,8 +273,34 @@ export function demoText(s: Spec): string {
     `${GREETING}\n\n`,
     ...s.paras.map((p) => wrap(p.if, `${p.text}\n\n`)),
     ...(s.links ?? []).map((l) => wrap(l.url, `${l.label}: {{ ${l.url} }}\n\n`)),
-    `${SIGNATURE}\n`,
-    s.unsubscribe ? wrap('unsubscribe_url', `\n${UNSUBSCRIBE}: {{ unsubscribe_url }}\n`) : '',
-    s.unsubscribe ? wrap('preferences_url', `${PREFERENCES}: {{ preferences_url }}\n`) : '',
   ].join('');
 }
+
+/**
+ * The demo project's layout (SPEC §16): the project's name above, the signature below, and on cart mail
+ * (the e-mails that carry an unsubscribe link) the unsubscribe footer. Styles sit in one <style> block;
+ * the gateway inlines them into the elements.
+ */
+export const DEMO_LAYOUT = {
+  name: 'osnovnoy',
+  html: `<style>
+  .wrap { max-width: 600px; margin: 0 auto; font-family: Arial, sans-serif; color: #222; }
+  .head { font-size: 20px; font-weight: bold; color: #1a4d8f; border-bottom: 2px solid #1a4d8f; padding: 12px 0; }
+  .foot { font-size: 12px; color: #777; border-top: 1px solid #ddd; margin-top: 24px; padding-top: 12px; }
+</style>
+<div class="wrap">
+<div class="head">{{ site_name }}</div>
+{{ content }}
+<p>С уважением, команда «{{ site_name }}»</p>
+{% if unsubscribe_url %}<div class="foot">Вы получили это письмо, потому что оформили заказ на сайте «{{ site_name }}». <a href="{{ unsubscribe_url }}">${UNSUBSCRIBE}</a>{% if preferences_url %} · <a href="{{ preferences_url }}">${PREFERENCES}</a>{% endif %}</div>{% endif %}
+</div>
+`,
+  text: `{{ site_name }}
+
+{{ content }}
+С уважением, команда «{{ site_name }}»
+{% if unsubscribe_url %}
+${UNSUBSCRIBE}: {{ unsubscribe_url }}
+{% endif %}{% if preferences_url %}${PREFERENCES}: {{ preferences_url }}
+{% endif %}`,
+};

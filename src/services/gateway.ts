@@ -1,8 +1,20 @@
 // The four gateway operations and the scoped address-book write, as plain functions over a checked key.
 // Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
 // for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
-import { CART_STEPS, CATALOG, isCartType, isKnownEventType, requiredFieldsFor } from '../domain/catalog.js';
+import {
+  CART_REQUIRED,
+  CART_STEPS,
+  CART_TYPES,
+  CATALOG,
+  EXTRA_EVENT_TYPES,
+  isCartType,
+  isKnownEventType,
+  requiredFieldsFor,
+} from '../domain/catalog.js';
 import { readConsentList, topicOf, type ConsentItem, type Topic } from '../domain/consent.js';
+import { mergeRequired, templateShortfall } from '../domain/templateContract.js';
+import { needsOf, requiredOfNeed } from '../domain/templateNeeds.js';
+import { loadNeedsConfig } from './impact.js';
 import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
   requireCartAllowed,
@@ -23,13 +35,13 @@ import {
   isObject,
   requireObject,
   type Body,
+  type Problems,
 } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { addToList, findList, upsertContact } from '../repos/contacts.js';
 import { findEmail, stopCartEmails, visibleStatus } from '../repos/emails.js';
 import { markOrderPaid } from '../repos/orders.js';
 import { findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
-import { getRoutes } from '../repos/templates.js';
 import {
   OrderCreatedBody,
   PurchaseBody,
@@ -48,7 +60,6 @@ import { recordChoices, topicStops } from './consent.js';
 import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { GatewayCall } from './context.js';
 
-const CART_REQUIRED = ['email', 'order_id', 'cart_type'];
 const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
 
 /** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
@@ -56,20 +67,48 @@ const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
 const limitsOf = (call: GatewayCall) => call.deps.config.fieldLimits;
 
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
-  const routes = await getRoutes(call.deps.db.db, call.project.id);
+  const config = await loadNeedsConfig(call.deps.db.db, call.project.id);
+  const { routes } = config;
+  const needs = needsOf(config);
+  const need = (eventType: string) => requiredOfNeed(needs.get(`transactional ${eventType}`));
   return {
     ok: true,
     site_key: call.project.site_key,
     events: CATALOG.map((e) => ({
       event_type: e.event_type,
       description: e.description,
-      required_fields: requiredFieldsFor(e.event_type),
+      required_fields: mergeRequired(requiredFieldsFor(e.event_type), need(e.event_type)),
+      template_required_fields: need(e.event_type),
       has_api: true,
       has_template: e.event_type in routes,
       template_key: routes[e.event_type] ?? null,
     })),
     supported_events: (rightsOf(call).allowed_api_events ?? []).filter(isKnownEventType),
+    extra_events: EXTRA_EVENT_TYPES.filter((t) => t in routes).map((t) => ({
+      event_type: t,
+      required_fields: mergeRequired(requiredFieldsFor(t), need(t)),
+      template_required_fields: need(t),
+      template_key: routes[t],
+    })),
+    cart_orders: CART_TYPES.flatMap((cart) => {
+      const n = needs.get(`order-created ${cart}_order_created`);
+      if (!n) return [];
+      const req = requiredOfNeed(n);
+      return [
+        {
+          cart_type: cart,
+          required_fields: mergeRequired(CART_REQUIRED, req),
+          template_required_fields: req,
+          template_keys: Object.keys(n.templates),
+        },
+      ];
+    }),
   };
+}
+
+/** The body's problems with the members its templates require and it lacks added (each once). */
+function withTemplateNeeds(p: Problems, needs: { missing: string[] }): Problems {
+  return { ...p, missing: mergeRequired(p.missing, needs.missing) };
 }
 
 /** What templates see: top-level request members, then every member of fields (SPEC §8). */
@@ -128,9 +167,13 @@ export async function transactional(
   const config = await configOf(call);
   const projectTopics = await config.topics(project.id);
   const consent = consentOf(call, body, projectTopics, problems.invalid);
-  assertNoProblems<TransactionalBody>(body, problems, check);
-
+  // SPEC §16: what the routed template requires joins the catalog's needs in the same 422.
   const template = await config.routedTemplate(project.id, et);
+  const needs = templateShortfall(template ? [template] : [], body);
+  assertNoProblems<TransactionalBody>(body, withTemplateNeeds(problems, needs), {
+    ...check,
+    required: mergeRequired(required, needs.required),
+  });
   if (template) requireTemplateAllowed(rights, template.name);
   const topic = topicOf(template?.topic, 'transactional');
   const [stop] = await topicStops(deps, projectTopics, project.id, body.email, [topic], consent);
@@ -226,10 +269,21 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
   applyPhpTolerances(body);
   checkCart(call, body);
   const et = typeof body.cart_type === 'string' ? `${body.cart_type}_order_created` : 'order_created';
-  const check = { required: CART_REQUIRED, eventType: et, what: 'order-created', limits: limitsOf(call) };
+  const check = { required: [...CART_REQUIRED], eventType: et, what: 'order-created', limits: limitsOf(call) };
   const problems = bodyProblems(OrderCreatedBody, body, check);
-  const consent = consentOf(call, body, await (await configOf(call)).topics(call.project.id), problems.invalid);
-  assertNoProblems<OrderCreatedBody>(body, problems, check);
+  const config = await configOf(call);
+  const consent = consentOf(call, body, await config.topics(call.project.id), problems.invalid);
+  // SPEC §16: every template of the cart chain this order would start must find its data.
+  const cart = body.cart_type;
+  const chain = typeof cart === 'string' && isCartType(cart) ? await config.cartChain(call.project.id, cart) : [];
+  const needs = templateShortfall(
+    chain.map((s) => s.template),
+    body,
+  );
+  assertNoProblems<OrderCreatedBody>(body, withTemplateNeeds(problems, needs), {
+    ...check,
+    required: mergeRequired(check.required, needs.required),
+  });
   return createOrder(call, body, consent);
 }
 

@@ -186,7 +186,8 @@ export async function setupProject(app: FastifyInstance, opts: { site?: string; 
         site_key: site,
         name,
         subject: `{{ name }}: ${name}`,
-        html: `<p>{{ name }} {{ course_name }}</p>`,
+        // Contest requests carry no course_name: the template says it is optional (SPEC §16).
+        html: `<p>{{ name }} {{ course_name | default: "" }}</p>`,
         text: `{{ name }}`,
       }),
     );

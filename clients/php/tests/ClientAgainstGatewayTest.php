@@ -173,7 +173,26 @@ final class ClientAgainstGatewayTest extends TestCase
         $this->assertSame([], $this->retries, 'a 4xx is never retried');
     }
 
-    public function testAWrongKeyIsAnAuthExceptionAndIsNotRetried(): void
+    public function testAMemberTheRoutedTemplateRequiresIsAValidationExceptionNamingIt(): void
+    {
+        // test/clients.test.ts routes olympiad_results to a template that prints {{ fields.score }}.
+        try {
+            $this->client()->sendTransactional([
+                'event_type' => 'olympiad_results',
+                'email' => 'olga@example.com',
+                'fields' => ['event_title' => 'Олимпиада'],
+            ]);
+            $this->fail('no exception');
+        } catch (ValidationException $e) {
+            $this->assertSame(422, $e->getStatus());
+            $this->assertSame(['fields.score'], $e->getMissingFields());
+            $this->assertSame(['event_type', 'email', 'fields.event_title', 'fields.score'], $e->getRequiredFields());
+            $this->assertStringContainsString('fields.score', $e->getMessage());
+        }
+        $this->assertSame([], $this->retries, 'a 422 is never retried');
+    }
+
+        public function testAWrongKeyIsAnAuthExceptionAndIsNotRetried(): void
     {
         $retries = [];
         $client = LiveGateway::client($retries, null, 'egw_live_' . str_repeat('x', 46));

@@ -341,6 +341,7 @@ export interface paths {
                       | 'cancelled_by_admin'
                       | 'template_error'
                       | 'in_flight'
+                      | 'missing_fields'
                     )
                   | null;
                 sent_at: string | null;
@@ -466,6 +467,7 @@ export interface paths {
                       | 'cancelled_by_admin'
                       | 'template_error'
                       | 'in_flight'
+                      | 'missing_fields'
                     )
                   | null;
                 sent_at: string | null;
@@ -685,13 +687,32 @@ export interface paths {
           };
           content: {
             'application/json': {
+              /** @description per cart type with a cart chain: what an order-created must carry for its e-mails */
+              cart_orders: {
+                cart_type: string;
+                required_fields: string[];
+                template_keys: string[];
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
+              }[];
               events: {
                 description: string;
                 event_type: string;
                 has_api: boolean;
                 has_template: boolean;
+                /** @description what a request must carry: the catalog’s members and what the routed template requires */
                 required_fields: string[];
                 template_key: string | null;
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
+              }[];
+              /** @description extra event types routed to a template in this project, with what they must carry */
+              extra_events: {
+                event_type: string;
+                required_fields: string[];
+                template_key: string;
+                /** @description members the routed template(s) require, apart (SPEC §16) */
+                template_required_fields: string[];
               }[];
               /** @enum {boolean} */
               ok: true;
@@ -848,6 +869,7 @@ export interface paths {
                       | 'cancelled_by_admin'
                       | 'template_error'
                       | 'in_flight'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1059,6 +1081,7 @@ export interface paths {
                       | 'cancelled_by_admin'
                       | 'template_error'
                       | 'in_flight'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1426,6 +1449,7 @@ export interface paths {
                       | 'cancelled_by_admin'
                       | 'template_error'
                       | 'in_flight'
+                      | 'missing_fields'
                     )
                   | null;
                 scheduled_email_id: number | null;

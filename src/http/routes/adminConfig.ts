@@ -55,7 +55,7 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
           "Change a project's name, sender, time zone, locale or (owners) private webhook addresses; absent members stay as they are",
         params: SiteKeyParams,
         body: ProjectPatchBody,
-        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs, ...errors(409) },
       },
     },
     async (req) => {
@@ -162,13 +162,15 @@ export const adminConfigRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       schema: {
         tags,
         security,
-        summary: 'Replace the routing (event type or cart step -> template name)',
+        summary:
+          'Replace the routing (event type or cart step -> template name); 409 template_impact when recent ' +
+          'requests would fail, unless confirm',
         params: SiteKeyParams,
         body: RoutingBody,
-        response: { 200: RoutingResponse, ...errs },
+        response: { 200: RoutingResponse, ...errs, ...errors(409) },
       },
     },
-    async (req) => admin.setRouting(deps, auditActor(req), req.params.site_key, req.body.routes),
+    async (req) => admin.setRouting(deps, auditActor(req), req.params.site_key, req.body.routes, req.body.confirm),
   );
 
   app.get(

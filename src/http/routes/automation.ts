@@ -51,6 +51,7 @@ const CartChainsBody = Type.Object(
     chains: Type.Record(Type.String({ description: CART_TYPES.join(', ') }), Type.Union([Id, Type.Null()]), {
       maxProperties: 10,
     }),
+    confirm: Type.Optional(Type.Boolean({ description: 'save although recent requests would fail (SPEC §16)' })),
   },
   { additionalProperties: false },
 );
@@ -107,10 +108,11 @@ export const automationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
         summary: 'Per cart type, a sequence replacing the default 1 h/1 d/3 d chain (null restores the default)',
         params: SiteKeyParams,
         body: CartChainsBody,
-        response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), chains: IntMap }), ...errs, ...errors(409) },
       },
     },
-    async (req) => automation.setCartChains(deps, auditActor(req), req.params.site_key, req.body.chains),
+    async (req) =>
+      automation.setCartChains(deps, auditActor(req), req.params.site_key, req.body.chains, req.body.confirm),
   );
 
   app.post(

@@ -15,6 +15,8 @@ import {
 import { Cursor, Limit } from '../../schemas/common.js';
 import * as admin from '../../services/admin.js';
 import * as contacts from '../../services/contacts.js';
+import * as templates from '../../services/templates.js';
+import { TemplateSaved } from '../../schemas/templates.js';
 import type { Deps } from '../../services/context.js';
 import { auditActor } from '../plugins/access.js';
 
@@ -73,21 +75,14 @@ export const legacyRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         tags,
         security,
-        summary: 'Create a template, or update the one with this name (its template key)',
+        summary:
+          'Create a template, or save a new version of the one with this name (published unless draft); ' +
+          '409 template_impact when recent requests would fail, unless confirm',
         body: TemplateBody,
-        response: {
-          200: Type.Object({
-            ok: Ok,
-            site_key: Type.String(),
-            template_id: Type.Integer(),
-            name: Type.String(),
-            created: Type.Boolean(),
-          }),
-          ...errs,
-        },
+        response: { 200: TemplateSaved, ...errs, ...errors(409) },
       },
     },
-    async (req) => admin.saveTemplate(deps, auditActor(req), req.body),
+    async (req) => templates.saveTemplate(deps, auditActor(req), req.body),
   );
 
   app.post(

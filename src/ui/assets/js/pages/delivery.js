@@ -240,7 +240,16 @@ export async function deliveryTab(ctx, p) {
     templates.items[0]?.name ?? '',
     { name: 'test_template' },
   );
-  const to = h('input', { name: 'test_to', type: 'email', required: true, maxlength: '254', spellcheck: 'false' });
+  // type=text: browsers refuse an internationalised address (ирина@пример.рф) that the API accepts.
+  const to = h('input', {
+    name: 'test_to',
+    type: 'text',
+    inputmode: 'email',
+    autocomplete: 'email',
+    required: true,
+    maxlength: '254',
+    spellcheck: 'false',
+  });
   const testOut = h('div', { 'aria-live': 'polite' });
   const testForm = h(
     'form',

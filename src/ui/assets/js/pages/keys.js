@@ -14,10 +14,12 @@ import {
   pagedTable,
   select,
   statusBadge,
+  table,
   time,
   toast,
 } from '../dom.js';
 import { fmtTime, statusLabel, t } from '../i18n.js';
+import { memberList, requestNeeds } from './contract.js';
 
 function checkGroup(legend, values, checked, name, hint) {
   const boxes = values.map((v) => checkbox(v, checked.includes(v), { name, value: v }));
@@ -123,11 +125,30 @@ const summary = (list) => (list?.length ? list.join(', ') : '—');
 
 export async function keysTab(ctx, p, m) {
   const site = p.site_key;
-  const [keys, lists, templates] = await Promise.all([
+  const [keys, lists, templates, routing] = await Promise.all([
     api('GET', `/api/admin/keys${qs({ site_key: site })}`),
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
+    api('GET', `/api/admin/projects/${enc(site)}/routing`),
   ]);
+  const byName = new Map(templates.items.map((x) => [x.name, x]));
+  // SPEC §16: per allowed event (and cart type), what a request must carry: the catalog's members and
+  // what the routed templates require (marked *).
+  const needsOf = (k) =>
+    h(
+      'details',
+      { class: 'key-needs' },
+      h('summary', {}, t('keys.needs', { name: k.name })),
+      table(
+        [
+          { label: t('contract.event'), cell: (e) => code(e) },
+          { label: t('contract.mustCarry'), cell: (e) => memberList(requestNeeds(m, routing.routes, byName, e)) },
+        ],
+        [...(k.rights.allowed_api_events ?? []), ...(k.rights.allowed_cart_types ?? [])],
+        { empty: t('keys.noEvents') },
+      ),
+      h('p', { class: 'muted' }, t('contract.starHelp')),
+    );
   const templateNames = templates.items.map((t) => t.name);
   const tableBox = h('div', {});
   const newKeyBox = h('div', { 'aria-live': 'polite' });
@@ -191,6 +212,7 @@ export async function keysTab(ctx, p, m) {
         items,
         { empty: t('keys.empty'), rowClass: (k) => (k.status === 'disabled' ? 'dim' : null) },
       ),
+      ...items.filter((k) => k.status === 'active').map(needsOf),
     );
   }
 

@@ -10,6 +10,7 @@ import { keysTab } from './keys.js';
 import { listsTab } from './lists.js';
 import { routingTab } from './routing.js';
 import { templatesTab } from './templates.js';
+import { layoutsTab } from './layouts.js';
 import { webhooksTab } from './webhooks.js';
 import { topicsTab } from './consent.js';
 
@@ -19,6 +20,7 @@ const TABS = [
   ['keys', keysTab],
   ['routing', routingTab],
   ['templates', templatesTab],
+  ['layouts', layoutsTab],
   ['lists', listsTab],
   ['categories', categoriesTab],
   ['paid', paidListsTab],
@@ -82,6 +84,20 @@ function projectForm(p, onSaved) {
     { id: 'time-zones' },
     ZONES.map((z) => h('option', { value: z })),
   );
+  // SPEC §16: what {{ name }} prints without a name, and the layout of templates that name none.
+  const fallbackName = h('input', {
+    name: 'fallback_name',
+    maxlength: '100',
+    value: p?.fallback_name ?? '',
+    placeholder: t('project.fallbackNamePlaceholder'),
+  });
+  const defaultLayout = h('input', {
+    name: 'default_layout',
+    maxlength: '100',
+    value: p?.default_layout ?? '',
+    spellcheck: 'false',
+    pattern: '[A-Za-z0-9_.:\\-]+',
+  });
   const status = h('div', { 'aria-live': 'polite' });
   const form = h(
     'form',
@@ -101,7 +117,11 @@ function projectForm(p, onSaved) {
         };
         try {
           const r = p
-            ? await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, body)
+            ? await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, {
+                ...body,
+                fallback_name: fallbackName.value.trim() || null,
+                default_layout: defaultLayout.value.trim() || null,
+              })
             : await api('POST', '/api/sites', { site_key: siteKey.value.trim(), ...body });
           onSaved(r);
         } catch (e) {
@@ -124,6 +144,14 @@ function projectForm(p, onSaved) {
       field(t('project.timezone'), timezone, t('project.timezoneHint')),
       zones,
     ),
+    p
+      ? h(
+          'div',
+          { class: 'row' },
+          field(t('project.fallbackName'), fallbackName, t('project.fallbackNameHint')),
+          field(t('project.defaultLayout'), defaultLayout, t('project.defaultLayoutHint')),
+        )
+      : null,
     status,
     h('button', { type: 'submit', class: 'primary' }, p ? t('common.save') : t('project.create')),
   );

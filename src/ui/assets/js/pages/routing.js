@@ -4,6 +4,7 @@
 import { api, describeError, enc } from '../api.js';
 import { badge, checkbox, code, errorBox, fmtMinutes, h, select, table, toast } from '../dom.js';
 import { hasKey, t } from '../i18n.js';
+import { impactBox, impactOf, uncovered } from './contract.js';
 
 const routedBadge = () => badge(t('routing.routed'), 'ok');
 const unroutedBadge = () => badge(t('routing.none'), 'warn');
@@ -16,6 +17,21 @@ export async function routingTab(ctx, p, m) {
   ]);
   const routes = { ...routing.routes };
   const options = [['', t('routing.noTemplate')], ...templates.items.map((x) => [x.name, x.name])];
+  const byName = new Map(templates.items.map((x) => [x.name, x]));
+  // SPEC §16: a routed template that needs members the catalog does not announce is marked: sites that
+  // follow the catalog alone would be refused (422) until they send them.
+  const needsCell = (key, name) => {
+    const missing = name ? uncovered(m, key, byName.get(name)) : [];
+    return missing.length
+      ? h(
+          'span',
+          { class: 'route-needs', title: t('routing.needsHelp') },
+          badge(t('routing.needs'), 'warn'),
+          ' ',
+          missing.map((n) => [code(n), ' ']),
+        )
+      : '';
+  };
   // The catalog's descriptions come from the server in English; the catalogue has them in every language.
   const about = (e) => (hasKey(`catalog.${e.event_type}`) ? t(`catalog.${e.event_type}`) : e.description);
   const cartSteps = m.cart_types.flatMap((c) =>
@@ -49,6 +65,7 @@ export async function routingTab(ctx, p, m) {
         .closest('tr')
         .querySelector('.route-state')
         .replaceChildren(sel.value ? routedBadge() : unroutedBadge());
+      sel.closest('tr').querySelector('.route-needs-cell').replaceChildren(needsCell(r.key, sel.value));
       updateCount();
     });
     pickers.set(r.key, sel);
@@ -63,6 +80,10 @@ export async function routingTab(ctx, p, m) {
         label: t('routing.state'),
         cell: (r) => h('span', { class: 'route-state' }, routes[r.key] ? routedBadge() : unroutedBadge()),
       },
+      {
+        label: t('routing.templateNeeds'),
+        cell: (r) => h('span', { class: 'route-needs-cell' }, needsCell(r.key, routes[r.key])),
+      },
     ],
     rows,
     { rowClass: (r) => (routes[r.key] ? null : 'missing') },
@@ -72,21 +93,25 @@ export async function routingTab(ctx, p, m) {
     .addEventListener('change', (ev) => grid.classList.toggle('only-missing', ev.target.checked));
   updateCount();
 
+  async function save(confirm) {
+    status.replaceChildren();
+    const body = {};
+    for (const [key, sel] of pickers) if (sel.value) body[key] = sel.value;
+    try {
+      await api('PUT', `/api/admin/projects/${enc(site)}/routing`, { routes: body, ...(confirm ? { confirm } : {}) });
+      toast(t('routing.saved'));
+    } catch (e) {
+      const impact = impactOf(e);
+      status.append((impact && impactBox(impact, () => save(true))) || errorBox(describeError(e)));
+    }
+  }
   const form = h(
     'form',
     {
       class: 'stack',
-      onsubmit: async (ev) => {
+      onsubmit: (ev) => {
         ev.preventDefault();
-        status.replaceChildren();
-        const body = {};
-        for (const [key, sel] of pickers) if (sel.value) body[key] = sel.value;
-        try {
-          await api('PUT', `/api/admin/projects/${enc(site)}/routing`, { routes: body });
-          toast(t('routing.saved'));
-        } catch (e) {
-          status.append(errorBox(describeError(e)));
-        }
+        void save(false);
       },
     },
     templates.items.length ? null : h('p', { class: 'notice' }, t('routing.noTemplates')),

@@ -5,6 +5,8 @@
 import { api, ApiError, describeError, enc, meta, qs } from '../api.js';
 import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
 import { t, tNodes } from '../i18n.js';
+import { impactBox, impactOf } from './contract.js';
+import { analysisPanel, versionsPanel } from './templateVersions.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -34,6 +36,14 @@ export async function templatesTab(_ctx, p) {
         },
         { label: t('templates.subject'), cell: (x) => x.subject },
         {
+          label: t('contract.variables'),
+          cell: (x) =>
+            x.unchecked
+              ? h('span', { class: 'muted' }, t('contract.uncheckedShort'))
+              : x.variables.filter((v) => v.required).map((v) => [code(v.name), ' ']),
+        },
+        { label: t('versions.number'), cell: (x) => (x.version === null ? '—' : String(x.version)) },
+        {
           label: t('templates.routedFrom'),
           cell: (x) => {
             const u = usedBy(x.name);
@@ -54,10 +64,11 @@ function partError() {
 
 export async function templateEditorPage(ctx, isNew) {
   const site = ctx.params[0];
-  const [m, templates, routing] = await Promise.all([
+  const [m, templates, routing, layouts] = await Promise.all([
     meta(),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
+    api('GET', `/api/admin/projects/${enc(site)}/layouts`),
   ]);
   const existing = isNew ? null : templates.items.find((t) => t.name === ctx.params[1]);
   if (!isNew && !existing)
@@ -90,6 +101,21 @@ export async function templateEditorPage(ctx, isNew) {
     value: existing?.subject ?? '',
     class: 'mono',
   });
+  const format = select(
+    [
+      ['html', t('templates.format.html')],
+      ['mjml', t('templates.format.mjml')],
+    ],
+    existing?.format ?? 'html',
+    { name: 'format' },
+  );
+  const layout = select(
+    [['', t('layouts.projectDefault')], ...layouts.items.map((l) => [l.name, l.name])],
+    existing?.layout ?? '',
+    { name: 'layout' },
+  );
+  // "Preview with event #1234": a stored request of the project as the preview's data.
+  const eventId = h('input', { name: 'event_id', type: 'number', min: '1', step: '1', inputmode: 'numeric' });
   const html = h('textarea', { name: 'html', rows: '16', class: 'mono code-area', spellcheck: 'false' });
   const text = h('textarea', { name: 'text', rows: '8', class: 'mono code-area', spellcheck: 'false' });
   const sample = h('textarea', { name: 'sample', rows: '10', class: 'mono code-area', spellcheck: 'false' });
@@ -134,6 +160,15 @@ export async function templateEditorPage(ctx, isNew) {
       el.textContent = '';
     });
 
+  const source = () => ({
+    subject: subject.value,
+    html: html.value,
+    text: text.value,
+    format: format.value,
+    ...(layout.value ? { layout: layout.value } : {}),
+  });
+  const analysis = analysisPanel(site, existing?.name ?? null);
+
   let seq = 0;
   let timer = null;
   async function preview() {
@@ -156,11 +191,10 @@ export async function templateEditorPage(ctx, isNew) {
     try {
       const r = await api('POST', '/api/admin/templates/preview', {
         site_key: site,
-        subject: subject.value,
-        html: html.value,
-        text: text.value,
+        ...source(),
         ...(eventType.value ? { event_type: eventType.value } : {}),
         ...(sampleValue ? { sample: sampleValue } : {}),
+        ...(!sampleValue && eventId.value ? { event_id: Number(eventId.value) } : {}),
       });
       if (mine !== seq) return;
       clearProblems();
@@ -181,9 +215,17 @@ export async function templateEditorPage(ctx, isNew) {
   }
   const schedule = () => {
     clearTimeout(timer);
-    timer = setTimeout(preview, DEBOUNCE_MS);
+    timer = setTimeout(() => {
+      void preview();
+      void analysis.update(source());
+    }, DEBOUNCE_MS);
   };
   for (const el of [subject, html, text]) el.addEventListener('input', schedule);
+  for (const el of [format, layout]) el.addEventListener('change', schedule);
+  eventId.addEventListener('input', () => {
+    sampleEdited = false;
+    schedule();
+  });
   sample.addEventListener('input', () => {
     sampleEdited = true;
     schedule();
@@ -195,28 +237,46 @@ export async function templateEditorPage(ctx, isNew) {
   ctx.onLeave(() => clearTimeout(timer));
 
   const status = h('div', { 'aria-live': 'polite' });
+  const versionsBox = h('div', {});
+  const drawVersions = async () => {
+    if (existing) versionsBox.replaceChildren(await versionsPanel(site, existing.name, schedule));
+  };
+  // Publish (the default) or save as a draft; a 409 template_impact shows the impact with "save anyway".
+  async function save({ draft = false, confirm = false } = {}) {
+    status.replaceChildren();
+    try {
+      const r = await api('POST', '/api/templates', {
+        site_key: site,
+        name: name.value.trim(),
+        ...source(),
+        layout: layout.value || null,
+        ...(draft ? { draft: true } : {}),
+        ...(confirm ? { confirm: true } : {}),
+      });
+      toast(
+        r.created
+          ? t('templates.created', { name: r.name })
+          : r.published
+            ? t('templates.published', { name: r.name, n: r.version })
+            : t('templates.drafted', { name: r.name, n: r.version }),
+      );
+      if (isNew) ctx.navigate(`/ui/projects/${enc(site)}/templates/${enc(r.name)}`, { replace: true });
+      else await drawVersions();
+    } catch (e) {
+      clearProblems();
+      const impact = impactOf(e);
+      if (impact) status.append(impactBox(impact, () => save({ draft, confirm: true })) ?? '');
+      else if (!showProblem(e)) status.append(errorBox(describeError(e)));
+      else status.append(errorBox(t('templates.notSaved')));
+    }
+  }
   const form = h(
     'form',
     {
       class: 'stack',
-      onsubmit: async (ev) => {
+      onsubmit: (ev) => {
         ev.preventDefault();
-        status.replaceChildren();
-        try {
-          const r = await api('POST', '/api/templates', {
-            site_key: site,
-            name: name.value.trim(),
-            subject: subject.value,
-            html: html.value,
-            text: text.value,
-          });
-          toast(r.created ? t('templates.created', { name: r.name }) : t('templates.saved', { name: r.name }));
-          if (isNew) ctx.navigate(`/ui/projects/${enc(site)}/templates/${enc(r.name)}`, { replace: true });
-        } catch (e) {
-          clearProblems();
-          if (!showProblem(e)) status.append(errorBox(describeError(e)));
-          else status.append(errorBox(t('templates.notSaved')));
-        }
+        void save();
       },
     },
     h(
@@ -224,6 +284,13 @@ export async function templateEditorPage(ctx, isNew) {
       { class: 'row' },
       field(t('templates.name'), name, isNew ? t('templates.nameHint') : null),
       field(t('templates.sampleFor'), eventType, t('templates.sampleForHint')),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field(t('templates.format'), format, t('templates.formatHint')),
+      field(t('layouts.layout'), layout, t('layouts.layoutHint')),
+      field(t('templates.eventId'), eventId, t('templates.eventIdHint')),
     ),
     field(t('templates.subject'), subject, t('templates.subjectHint')),
     errors.subject,
@@ -237,11 +304,20 @@ export async function templateEditorPage(ctx, isNew) {
       'div',
       { class: 'actions' },
       h('button', { type: 'submit', class: 'primary', 'data-write': true }, t('templates.save')),
+      isNew
+        ? null
+        : h(
+            'button',
+            { type: 'button', 'data-write': true, onclick: () => void save({ draft: true }) },
+            t('templates.saveDraft'),
+          ),
       h('a', { class: 'button', href: `/ui/projects/${enc(site)}${qs({ tab: 'templates' })}` }, t('templates.back')),
     ),
   );
 
   void preview();
+  void analysis.update(source());
+  await drawVersions();
   return h(
     'section',
     {},
@@ -270,7 +346,9 @@ export async function templateEditorPage(ctx, isNew) {
         frame,
         h('h3', {}, t('templates.textShort')),
         outText,
+        analysis.node,
       ),
     ),
+    versionsBox,
   );
 }

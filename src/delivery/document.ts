@@ -1,0 +1,84 @@
+// The HTML of every e-mail is a whole document (SPEC §16): `<!doctype html>`, `<html lang>`,
+// `<meta charset="utf-8">`, a `<title>` holding the subject, and the CSS of <style> blocks inlined into
+// the elements (Gmail and others drop <style>). A fragment is wrapped; a document (MJML's output, or an
+// author's own) keeps its head and gets what it lacks. Positions come from htmlparser2's tokenizer, so
+// markup inside comments, scripts or attribute values is never mistaken for a tag.
+import juice from 'juice';
+import { Parser } from 'htmlparser2';
+
+// The five characters that matter in text and quoted attribute values (the subject in <title>, lang).
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+
+interface Found {
+  /** Offsets of `<html …>` (start and end, exclusive), its attributes. */
+  html?: { start: number; end: number; attribs: Record<string, string> };
+  headOpenEnd?: number;
+  title?: { openEnd: number; closeStart: number };
+  charset: boolean;
+  doctype: boolean;
+}
+
+function scan(source: string): Found {
+  const found: Found = { charset: false, doctype: false };
+  let titleOpenEnd = -1;
+  const parser = new Parser(
+    {
+      onprocessinginstruction(name) {
+        if (name.toLowerCase() === '!doctype') found.doctype = true;
+      },
+      onopentag(name, attribs) {
+        if (name === 'html' && !found.html)
+          found.html = { start: parser.startIndex, end: parser.endIndex + 1, attribs };
+        else if (name === 'head' && found.headOpenEnd === undefined) found.headOpenEnd = parser.endIndex + 1;
+        else if (name === 'title' && titleOpenEnd < 0) titleOpenEnd = parser.endIndex + 1;
+        else if (name === 'meta' && ('charset' in attribs || attribs['http-equiv']?.toLowerCase() === 'content-type'))
+          found.charset = true;
+      },
+      onclosetag(name, implied) {
+        if (name === 'title' && titleOpenEnd >= 0 && !found.title && !implied)
+          found.title = { openEnd: titleOpenEnd, closeStart: parser.startIndex };
+      },
+    },
+    { decodeEntities: false, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.end(source);
+  return found;
+}
+
+const attr = (k: string, v: string) => (v === '' ? ` ${k}` : ` ${k}="${escapeHtml(v)}"`);
+
+/** The rendered HTML as a whole document in the project's language, with the subject as its title. */
+export function wholeDocument(html: string, subject: string, lang: string): string {
+  const title = escapeHtml(subject);
+  const f = scan(html);
+  if (!f.html) {
+    return (
+      `<!doctype html>\n<html lang="${escapeHtml(lang)}">\n<head>\n<meta charset="utf-8">\n` +
+      `<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>${title}</title>\n` +
+      `</head>\n<body>\n${html}\n</body>\n</html>\n`
+    );
+  }
+  // Edits from the end backwards, so earlier offsets stay valid.
+  const edits: { at: number; to: number; text: string }[] = [];
+  const head = `${f.charset ? '' : '\n<meta charset="utf-8">'}${f.title ? '' : `\n<title>${title}</title>`}`;
+  if (f.title) edits.push({ at: f.title.openEnd, to: f.title.closeStart, text: title });
+  if (f.headOpenEnd !== undefined) {
+    if (head) edits.push({ at: f.headOpenEnd, to: f.headOpenEnd, text: head });
+  } else {
+    edits.push({ at: f.html.end, to: f.html.end, text: `\n<head>${head}\n</head>` });
+  }
+  const attribs = { ...f.html.attribs, lang };
+  const open = `<html${Object.entries(attribs)
+    .map(([k, v]) => attr(k, v))
+    .join('')}>`;
+  edits.push({ at: f.html.start, to: f.html.end, text: open });
+  let out = html;
+  for (const e of edits.sort((a, b) => b.at - a.at)) out = out.slice(0, e.at) + e.text + out.slice(e.to);
+  return f.doctype ? out : `<!doctype html>\n${out}`;
+}
+
+/** <style> rules inlined into the elements; media queries stay in a <style> block (juice). */
+export function inlineCss(html: string): string {
+  return juice(html, { preserveMediaQueries: true, preserveFontFaces: true, applyWidthAttributes: true });
+}

@@ -1,0 +1,127 @@
+// @ts-check
+// A project's layouts (SPEC §16): the frame around template bodies, printing {{ content }} once in the
+// HTML and once in the text. The project's default applies to templates that name none; a layout in use
+// cannot be deleted (the API answers 409 and says by whom).
+import { api, describeError, enc } from '../api.js';
+import { code, confirmDialog, errorBox, field, h, table, time, toast } from '../dom.js';
+import { t } from '../i18n.js';
+import { impactBox, impactOf } from './contract.js';
+
+const STARTER_HTML = '<div>\n  <h1>{{ site_name }}</h1>\n  {{ content }}\n</div>\n';
+const STARTER_TEXT = '{{ site_name }}\n\n{{ content }}\n';
+
+export async function layoutsTab(_ctx, p) {
+  const site = p.site_key;
+  const base = `/api/admin/projects/${enc(site)}/layouts`;
+  const listBox = h('div', {});
+  const formBox = h('div', {});
+
+  async function remove(l) {
+    if (!(await confirmDialog(t('layouts.deleteQuestion', { name: l.name }), t('layouts.delete')))) return;
+    try {
+      await api('DELETE', `${base}/${enc(l.name)}`);
+      toast(t('layouts.deleted', { name: l.name }));
+      await draw();
+    } catch (e) {
+      toast(describeError(e), 'bad');
+    }
+  }
+
+  function drawForm(l) {
+    const name = h('input', {
+      name: 'layout_name',
+      required: true,
+      maxlength: '100',
+      pattern: '[A-Za-z0-9_.:\\-]+',
+      value: l?.name ?? '',
+      readonly: Boolean(l),
+      spellcheck: 'false',
+    });
+    const html = h('textarea', { name: 'layout_html', rows: '12', class: 'mono code-area', spellcheck: 'false' });
+    const text = h('textarea', { name: 'layout_text', rows: '6', class: 'mono code-area', spellcheck: 'false' });
+    html.value = l?.html ?? STARTER_HTML;
+    text.value = l?.text ?? STARTER_TEXT;
+    const status = h('div', { 'aria-live': 'polite' });
+    // A layout whose change makes templates in it newly require members shows the impact first.
+    async function save(confirm) {
+      status.replaceChildren();
+      try {
+        await api('PUT', `${base}/${enc(name.value.trim())}`, {
+          html: html.value,
+          text: text.value,
+          ...(confirm ? { confirm: true } : {}),
+        });
+        toast(t('layouts.saved', { name: name.value.trim() }));
+        await draw();
+        drawForm(null);
+      } catch (e) {
+        const impact = impactOf(e);
+        const invalid = e?.detail?.invalid_fields;
+        status.append(
+          (impact && impactBox(impact, () => save(true))) ||
+            errorBox(invalid ? Object.values(invalid).join('; ') : describeError(e)),
+        );
+      }
+    }
+    formBox.replaceChildren(
+      h(
+        'form',
+        {
+          class: 'stack',
+          'data-write': true,
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            void save(false);
+          },
+        },
+        h('h3', {}, l ? t('layouts.editTitle', { name: l.name }) : t('layouts.new')),
+        field(t('layouts.name'), name, t('layouts.nameHint')),
+        field(t('templates.html'), html, t('layouts.contentHint')),
+        field(t('templates.text'), text, t('layouts.contentHint')),
+        status,
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'submit', class: 'primary' }, t('layouts.save')),
+          l ? h('button', { type: 'button', onclick: () => drawForm(null) }, t('common.cancel')) : null,
+        ),
+      ),
+    );
+  }
+
+  async function draw() {
+    const list = await api('GET', base);
+    listBox.replaceChildren(
+      h(
+        'p',
+        { class: 'muted' },
+        p.default_layout ? t('layouts.defaultIs', { name: p.default_layout }) : t('layouts.noDefault'),
+      ),
+      table(
+        [
+          { label: t('layouts.name'), cell: (l) => code(l.name) },
+          {
+            label: t('layouts.usedBy'),
+            cell: (l) => (l.used_by.length ? l.used_by.map((n) => [code(n), ' ']) : h('span', { class: 'muted' }, '—')),
+          },
+          { label: t('common.updated'), cell: (l) => time(l.updated_at) },
+          {
+            label: t('common.actions'),
+            cell: (l) =>
+              h(
+                'div',
+                { class: 'actions', 'data-write': true },
+                h('button', { type: 'button', class: 'small', onclick: () => drawForm(l) }, t('layouts.edit')),
+                h('button', { type: 'button', class: 'small danger', onclick: () => remove(l) }, t('layouts.delete')),
+              ),
+          },
+        ],
+        list.items,
+        { empty: t('layouts.empty') },
+      ),
+    );
+  }
+  await draw();
+  drawForm(null);
+  return h('div', {}, listBox, formBox);
+}

@@ -1,0 +1,150 @@
+// @ts-check
+// The template editor's contract panels (SPEC §16): what the source being typed requires and what each
+// routed event would then have to carry (the analysis endpoint, called as the author types), and the
+// template's versions with a diff against the published one; publishing an older one is a rollback.
+import { api, describeError, enc } from '../api.js';
+import { badge, code, errorBox, h, table, time, toast } from '../dom.js';
+import { t } from '../i18n.js';
+import { impactBox, impactOf, variablesList } from './contract.js';
+
+/** The analysis panel: variables, routed events, impact. `update(body)` refreshes it. */
+export function analysisPanel(site, name) {
+  const vars = h('div', { class: 'variables-box', 'aria-live': 'polite' });
+  const routed = h('div', {});
+  const impact = h('div', {});
+  let seq = 0;
+  async function update(source) {
+    const mine = ++seq;
+    let r;
+    try {
+      r = await api('POST', '/api/admin/templates/analyze', {
+        site_key: site,
+        ...(name ? { name } : {}),
+        ...source,
+      });
+    } catch (e) {
+      if (mine === seq) vars.replaceChildren(errorBox(describeError(e)));
+      return;
+    }
+    if (mine !== seq) return;
+    vars.replaceChildren(
+      r.problem ? h('p', { class: 'muted' }, t('contract.fixFirst')) : variablesList(r.variables, false),
+    );
+    routed.replaceChildren(
+      r.routed.length
+        ? table(
+            [
+              { label: t('contract.event'), cell: (x) => code(x.event_type) },
+              {
+                label: t('contract.mustCarry'),
+                cell: (x) =>
+                  x.required_fields.map((f) => [
+                    code(f),
+                    x.newly_required.includes(f) ? [' ', badge(t('contract.new'), 'warn')] : null,
+                    ' ',
+                  ]),
+              },
+            ],
+            r.routed,
+          )
+        : h('p', { class: 'muted' }, t('contract.noRoutes')),
+    );
+    impact.replaceChildren(impactBox(r.impact) ?? '');
+  }
+  const node = h(
+    'section',
+    { class: 'contract', 'aria-label': t('contract.title') },
+    h('h2', {}, t('contract.variables')),
+    vars,
+    h('h3', {}, t('contract.routed')),
+    routed,
+    impact,
+  );
+  return { node, update };
+}
+
+/** Versions of a saved template, each with its diff against the published one and a publish button. */
+export async function versionsPanel(site, name, onPublished) {
+  const base = `/api/admin/projects/${enc(site)}/templates/${enc(name)}/versions`;
+  const box = h('section', { class: 'versions', 'aria-label': t('versions.title') });
+  const diffBox = h('div', { class: 'diff-box', 'aria-live': 'polite' });
+  const status = h('div', { 'aria-live': 'polite' });
+
+  async function publish(n, confirm = false) {
+    status.replaceChildren();
+    try {
+      await api('POST', `${base}/${n}/publish`, confirm ? { confirm: true } : {});
+      toast(t('versions.published', { n }));
+      await draw();
+      onPublished?.();
+    } catch (e) {
+      const impact = impactOf(e);
+      if (impact) status.append(impactBox(impact, () => publish(n, true)) ?? '');
+      else status.append(errorBox(describeError(e)));
+    }
+  }
+
+  async function showDiff(n) {
+    const d = await api('GET', `${base}/${n}/diff`);
+    const part = (label, chunks) =>
+      h(
+        'div',
+        {},
+        h('h4', {}, label),
+        h(
+          'pre',
+          { class: 'diff' },
+          chunks.map((c) => h('span', { class: `diff-${c.op}` }, c.value)),
+        ),
+      );
+    diffBox.replaceChildren(
+      h('h3', {}, t('versions.diffTitle', { n, against: d.against ?? '—' })),
+      part(t('templates.subject'), d.subject),
+      part(t('templates.htmlShort'), d.html),
+      part(t('templates.textShort'), d.text),
+    );
+  }
+
+  async function draw() {
+    const list = await api('GET', base);
+    box.replaceChildren(
+      h('h2', {}, t('versions.title')),
+      table(
+        [
+          { label: t('versions.number'), cell: (v) => String(v.version) },
+          { label: t('common.created'), cell: (v) => time(v.created_at) },
+          { label: t('versions.actor'), cell: (v) => v.actor ?? '—' },
+          {
+            label: t('common.status'),
+            cell: (v) => (v.published ? badge(t('versions.live'), 'ok') : badge(t('versions.notLive'), 'muted')),
+          },
+          {
+            label: t('common.actions'),
+            cell: (v) =>
+              v.published
+                ? ''
+                : h(
+                    'div',
+                    { class: 'actions' },
+                    h(
+                      'button',
+                      { type: 'button', class: 'small', onclick: () => showDiff(v.version) },
+                      t('versions.diff'),
+                    ),
+                    h(
+                      'button',
+                      { type: 'button', class: 'small', 'data-write': true, onclick: () => publish(v.version) },
+                      t('versions.publish'),
+                    ),
+                  ),
+          },
+        ],
+        list.items,
+      ),
+      status,
+      diffBox,
+    );
+  }
+  await draw();
+  return box;
+}
