@@ -16,6 +16,8 @@ import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, LOG_REDACT } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
+import { createTrackingWorker } from './delivery/trackingWorker.js';
+import { purgeTrackingHits } from './repos/trackingHits.js';
 import { expireAllLeases } from './repos/outbox.js';
 import { expireWebhookLeases } from './repos/webhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
@@ -112,6 +114,10 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           logger: log.child({ component: 'webhooks' }),
         })
       : null;
+  const trackingWorker =
+    role === 'all' || role === 'worker'
+      ? createTrackingWorker({ db, clock, logger: log.child({ component: 'tracking' }) })
+      : null;
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
@@ -163,6 +169,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   }
   worker?.start();
   webhookWorker?.start();
+  trackingWorker?.start();
   let retentionTimer: NodeJS.Timeout | null = null;
   if (worker) {
     const purge = () =>
@@ -175,10 +182,16 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           auditDays: config.auditRetentionDays,
         },
         clock.now(),
-      ).then(
-        (p) => log.info(p, 'retention: purged expired data'),
-        (err) => log.error({ err }, 'retention purge failed; retried next hour'),
-      );
+      )
+        // Hits (truncated IP, User-Agent category) follow the e-mail bodies; the counters stay (SPEC §17).
+        .then(async (p) => ({
+          ...p,
+          trackingHits: await purgeTrackingHits(db.db, clock.now() - config.messageBodyRetentionDays * 86_400_000),
+        }))
+        .then(
+          (p) => log.info(p, 'retention: purged expired data'),
+          (err) => log.error({ err }, 'retention purge failed; retried next hour'),
+        );
     void purge();
     retentionTimer = setInterval(() => void purge(), 3_600_000);
     retentionTimer.unref();
@@ -201,6 +214,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (bounces) await bounces.close();
       if (worker) await worker.stop();
       if (webhookWorker) await webhookWorker.stop();
+      if (trackingWorker) await trackingWorker.stop();
       if (router) await router.close();
       if (transport) await transport.close();
       await rateLimiter.close();

@@ -17,6 +17,7 @@ import * as m010b from './migrations/010b_webhook_outbox.js';
 import * as m012 from './migrations/012_marketing_pause.js';
 import * as m013 from './migrations/013_audit_token.js';
 import * as m014 from './migrations/014_template_topic_tracking.js';
+import * as m017 from './migrations/017_tracking.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -39,6 +40,7 @@ const steps: Record<string, Step> = {
   '012_marketing_pause': m012,
   '013_audit_token': m013,
   '014_template_topic_tracking': m014,
+  '017_tracking': m017,
 };
 
 class CodeProvider implements MigrationProvider {

@@ -33,6 +33,8 @@ import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
 import { composeEmail } from './compose.js';
 import { buildContext, renderMessage } from './render.js';
+import { applyTracking, trackingSettings } from './tracking.js';
+import { trackingKey } from '../domain/trackingTokens.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { unsubscribeUrl } from './unsubscribe.js';
@@ -166,6 +168,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const log = opts.logger ?? noopLogger;
   const ownRouter = !opts.router;
   const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
+  const trackKey = trackingKey(opts.secret);
 
   let running = false;
   let loopDone: Promise<void> | null = null;
@@ -317,6 +320,16 @@ export function createWorker(opts: WorkerOptions): Worker {
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
+    // After Liquid, before DKIM signing (the transport signs): links and the open pixel (SPEC §17).
+    parts = applyTracking(parts, {
+      publicUrl: opts.publicUrl,
+      key: trackKey,
+      emailId: row.id,
+      projectId: project.id,
+      templateKey: row.template_key,
+      sentAt: clock.now(),
+      settings: trackingSettings(project, template, row),
+    });
 
     const messageId = makeMessageId(row.id, sender, opts.secret);
     const { from, to, headers, shown } = composeEmail({

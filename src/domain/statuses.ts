@@ -129,6 +129,8 @@ export const WEBHOOK_KINDS = [
   'email.complained',
   'email.suppressed',
   'email.cancelled',
+  'email.opened',
+  'email.clicked',
   'contact.unsubscribed',
   'event.rejected',
 ] as const;

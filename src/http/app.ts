@@ -25,6 +25,8 @@ import { Metrics } from '../metrics.js';
 import { legacyRoutes } from './routes/legacy.js';
 import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
+import { trackingRoutes } from './routes/tracking.js';
+import { adminEngagementRoutes } from './routes/adminEngagement.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
 import { installationSecret } from '../services/secrets.js';
@@ -120,11 +122,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   deps.log ??= app.log;
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
-  await app.register(unsubscribeRoutes, {
-    db: deps.db,
-    clock: deps.clock,
-    secret: deps.secret ?? (await installationSecret(deps)),
-  });
+  const secret = deps.secret ?? (await installationSecret(deps));
+  await app.register(unsubscribeRoutes, { db: deps.db, clock: deps.clock, secret });
+  await app.register(trackingRoutes, { deps, secret });
   await app.register(gatewayRoutes, { deps });
   await app.register(scopedReadRoutes, { deps });
   await app.register(providerWebhookRoutes, { deps });
@@ -137,6 +137,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(adminUiRoutes, { deps });
     await admin.register(automationRoutes, { deps });
     await admin.register(webhookRoutes, { deps });
+    await admin.register(adminEngagementRoutes, { deps });
   });
 
   await app.register(uiRoutes);

@@ -65,7 +65,7 @@ export async function upsertProject(
 export async function updateProject(
   db: Executor,
   existing: Project,
-  changes: Partial<Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale'>>,
+  changes: Partial<Pick<Project, 'name' | 'from_email' | 'timezone' | 'locale' | 'tracking'>>,
   now: number,
 ): Promise<Project> {
   if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };

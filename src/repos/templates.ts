@@ -30,7 +30,7 @@ export async function listTemplates(db: Executor, projectId: number): Promise<Te
 export async function upsertTemplate(
   db: Executor,
   projectId: number,
-  t: { name: string; subject: string; html: string; text: string },
+  t: { name: string; subject: string; html: string; text: string; tracking?: boolean },
   now: number,
 ): Promise<{ id: number; created: boolean }> {
   const inserted = await db
@@ -41,6 +41,7 @@ export async function upsertTemplate(
       subject: t.subject,
       html: t.html,
       text: t.text,
+      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
       created_at: now,
       updated_at: now,
     })
@@ -50,7 +51,13 @@ export async function upsertTemplate(
   if (inserted) return { id: inserted.id, created: true };
   const updated = await db
     .updateTable('templates')
-    .set({ subject: t.subject, html: t.html, text: t.text, updated_at: now })
+    .set({
+      subject: t.subject,
+      html: t.html,
+      text: t.text,
+      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
+      updated_at: now,
+    })
     .where('project_id', '=', projectId)
     .where('name', '=', t.name)
     .returning('id')

@@ -3,6 +3,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { LOCALES } from '../domain/locale.js';
+import { MACHINE_REASONS, UA_CATEGORIES } from '../domain/machineHits.js';
 import { CONTACT_STATUSES, EMAIL_STATUSES, KEY_STATUSES, REPORT_KINDS, REPORT_SOURCES } from '../domain/statuses.js';
 import {
   Cursor,
@@ -80,12 +81,39 @@ export const SiteBody = Type.Object(
 );
 export type SiteBody = Static<typeof SiteBody>;
 
+const UtmValue = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f]*$' });
+/** UTM parameters added to tracked links that carry none (SPEC §17). */
+export const Utm = Type.Object(
+  {
+    source: Type.Optional(UtmValue),
+    medium: Type.Optional(UtmValue),
+    campaign: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000-\\u001f]*$',
+        description: 'may hold {{ template_key }}, replaced by the template of each e-mail',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const TrackingSwitches = Type.Object(
+  {
+    opens: Type.Optional(Type.Boolean({ description: 'an open pixel ends the HTML (default true)' })),
+    clicks: Type.Optional(Type.Boolean({ description: 'links lead through {PUBLIC_URL}/c/ (default true)' })),
+  },
+  { additionalProperties: false },
+);
+
 export const ProjectPatchBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     from_email: Type.Optional(Email),
     timezone: Type.Optional(TimeZone),
     locale: Type.Optional(ProjectLocale),
+    tracking: Type.Optional(TrackingSwitches),
+    utm: Type.Optional(Type.Union([Utm, Type.Null()], { description: 'null: no UTM parameters' })),
   },
   { additionalProperties: false },
 );
@@ -104,6 +132,8 @@ export const ProjectView = Type.Object({
     description: 'campaigns and cart chains paused since (complaint rate above 0.3 % over 7 days); null: running',
   }),
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
+  tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
+  utm: Type.Union([Utm, Type.Null()]),
 });
 
 export const ContactUpsertBody = Type.Object(
@@ -124,6 +154,12 @@ export const TemplateBody = Type.Object(
     subject: Type.String({ minLength: 1, maxLength: 1000 }),
     html: Type.String({ maxLength: 500_000 }),
     text: Type.String({ maxLength: 500_000 }),
+    tracking: Type.Optional(
+      Type.Boolean({
+        description:
+          'false: never tracked, no pixel and no rewritten links (documents, passwords); absent: unchanged, true when new',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -136,6 +172,7 @@ export const TemplateView = Type.Object({
   subject: Type.String(),
   html: Type.String(),
   text: Type.String(),
+  tracking: Type.Boolean({ description: 'false: opens and clicks are never tracked' }),
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -325,6 +362,30 @@ export const EmailReport = Type.Object({
   raw: Type.String({ description: 'the DSN or webhook body as received (the first 64 KiB)' }),
 });
 
+/** Opens and clicks of one e-mail (SPEC §17): counts are people's; machines' apart. */
+export const Engagement = Type.Object({
+  opens: Type.Integer(),
+  clicks: Type.Integer(),
+  machine_opens: Type.Integer(),
+  machine_clicks: Type.Integer(),
+  first_open_at: NullableString,
+  first_click_at: NullableString,
+  links: Type.Array(Type.Object({ url: Type.String(), clicks: Type.Integer() }), {
+    description: 'human clicks per link, in the order of the links in the e-mail',
+  }),
+  hits: Type.Array(
+    Type.Object({
+      at: Type.String(),
+      kind: Type.Union([Type.Literal('open'), Type.Literal('click')]),
+      url: NullableString,
+      machine: Type.Boolean(),
+      machine_reason: Type.Union([literalUnion(MACHINE_REASONS), Type.Null()]),
+      ua_category: literalUnion(UA_CATEGORIES),
+    }),
+    { description: 'the latest 100 hits, newest first, machines marked (kept as long as the e-mail body)' },
+  ),
+});
+
 export const EmailDetail = Type.Object({
   ...EmailCommon,
   to_name: NullableString,
@@ -342,6 +403,32 @@ export const EmailDetail = Type.Object({
     description: 'every delivery attempt: the transport and what the relay said',
   }),
   reports: Type.Array(EmailReport),
+  engagement: Engagement,
+});
+
+export const TemplateStatsQuery = Type.Object({
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'default: 30 days before until' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
+});
+export const TemplateStatsParams = Type.Object({
+  site_key: SiteKey,
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+});
+export const TemplateStats = Type.Object({
+  ok: Ok,
+  site_key: Type.String(),
+  name: Type.String(),
+  since: Type.String(),
+  until: Type.String(),
+  sent: Type.Integer(),
+  delivered: Type.Integer(),
+  bounced: Type.Integer({ description: 'hard and soft' }),
+  complained: Type.Integer(),
+  opened: Type.Integer({ description: 'e-mails a person opened at least once' }),
+  clicked: Type.Integer({ description: 'e-mails with at least one human click' }),
+  unsubscribed: Type.Integer({
+    description: 'contacts who unsubscribed with this template’s e-mail the last one received',
+  }),
 });
 
 export const Page = <T extends TSchema>(item: T) =>

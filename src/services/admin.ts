@@ -2,7 +2,7 @@
 // projects, API keys, templates and the per-project configuration.
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
-import { canonicalTimeZone, type Locale } from '../domain/locale.js';
+import { canonicalTimeZone } from '../domain/locale.js';
 import { checkTemplate } from '../delivery/render.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
@@ -29,7 +29,8 @@ import {
 import { findTemplateByName, getRoutes, listTemplates, replaceRoutes, upsertTemplate } from '../repos/templates.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
-import type { SiteBody, TemplateBody } from '../schemas/admin.js';
+import type { ProjectPatchBody, SiteBody, TemplateBody } from '../schemas/admin.js';
+import { mergeTracking, trackingView } from './trackingSettings.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -83,7 +84,13 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateB
     const project = await requireProject(trx, input.site_key);
     const before = await findTemplateByName(trx, project.id, input.name);
     const { id, created } = await upsertTemplate(trx, project.id, input, deps.clock.now());
-    const after = { name: input.name, subject: input.subject, html: input.html, text: input.text };
+    const after = {
+      name: input.name,
+      subject: input.subject,
+      html: input.html,
+      text: input.text,
+      ...(input.tracking === undefined ? {} : { tracking: input.tracking }),
+    };
     note({
       action: created ? 'template.create' : 'template.update',
       site_key: project.site_key,
@@ -99,6 +106,7 @@ export async function templates(deps: Deps, siteKey: string) {
   const p = await requireProject(deps.db.db, siteKey);
   const items = (await listTemplates(deps.db.db, p.id)).map((t) => ({
     ...t,
+    tracking: Number(t.tracking) !== 0,
     site_key: p.site_key,
     created_at: iso(t.created_at)!,
     updated_at: iso(t.updated_at)!,
@@ -347,16 +355,13 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 }
 
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
-export async function changeProject(
-  deps: Deps,
-  who: AuditActor,
-  siteKey: string,
-  changes: { name?: string; from_email?: string; timezone?: string; locale?: Locale },
-) {
+export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
   const timezone = checkTimeZone(changes.timezone);
+  const { tracking: switches, utm, ...rest } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
-    const after = await updateProject(trx, before, { ...changes, timezone }, deps.clock.now());
+    const tracking = mergeTracking(before.tracking, switches, utm);
+    const after = await updateProject(trx, before, { ...rest, timezone, tracking }, deps.clock.now());
     note({ action: 'project.update', site_key: siteKey, before: projectView(before), after: projectView(after) });
     return after;
   });
@@ -393,6 +398,7 @@ export function projectView(p: Project) {
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
+    ...trackingView(p.tracking),
   };
 }
 

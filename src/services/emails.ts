@@ -21,6 +21,7 @@ import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
 import { previewStoredEmail } from './preview.js';
+import { emailEngagement } from './engagement.js';
 
 export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
@@ -49,6 +50,7 @@ export async function email(deps: Deps, id: number) {
     ...emailDetail(row, deps.clock.now()),
     attempts_log: await attemptsLog(deps.db.db, id),
     reports: await reportsOfEmail(deps.db.db, id),
+    engagement: await emailEngagement(deps, id),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from '../domain/rights.js';
 import { parseAmount } from '../domain/money.js';
 import { SENT_STATUSES } from '../domain/statuses.js';
+import { attributePurchase } from './engagement.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import {
@@ -371,6 +372,14 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       }
     }
     const warnings = warningSentences(details);
+    // SPEC §17: decided here, in the purchase's own transaction.
+    const attributed_to = await attributePurchase(trx, call.deps, {
+      projectId: project.id,
+      orderId,
+      eventId,
+      now,
+      alreadyPaid,
+    });
     const response = {
       ok: true as const,
       site_key: project.site_key,
@@ -382,6 +391,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       warning_details: details,
       duplicate: alreadyPaid,
       plan,
+      attributed_to,
     };
     return {
       response,
@@ -392,6 +402,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         warnings,
         warning_details: details,
         already_paid: alreadyPaid,
+        attributed_to,
       },
     };
   });
