@@ -5,6 +5,7 @@
 import { api, ApiError, describeError, enc, meta, qs } from '../api.js';
 import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
 import { t, tNodes } from '../i18n.js';
+import { templateRatesPart } from './engagement.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -255,6 +256,7 @@ export async function templateEditorPage(ctx, isNew) {
         ? tNodes('templates.routedFromList', { keys: routedFrom.map((k) => [code(k), ' ']) })
         : t('templates.notRouted'),
     ),
+    existing ? templateRatesPart(site, existing.name) : null,
     h(
       'div',
       { class: 'editor-grid' },
