@@ -182,3 +182,23 @@ export function trackingSettings(
   if (Number(template.tracking) === 0 || Number(email.is_test) === 1) return { opens: false, clicks: false, utm: null };
   return projectTracking(project.tracking);
 }
+
+/**
+ * The HTML without the open pixel(s) this installation added: what an administrator's preview shows,
+ * so that looking at an e-mail in the admin UI never counts as its addressee opening it.
+ */
+export function withoutOpenPixel(html: string, publicUrl: string): string {
+  const prefix = `${publicUrl.replace(/\/+$/, '')}/o/`;
+  const edits: Edit[] = [];
+  const parser: Parser = new Parser(
+    {
+      onopentag(name, attrs) {
+        if (name === 'img' && attrs.src?.startsWith(prefix))
+          edits.push({ start: parser.startIndex, end: parser.endIndex + 1, text: '' });
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true },
+  );
+  parser.end(html);
+  return applyEdits(html, edits);
+}

@@ -22,6 +22,7 @@ import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
 import { previewStoredEmail } from './preview.js';
 import { emailEngagement } from './engagement.js';
+import { withoutOpenPixel } from '../delivery/tracking.js';
 
 export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
@@ -60,7 +61,15 @@ export async function emailPreview(deps: Deps, id: number) {
   const row = await findEmail(db, id);
   if (!row) throw notFound(`E-mail ${id}`);
   const stored = parseJson<RenderedMessage | null>(row.rendered, null);
-  if (stored) return { ok: true as const, id, stored: true, ...stored };
+  // Without the open pixel: an administrator looking at the e-mail is not its addressee opening it.
+  if (stored)
+    return {
+      ok: true as const,
+      id,
+      stored: true,
+      ...stored,
+      html: withoutOpenPixel(stored.html, deps.config.publicUrl),
+    };
   const project = await findProjectById(db, row.project_id);
   if (!project) throw notFound(`Project of e-mail ${id}`);
   return {

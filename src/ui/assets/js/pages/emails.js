@@ -20,7 +20,7 @@ import {
 } from '../dom.js';
 import { hasKey, statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
-import { engagementPart, withoutOpenPixel } from './engagement.js';
+import { engagementPart } from './engagement.js';
 
 const kindLabel = (k) => (hasKey(`emails.kind.${k}`) ? t(`emails.kind.${k}`) : k);
 const short = (s, n = 80) => (s && s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -116,7 +116,7 @@ function renderedPart(preview) {
     class: 'preview-frame',
     referrerpolicy: 'no-referrer',
   });
-  frame.srcdoc = withoutOpenPixel(preview.html);
+  frame.srcdoc = preview.html;
   return h(
     'div',
     { class: 'rendered' },

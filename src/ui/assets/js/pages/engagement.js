@@ -110,13 +110,3 @@ export function templateRatesPart(site, name) {
     .catch(() => box.replaceChildren());
   return box;
 }
-
-/**
- * The HTML as sent, without its open pixel, for the admin's preview: showing the e-mail to an
- * administrator must not count as its addressee opening it.
- */
-export function withoutOpenPixel(html) {
-  const doc = new DOMParser().parseFromString(html, 'text/html');
-  for (const img of doc.querySelectorAll('img[src*="/o/o1."]')) img.remove();
-  return '<!doctype html>' + doc.documentElement.outerHTML;
-}
