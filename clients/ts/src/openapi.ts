@@ -37,9 +37,13 @@ export interface paths {
             'application/json': {
               items: {
                 attempts: number;
+                /** @description the first time a person followed one of its links, or null */
+                clicked_at: string | null;
                 due_at: string;
                 event_type: string | null;
                 id: number;
+                /** @description the first time a person opened it, or null */
+                opened_at: string | null;
                 order_id: string | null;
                 /** @description the last delivery note: the receiving server’s reply or why it stopped */
                 outcome: string | null;
@@ -160,9 +164,13 @@ export interface paths {
             'application/json': {
               email: {
                 attempts: number;
+                /** @description the first time a person followed one of its links, or null */
+                clicked_at: string | null;
                 due_at: string;
                 event_type: string | null;
                 id: number;
+                /** @description the first time a person opened it, or null */
+                opened_at: string | null;
                 order_id: string | null;
                 /** @description the last delivery note: the receiving server’s reply or why it stopped */
                 outcome: string | null;
@@ -712,6 +720,12 @@ export interface paths {
           content: {
             'application/json': {
               address_books: number[];
+              /** @description the cart e-mail of this order a person last clicked within ATTRIBUTION_WINDOW_DAYS before the purchase; null: none (absent in answers stored before this version) */
+              attributed_to?: {
+                scheduled_email_id: number;
+                step: string | null;
+                template_key: string;
+              } | null;
               /**
                * @description a dry run: nothing was written but a chronology row marked dry_run
                * @enum {boolean}
@@ -1221,6 +1235,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1231,6 +1247,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1240,6 +1258,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1297,6 +1317,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1307,6 +1329,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1316,6 +1340,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1373,6 +1399,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1383,6 +1411,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1392,6 +1422,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1399,6 +1431,88 @@ export interface webhooks {
             timestamp: string;
             /** @constant */
             type: 'email.cancelled';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.clicked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.clicked: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.clicked';
           };
         };
       };
@@ -1449,6 +1563,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1459,6 +1575,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1468,6 +1586,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1525,6 +1645,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1535,6 +1657,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1544,6 +1668,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1601,6 +1727,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1611,6 +1739,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1620,6 +1750,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1627,6 +1759,88 @@ export interface webhooks {
             timestamp: string;
             /** @constant */
             type: 'email.failed';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.opened': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.opened: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.opened';
           };
         };
       };
@@ -1677,6 +1891,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1687,6 +1903,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1696,6 +1914,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1753,6 +1973,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1763,6 +1985,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1772,6 +1996,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1829,6 +2055,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1839,6 +2067,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1848,6 +2078,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1905,6 +2137,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1915,6 +2149,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1924,6 +2160,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
