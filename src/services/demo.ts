@@ -155,7 +155,7 @@ export async function loadDemo(deps: Deps, who: AuditActor): Promise<DemoResult>
       const t = await upsertTemplate(
         trx,
         project.id,
-        { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec) },
+        { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec), tracking: spec.tracking },
         now,
       );
       routes.push({ routing_key: routingKey, template_id: t.id });

@@ -21,6 +21,8 @@ interface Spec {
   links?: Link[];
   /** Cart reminders and campaigns carry an unsubscribe link; transactional e-mails do not. */
   unsubscribe?: boolean;
+  /** false: receipts and documents are never tracked (SPEC §17: no pixel, links as written). */
+  tracking?: false;
 }
 
 const AMOUNT: Para = { if: 'amount', text: 'Сумма к оплате: {{ amount | money: currency }}.' };
@@ -113,6 +115,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { text: 'Материалы курса уже доступны в личном кабинете.' },
       ],
       links: [ACCOUNT],
+      tracking: false,
     },
   ],
   course_test_passed: [
@@ -146,6 +149,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { text: 'Документ об обучении готов: его можно скачать по ссылке ниже или в личном кабинете.' },
       ],
       links: [DOCUMENT, ACCOUNT],
+      tracking: false,
     },
   ],
   course_finished_test_missing: [
@@ -168,6 +172,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { if: 'track_number', text: 'Трек-номер для отслеживания: {{ track_number }}.' },
       ],
       links: [{ url: 'tracking_url', label: 'Отследить отправление' }],
+      tracking: false,
     },
   ],
   form_lead_collective_notify: [
