@@ -11,6 +11,7 @@ import { adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp
 import { startSmtp, until, type TestSmtp } from './fixtures/delivery-support.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 import { linksOf, pathOf, TRACK_PUBLIC_URL, TRACK_SECRET } from './support/tracking.js';
+import { purgeTrackingHits } from '../src/repos/trackingHits.js';
 
 const T = '/api/scoped/send/transactional';
 const BROWSER =
@@ -396,6 +397,33 @@ for (const d of DIALECTS) {
       });
       const again = await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates`);
       assert.equal(again.body.items.find((x: any) => x.name === 'contest_tpl').tracking, false);
+    });
+
+    it('hits and per-link URLs follow the e-mail bodies’ retention; the counters stay', async () => {
+      await adminCall(t.app, 'POST', '/api/templates', {
+        site_key: site,
+        name: 'contest_tpl',
+        subject: 'Итоги',
+        html: '<a href="https://site.example/r">r</a>',
+        text: '',
+        tracking: true,
+      });
+      const { id, detail } = await send('retention@example.com');
+      t.clock.advance(11_000);
+      assert.equal((await hit('GET', linksOf(detail.html).hrefs[0])).statusCode, 302);
+      const before = await folded(id, (g) => g.clicks === 1);
+      const day = 86_400_000;
+      // Not yet expired: nothing goes.
+      assert.equal(await purgeTrackingHits(t.deps.db.db, t.clock.now() - 30 * day), 0);
+      t.clock.advance(31 * day);
+      const purged = await purgeTrackingHits(t.deps.db.db, t.clock.now() - 30 * day);
+      assert.ok(purged >= 2, `hits and link rows purged (${purged})`);
+      const after = (await adminCall(t.app, 'GET', `/api/admin/emails/${id}`)).body.engagement;
+      assert.deepEqual(after.hits, []);
+      assert.deepEqual(after.links, []);
+      assert.equal(after.clicks, before.clicks);
+      assert.equal(after.first_click_at, before.first_click_at);
+      t.clock.advance(-31 * day);
     });
 
     it('a purchase after a human click on a cart e-mail is attributed to it; figures per step and template', async () => {
