@@ -6,7 +6,6 @@
 // orders. Then: every e-mail that should go went exactly once (counted by Message-ID at the server),
 // every cancelled one never did, and a key's rate limit holds across both API processes.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -19,6 +18,7 @@ import { getOrCreateSecret } from '../src/repos/projects.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
 import { cliActor } from '../src/cliAdmin.js';
+import { healthy, startProcess, stop, type Proc } from './support/processes.js';
 import { freePort } from './fixtures/delivery-support.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
@@ -37,50 +37,6 @@ const UNPAID_ORDERS = 500; // order-created only: the chain's due steps go out
 const REPEATED_ORDERS = 250; // order-created again for an unpaid order: nothing new
 const PAID_FIRST = 125; // purchase before order-created (x2 events): the order schedules nothing
 // 1900 + 100 + 2*1000 + 500 + 250 + 2*125 = 5,000 events.
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  out(): string;
-}
-
-function startProcess(name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN: ADMIN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (c: Buffer) => {
-    out = (out + String(c)).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  return { name, child, port, out: () => out };
-}
-
-async function healthy(p: Proc): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited early:\n${p.out()}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${p.name} did not become healthy:\n${p.out()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stop(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
-  p.child.kill('SIGTERM');
-  const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(t);
-}
 
 /** Runs `tasks` with at most `n` in flight. */
 async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
@@ -153,7 +109,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
     const common = { DATABASE_URL: url, REDIS_URL: REDIS_URL!, PUBLIC_URL: 'https://mail.example.test' };
     for (const i of [1, 2]) {
       const port = await freePort();
-      procs.push(startProcess(`api${i}`, 'serve', { ...common, ROLE: 'api', PORT: String(port) }, port));
+      procs.push(startProcess(`api${i}`, 'serve', { ...common, ROLE: 'api', PORT: String(port) }, port, ADMIN));
     }
     for (const i of [1, 2]) {
       const port = await freePort();
@@ -163,6 +119,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
           'worker',
           { ...common, SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, METRICS_PORT: String(port) },
           port,
+          ADMIN,
         ),
       );
     }

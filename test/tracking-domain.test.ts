@@ -121,7 +121,9 @@ describe('the rewrite', () => {
     const text =
       'See https://a.example/x?y=1. Or (https://a.example/p_(q)) and https://a.example/z!\nhttps://gw.example.test/u/t';
     const out = applyTracking({ subject: 's', html: '', text }, input()).text;
-    const links = [...out.matchAll(/https:\/\/gw\.example\.test\/c\/c1(?:\.[A-Za-z0-9_-]+){6}/g)].map((m) => destinationOf(m[0]));
+    const links = [...out.matchAll(/https:\/\/gw\.example\.test\/c\/c1(?:\.[A-Za-z0-9_-]+){6}/g)].map((m) =>
+      destinationOf(m[0]),
+    );
     assert.deepEqual(links, ['https://a.example/x?y=1', 'https://a.example/p_(q)', 'https://a.example/z']);
     assert.ok(out.includes('. Or ('), out);
     assert.ok(out.endsWith('!\nhttps://gw.example.test/u/t'));

@@ -3,7 +3,6 @@
 // workers drain the hit outbox, and every human hit is counted exactly once, machines apart, with one
 // email.opened and one email.clicked per e-mail.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +13,7 @@ import { dropSchema, openDatabase, schemaUrl, type Db } from '../src/db/index.js
 import { migrateToLatest } from '../src/db/migrate.js';
 import { buildApp } from '../src/http/app.js';
 import { systemClock } from '../src/services/context.js';
+import { healthy, startProcess, stop, type Proc } from './support/processes.js';
 import { freePort, until } from './fixtures/delivery-support.js';
 import { ADMIN_TOKEN, adminCall, setupProject } from './support/harness.js';
 import { linksOf } from './support/tracking.js';
@@ -25,48 +25,6 @@ const EMAILS = 20;
 const HUMAN_OPENS = 30; // per e-mail
 const HUMAN_CLICKS = 20; // per e-mail, over two links
 const MACHINE = 10; // per e-mail, curl and HEAD
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  out(): string;
-}
-
-function startProcess(name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'warn', ADMIN_TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const keep = (c: Buffer) => (out = (out + String(c)).slice(-20_000));
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  return { name, child, port, out: () => out };
-}
-
-async function healthy(p: Proc): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited early:\n${p.out()}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${p.name} did not become healthy:\n${p.out()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function stop(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
-  p.child.kill('SIGTERM');
-  const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(t);
-}
 
 describe(
   'tracking scale-out: 2 API + 2 worker processes on PostgreSQL',
@@ -121,7 +79,7 @@ describe(
       const common = { DATABASE_URL: url, PUBLIC_URL: PUBLIC, SECRET_KEY: SECRET, TRACKING_MIN_DELAY_MS: '0' };
       for (const i of [1, 2]) {
         const port = await freePort();
-        procs.push(startProcess(`api${i}`, 'serve', { ...common, ROLE: 'api', PORT: String(port) }, port));
+        procs.push(startProcess(`api${i}`, 'serve', { ...common, ROLE: 'api', PORT: String(port) }, port, ADMIN_TOKEN));
       }
       for (const i of [1, 2]) {
         const port = await freePort();
@@ -131,6 +89,7 @@ describe(
             'worker',
             { ...common, SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, METRICS_PORT: String(port) },
             port,
+            ADMIN_TOKEN,
           ),
         );
       }

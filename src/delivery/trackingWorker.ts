@@ -18,7 +18,7 @@ import {
 } from '../repos/trackingHits.js';
 import { iso } from '../repos/types.js';
 import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, wakeableSleep, type Clock } from './clock.js';
 import type { WorkerLogger } from './worker.js';
 
 export interface TrackingWorkerOptions {
@@ -121,19 +121,7 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
 
   let running = false;
   let loopDone: Promise<void> | null = null;
-  let wakeUp: (() => void) | null = null;
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        wakeUp = null;
-        resolve();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(t);
-        wakeUp = null;
-        resolve();
-      };
-    });
+  const { wait, wake } = wakeableSleep();
 
   async function loop() {
     while (running) {
@@ -157,7 +145,7 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
     async stop() {
       if (!running) return;
       running = false;
-      wakeUp?.();
+      wake();
       await loopDone;
       await releaseHits(db, id).catch(() => {});
     },

@@ -12,7 +12,7 @@ import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery }
 import { parseJson } from '../repos/types.js';
 import { secretBox } from '../services/secrets.js';
 import { postWebhook, systemResolver, type Resolver } from '../services/webhooks/send.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, wakeableSleep, type Clock } from './clock.js';
 import type { WorkerLogger } from './worker.js';
 
 export interface WebhookWorkerOptions {
@@ -131,19 +131,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
 
   let running = false;
   let loopDone: Promise<void> | null = null;
-  let wakeUp: (() => void) | null = null;
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        wakeUp = null;
-        resolve();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(t);
-        wakeUp = null;
-        resolve();
-      };
-    });
+  const { wait, wake } = wakeableSleep();
 
   async function runOnce(): Promise<number> {
     const rows = await claimDeliveries(db, o.db.dialect, { workerId: id, now: clock.now(), leaseMs, limit: batchSize });
@@ -174,11 +162,11 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     async stop() {
       if (!running) return;
       running = false;
-      wakeUp?.();
+      wake();
       // A batch under way is finished before the loop ends: nothing claimed is left unsent.
       await loopDone;
     },
-    wake: () => wakeUp?.(),
+    wake,
     runOnce,
   };
 }

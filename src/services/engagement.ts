@@ -50,10 +50,7 @@ export async function cartSteps(db: Deps['db']['db'], f: { projectId?: ProjectFi
   const { sent, paid } = await cartStepFigures(db, f);
   const key = (c: string, s: string) => `${c}\u0000${s}`;
   const steps = new Map(
-    sent.map((s) => [
-      key(s.cart_type, s.step),
-      { ...s, purchased_after_click: 0, recovered_by_currency: {} },
-    ]),
+    sent.map((s) => [key(s.cart_type, s.step), { ...s, purchased_after_click: 0, recovered_by_currency: {} }]),
   );
   const minor = new Map<string, Record<string, number>>();
   for (const p of paid) {
