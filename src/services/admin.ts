@@ -95,7 +95,13 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: TemplateB
       action: created ? 'template.create' : 'template.update',
       site_key: project.site_key,
       target: `template:${id}`,
-      before: before && { name: before.name, subject: before.subject, html: before.html, text: before.text },
+      before: before && {
+        name: before.name,
+        subject: before.subject,
+        html: before.html,
+        text: before.text,
+        ...(input.tracking === undefined ? {} : { tracking: Number(before.tracking) !== 0 }),
+      },
       after,
     });
     return { ok: true as const, site_key: project.site_key, template_id: id, name: input.name, created };
