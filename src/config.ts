@@ -16,6 +16,8 @@ export interface Config {
   adminToken: string | null;
   smtpUrl: string | null;
   publicUrl: string;
+  /** PUBLIC_URL was given (not the listening address): only then are links and opens tracked. */
+  publicUrlSet: boolean;
   redisUrl: string | null;
   /** Secret for unsubscribe tokens; when unset one is generated once and kept in the database. */
   secretKey: string | null;
@@ -167,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
     adminToken,
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     publicUrl: publicUrl.replace(/\/+$/, ''),
+    publicUrlSet: !!env.PUBLIC_URL?.trim(),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     secretKey: env.SECRET_KEY?.trim() || null,
     secretKeyPrevious: env.SECRET_KEY_PREVIOUS?.trim() || null,

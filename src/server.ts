@@ -93,6 +93,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       clock,
       publicUrl: config.publicUrl,
       secret,
+      tracking: config.publicUrlSet,
       retry: config.retry,
       bounceDomain: config.bounces.domain,
       logger: log.child({ component: 'worker' }),
@@ -203,6 +204,8 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     await opsApp.listen({ port: config.metricsPort, host: config.host });
   }
   log.info({ role, database: db.dialect, transport: transport?.kind ?? null, rateLimits: rateLimiter.kind }, 'started');
+  if (worker && !config.publicUrlSet)
+    log.warn('PUBLIC_URL is not set: opens and clicks are not tracked (links would lead to the listening address)');
   if (app && opts.listen !== false) process.stderr.write(welcome(config, app, setupCode));
 
   let stopping: Promise<void> | null = null;

@@ -56,6 +56,11 @@ export interface WorkerOptions {
   publicUrl: string;
   /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
   secret: string;
+  /**
+   * Opens and clicks may be tracked (SPEC §17; default true). `serve` passes false while PUBLIC_URL is not
+   * set: tracked links would lead to the listening address, which recipients cannot reach.
+   */
+  tracking?: boolean;
   workerId?: string;
   batchSize?: number;
   leaseMs?: number;
@@ -328,7 +333,8 @@ export function createWorker(opts: WorkerOptions): Worker {
       projectId: project.id,
       templateKey: row.template_key,
       sentAt: clock.now(),
-      settings: trackingSettings(project, template, row),
+      settings:
+        opts.tracking === false ? { opens: false, clicks: false, utm: null } : trackingSettings(project, template, row),
     });
 
     const messageId = makeMessageId(row.id, sender, opts.secret);
