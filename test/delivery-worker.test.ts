@@ -52,8 +52,6 @@ describe('delivery worker', () => {
       dueAt: clock.now() + hour,
       context: { order_id: 'A-7', fields: { pay_url: 'https://pay/7' } },
     });
-    // The stored message exactly as rendered: this template opts out of tracking (SPEC §17, tested apart).
-    await t.db.db.updateTable('templates').set({ tracking: 0 }).where('project_id', '=', s.projectId).execute();
     assert.equal(await worker.runOnce(), 0);
     clock.advance(hour - 1);
     assert.equal(await worker.runOnce(), 0);

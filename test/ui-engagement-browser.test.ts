@@ -57,6 +57,7 @@ describe('opens, clicks and cart steps in a browser', { skip: CHROMIUM_MISSING }
       clock: t.clock,
       publicUrl: base,
       secret: TRACK_SECRET,
+      tracking: true,
     });
     tracker = createTrackingWorker({ db: t.deps.db, clock: t.clock });
 

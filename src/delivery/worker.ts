@@ -57,8 +57,9 @@ export interface WorkerOptions {
   /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
   secret: string;
   /**
-   * Opens and clicks may be tracked (SPEC §17; default true). `serve` passes false while PUBLIC_URL is not
-   * set: tracked links would lead to the listening address, which recipients cannot reach.
+   * Opens and clicks are tracked (SPEC §17) only when true: `serve` sets it when PUBLIC_URL is set
+   * (tracked links must lead to an address recipients can reach); tests and tools that make a worker
+   * of their own get the message exactly as rendered unless they ask.
    */
   tracking?: boolean;
   workerId?: string;
@@ -334,7 +335,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       templateKey: row.template_key,
       sentAt: clock.now(),
       settings:
-        opts.tracking === false ? { opens: false, clicks: false, utm: null } : trackingSettings(project, template, row),
+        opts.tracking === true ? trackingSettings(project, template, row) : { opens: false, clicks: false, utm: null },
     });
 
     const messageId = makeMessageId(row.id, sender, opts.secret);

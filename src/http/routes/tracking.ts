@@ -80,7 +80,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; secret: str
   };
   const noStore = (reply: FastifyReply) =>
     reply
-      .header('cache-control', 'no-store, private')
+      .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
       .header('x-robots-tag', 'noindex');
 
