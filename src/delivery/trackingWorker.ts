@@ -18,7 +18,7 @@ import {
 } from '../repos/trackingHits.js';
 import { iso } from '../repos/types.js';
 import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
-import { systemClock, wakeableSleep, type Clock } from './clock.js';
+import { outboxLoop, systemClock, type Clock } from './clock.js';
 import type { WorkerLogger } from './worker.js';
 
 export interface TrackingWorkerOptions {
@@ -119,35 +119,20 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
     });
   }
 
-  let running = false;
-  let loopDone: Promise<void> | null = null;
-  const { wait, wake } = wakeableSleep();
-
-  async function loop() {
-    while (running) {
-      try {
-        if ((await runOnce()) === batchSize) continue;
-        await wait(pollMs);
-      } catch (err) {
-        log.error({ err }, 'hit outbox drain failed; retrying (claimed hits return when their lease expires)');
-        await wait(pollMs);
-      }
-    }
-  }
+  const loop = outboxLoop({
+    runOnce,
+    batchSize,
+    pollMs,
+    idleMs: async () => pollMs,
+    onError: (err) =>
+      log.error({ err }, 'hit outbox drain failed; retrying (claimed hits return when their lease expires)'),
+  });
 
   return {
     id,
-    start() {
-      if (running) return;
-      running = true;
-      loopDone = loop();
-    },
+    start: loop.start,
     async stop() {
-      if (!running) return;
-      running = false;
-      wake();
-      await loopDone;
-      await releaseHits(db, id).catch(() => {});
+      if (await loop.stop()) await releaseHits(db, id).catch(() => {});
     },
     runOnce,
   };
