@@ -18,17 +18,9 @@ export const UA_CATEGORIES = [
 ] as const;
 export type UaCategory = (typeof UA_CATEGORIES)[number];
 
-/** Categories whose hits are machines whatever else is true of them. */
-const MACHINE_CATEGORIES = new Set<UaCategory>([
-  'apple_proxy',
-  'google_proxy',
-  'yandex_proxy',
-  'yahoo_proxy',
-  'security_scanner',
-  'link_preview',
-  'script',
-  'empty',
-]);
+/** Categories of people's clients; every other category is a machine whatever else is true of a hit. */
+const HUMAN_CATEGORIES: readonly UaCategory[] = ['browser', 'mail_client', 'other'];
+const MACHINE_CATEGORIES = new Set<UaCategory>(UA_CATEGORIES.filter((c) => !HUMAN_CATEGORIES.includes(c)));
 
 export const MACHINE_REASONS = ['head_request', 'user_agent', 'too_soon'] as const;
 export type MachineReason = (typeof MACHINE_REASONS)[number];
