@@ -172,7 +172,9 @@ async function gatewayRun(kind: Kind) {
 }
 
 export async function runTracking(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
-  log(`== tracking: GET /c/{token} (302), ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up)`);
+  log(
+    `== tracking: GET /c/{token} (302), ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up)`,
+  );
   const out: Record<string, string | number> = {};
   const port = await freePort();
   const base = await spawnNode('bench/baseline-server.ts', [], { PORT: String(port) }, { port, name: 'baseline' });
