@@ -34,6 +34,8 @@ app.post('/api/scoped/events/order-created', async (req) => {
     duplicate: false,
   };
 });
+// The tracking bench's baseline: a redirect and nothing else (no token check, no recording).
+app.get('/c/*', async (_req, reply) => reply.redirect('https://site.example/course?id=1#pay', 302));
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 const stop = () => void app.close().then(() => process.exit(0));
 process.once('SIGTERM', stop);

@@ -1,6 +1,6 @@
 // `npm run bench`: every bench in turn, each printing its figures, its baseline and one SUMMARY line.
 //   BENCH_QUICK=1          short runs and small sizes (a smoke run, minutes instead of ~15)
-//   BENCH_ONLY=accept,lag  a subset (accept, delivery, e2e, lag, size, impact)
+//   BENCH_ONLY=accept,lag  a subset (accept, delivery, e2e, lag, size, impact, tracking)
 //   BENCH_DB=sqlite        one engine (sqlite or postgres); PostgreSQL from BENCH_DATABASE_URL,
 //                          TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
 //   BENCH_PROFILE=1        run the spawned processes under --cpu-prof (.bench/profiles/, read them with
@@ -14,6 +14,7 @@ import { runImpact } from './impact.js';
 import { runLag } from './lag.js';
 import { log, machine, QUICK, summary } from './lib.js';
 import { runSize } from './size.js';
+import { runTracking } from './tracking.js';
 
 const benches: Record<string, () => Promise<Record<string, string | number>>> = {
   accept: runAccept,
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<Record<string, string | number>>> = 
   lag: runLag,
   impact: runImpact,
   size: runSize,
+  tracking: runTracking,
 };
 const only = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : Object.keys(benches);
 log(`${machine()}${QUICK ? ' — QUICK mode: figures are indicative only' : ''}`);

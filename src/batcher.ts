@@ -12,6 +12,11 @@
 interface BatcherOptions<I, O> {
   /** Most items per batch (default: no limit); the others wait for a later batch. */
   maxBatch?: number;
+  /**
+   * Wait this long after the first call before starting a batch (default: the next turn of the event
+   * loop), so that a steady stream of small calls becomes a few large batches a second.
+   */
+  lingerMs?: number;
   /** Start a batch while earlier ones still run (default: one at a time). */
   overlap?: boolean;
   /**
@@ -45,10 +50,12 @@ export function batcher<I, O>(opts: BatcherOptions<I, O>): (item: I) => Promise<
   function schedule(): void {
     if (scheduled || queue.length === 0 || (running > 0 && !opts.overlap)) return;
     scheduled = true;
-    setImmediate(() => {
+    const go = () => {
       scheduled = false;
       void runBatch(take());
-    });
+    };
+    if (opts.lingerMs) setTimeout(go, opts.lingerMs);
+    else setImmediate(go);
   }
 
   function take(): Entry<I, O>[] {

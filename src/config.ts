@@ -16,9 +16,15 @@ export interface Config {
   adminToken: string | null;
   smtpUrl: string | null;
   publicUrl: string;
+  /** PUBLIC_URL was given (not the listening address): only then are links and opens tracked. */
+  publicUrlSet: boolean;
   redisUrl: string | null;
   /** Secret for unsubscribe tokens; when unset one is generated once and kept in the database. */
   secretKey: string | null;
+  /** SECRET_KEY_PREVIOUS: the key before a rotation; links signed under it (tracking) are still honoured. */
+  secretKeyPrevious: string | null;
+  /** Opens and clicks (SPEC §17). */
+  tracking: TrackingConfig;
   bodyLimitBytes: number;
   /** How long a transactional request waits for the first delivery attempt (SPEC §3). */
   sendWaitMs: number;
@@ -55,6 +61,16 @@ export interface WebhookConfig {
   backoffBaseMs: number;
   /** WEBHOOK_TIMEOUT_MS: bound on one attempt, connect to last byte. */
   timeoutMs: number;
+}
+
+/** Opens, clicks and attribution (SPEC §17). */
+export interface TrackingConfig {
+  /** TRACKING_MIN_DELAY_MS: a hit sooner than this after sending is a machine's (scanners, prefetch). */
+  minDelayMs: number;
+  /** ATTRIBUTION_WINDOW_DAYS: a purchase this long after a human click is attributed to that e-mail. */
+  attributionWindowDays: number;
+  /** TRACKING_FLUSH_MS: how long hits gather in memory before one INSERT writes them (the loss bound). */
+  flushMs: number;
 }
 
 /** Bounces and complaints (SPEC §12). */
@@ -153,8 +169,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
     adminToken,
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     publicUrl: publicUrl.replace(/\/+$/, ''),
+    publicUrlSet: !!env.PUBLIC_URL?.trim(),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     secretKey: env.SECRET_KEY?.trim() || null,
+    secretKeyPrevious: env.SECRET_KEY_PREVIOUS?.trim() || null,
+    tracking: {
+      minDelayMs: int(env, 'TRACKING_MIN_DELAY_MS', 10_000, 0, 86_400_000),
+      attributionWindowDays: int(env, 'ATTRIBUTION_WINDOW_DAYS', 7, 1, 365),
+      flushMs: int(env, 'TRACKING_FLUSH_MS', 200, 1, 10_000),
+    },
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 16 * 1024 * 1024),
     sendWaitMs: int(env, 'SEND_WAIT_MS', 2000, 0, 30000),
     idempotencyRetentionDays: int(env, 'IDEMPOTENCY_RETENTION_DAYS', 7, 1, 3650),

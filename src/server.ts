@@ -17,6 +17,8 @@ import type { Resolver } from './services/webhooks/send.js';
 import { buildApp, buildOpsApp, LOG_REDACT } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
+import { createTrackingWorker } from './delivery/trackingWorker.js';
+import { purgeTrackingHits } from './repos/trackingHits.js';
 import { expireAllLeases } from './repos/outbox.js';
 import { expireWebhookLeases } from './repos/webhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
@@ -92,6 +94,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       clock,
       publicUrl: config.publicUrl,
       secret,
+      tracking: config.publicUrlSet,
       retry: config.retry,
       bounceDomain: config.bounces.domain,
       logger: log.child({ component: 'worker' }),
@@ -117,6 +120,10 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const erasureWorker =
     role === 'all' || role === 'worker'
       ? createErasureWorker({ db, secret, clock, logger: log.child({ component: 'erasure' }) })
+      : null;
+  const trackingWorker =
+    role === 'all' || role === 'worker'
+      ? createTrackingWorker({ db, clock, logger: log.child({ component: 'tracking' }) })
       : null;
   // Without a local worker a request still learns the outcome: another process's worker writes it.
   const delivery: DeliveryHooks = worker
@@ -170,6 +177,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   worker?.start();
   webhookWorker?.start();
   erasureWorker?.start();
+  trackingWorker?.start();
   let retentionTimer: NodeJS.Timeout | null = null;
   if (worker) {
     const purge = () =>
@@ -182,10 +190,16 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
           auditDays: config.auditRetentionDays,
         },
         clock.now(),
-      ).then(
-        (p) => log.info(p, 'retention: purged expired data'),
-        (err) => log.error({ err }, 'retention purge failed; retried next hour'),
-      );
+      )
+        // Hits (truncated IP, User-Agent category) follow the e-mail bodies; the counters stay (SPEC §17).
+        .then(async (p) => ({
+          ...p,
+          trackingHits: await purgeTrackingHits(db.db, clock.now() - config.messageBodyRetentionDays * 86_400_000),
+        }))
+        .then(
+          (p) => log.info(p, 'retention: purged expired data'),
+          (err) => log.error({ err }, 'retention purge failed; retried next hour'),
+        );
     void purge();
     retentionTimer = setInterval(() => void purge(), 3_600_000);
     retentionTimer.unref();
@@ -197,6 +211,8 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
     await opsApp.listen({ port: config.metricsPort, host: config.host });
   }
   log.info({ role, database: db.dialect, transport: transport?.kind ?? null, rateLimits: rateLimiter.kind }, 'started');
+  if (worker && !config.publicUrlSet)
+    log.warn('PUBLIC_URL is not set: opens and clicks are not tracked (links would lead to the listening address)');
   if (app && opts.listen !== false) process.stderr.write(welcome(config, app, setupCode));
 
   let stopping: Promise<void> | null = null;
@@ -209,6 +225,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       if (worker) await worker.stop();
       if (webhookWorker) await webhookWorker.stop();
       if (erasureWorker) await erasureWorker.stop();
+      if (trackingWorker) await trackingWorker.stop();
       if (router) await router.close();
       if (transport) await transport.close();
       await rateLimiter.close();

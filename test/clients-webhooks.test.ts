@@ -7,6 +7,7 @@ import { describe, it, mock } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { WebhookVerificationError, WebhookVerifier, WEBHOOK_EVENT_TYPES } from '../clients/ts/src/index.js';
 import { webhookVectors } from './support/webhookVectors.js';
+import { WEBHOOK_KINDS } from '../src/domain/statuses.js';
 
 const { secret, vectors } = webhookVectors();
 
@@ -37,6 +38,10 @@ describe('TypeScript client: webhook verifier', () => {
       }
     });
   }
+
+  it('lists every kind the gateway sends, email.opened and email.clicked included', () => {
+    assert.deepEqual([...WEBHOOK_EVENT_TYPES], [...WEBHOOK_KINDS]);
+  });
 
   it('parses the event: type among the SPEC kinds, ISO timestamp, data; bytes, Headers and a Request work too', async () => {
     const v = vectors.find((x) => x.name === 'valid')!;

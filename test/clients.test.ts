@@ -282,6 +282,10 @@ for (const d of DIALECTS) {
         assert.equal(one.status, 'cancelled');
         assert.equal(one.reason, 'cancelled_by_purchase');
         assert.equal(one.order_id, order);
+        // SPEC §17: the first human open and click, null for an e-mail nobody opened.
+        assert.equal(one.opened_at, null);
+        assert.equal(one.clicked_at, null);
+        assert.equal(paid.attributed_to, null, 'no click: the purchase is attributed to no e-mail');
         const missing = await c.email(2_000_000_000).catch((e) => e);
         assert.ok(missing instanceof ts.mod.GatewayError && missing.status === 404 && missing.code === 'not_found');
 

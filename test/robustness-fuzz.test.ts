@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { signClick, signOpen, trackingKey, trackingKeys, verifyClick } from '../src/domain/trackingTokens.js';
+import { installationSecret } from '../src/services/secrets.js';
 import { sql } from 'kysely';
 import {
   ADMIN_TOKEN,
@@ -571,6 +573,91 @@ describe('generated hostile requests', { concurrency: true }, () => {
             )
             .join('\n'),
         );
+      });
+
+      // SPEC §17: /c/ and /o/ take anything: mutated, truncated, foreign and random tokens, path tricks.
+      it(`hostile /c/ and /o/ tokens: 404 or 400, never a redirect, nothing written (seed ${SEED})`, async () => {
+        const key = trackingKey(await installationSecret(t.deps));
+        const foreign = trackingKey('another-installation-0123456789');
+        const claims = {
+          emailId: 12,
+          projectId: 1,
+          position: 0,
+          sentAt: 1_800_000_000,
+          url: 'https://site.example/p?q=1#f',
+        };
+        const validClick = signClick(key, claims);
+        const validOpen = `${signOpen(key, claims)}.gif`;
+        const token = fc.oneof(
+          // One character changed, dropped or added somewhere in a genuine token.
+          fc
+            .tuple(
+              fc.constantFrom(validClick, validOpen),
+              fc.nat(),
+              fc.string({ minLength: 1, maxLength: 3 }),
+              fc.nat(3),
+            )
+            .map(([v, at, s, op]) => {
+              const i = at % v.length;
+              return op === 0
+                ? v.slice(0, i)
+                : op === 1
+                  ? v.slice(0, i) + s + v.slice(i + 1)
+                  : op === 2
+                    ? v.slice(0, i) + s + v.slice(i)
+                    : v + s;
+            }),
+          fc.constantFrom(
+            signClick(foreign, claims),
+            `${signOpen(foreign, claims)}.gif`,
+            signClick(key, { ...claims, url: 'javascript:alert(1)' }),
+          ),
+          fc.string({ maxLength: 300 }),
+          fc.string({ unit: 'binary', maxLength: 200 }),
+          fc
+            .string({
+              unit: fc.constantFrom('A', '.', '_', '-', 'c1', 'o1', '%2e', '%2f', '..', '/', '%00', 'Я', '%'),
+              maxLength: 60,
+            })
+            .map((x) => x.repeat(1 + (x.length % 50))),
+          fc.nat(20_000).map((n) => 'c1.' + 'A'.repeat(n)),
+        );
+        const cases = fc.sample(fc.tuple(fc.constantFrom('/c/', '/o/'), token, fc.constantFrom('GET', 'HEAD')), {
+          seed: SEED,
+          numRuns: RUNS * 2,
+        });
+        // The other test of this suite runs at the same time: count the hits alone, not every write.
+        const hits = async () =>
+          Number(
+            (
+              await t.deps.db.db
+                .selectFrom('tracking_hits')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
+        const before = await hits();
+        const bad: string[] = [];
+        for (const [prefix, tok, method] of cases) {
+          const genuine = (prefix === '/c/' && tok === validClick) || (prefix === '/o/' && tok === validOpen);
+          if (genuine) continue;
+          let url: string;
+          try {
+            url = prefix + encodeURI(tok).replace(/\?/g, '%3F').replace(/#/g, '%23');
+          } catch {
+            url = prefix + encodeURIComponent(tok.replace(/[\ud800-\udfff]/g, 'x'));
+          }
+          const res = await t.app.inject({ method: method as 'GET', url });
+          if (![400, 404].includes(res.statusCode) || res.headers.location !== undefined)
+            bad.push(`${method} ${url.slice(0, 100)} -> ${res.statusCode} ${String(res.headers.location ?? '')}`);
+          if (method === 'GET' && res.statusCode >= 400 && !JSON.parse(res.body || '{}')?.detail?.error?.code)
+            bad.push(`${url.slice(0, 100)}: not the envelope`);
+        }
+        await new Promise((r) => setTimeout(r, 300)); // longer than TRACKING_FLUSH_MS: any hit would be written
+        assert.equal(await hits(), before, 'a refused token records nothing');
+        assert.deepEqual(bad.slice(0, 10), []);
+        // The genuine tokens the mutations started from are accepted (not requested: that would record a hit).
+        assert.equal(verifyClick(trackingKeys(await installationSecret(t.deps), null), validClick)?.url, claims.url);
       });
     });
   }

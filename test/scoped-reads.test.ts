@@ -63,9 +63,12 @@ for (const d of DIALECTS) {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.deepEqual(Object.keys(r.body.email).sort(), [
         'attempts',
+        // SPEC §17: the first human click and open.
+        'clicked_at',
         'due_at',
         'event_type',
         'id',
+        'opened_at',
         'order_id',
         'outcome',
         'reason',

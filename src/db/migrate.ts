@@ -19,6 +19,7 @@ import * as m013 from './migrations/013_audit_token.js';
 import * as m014 from './migrations/014_template_topic_tracking.js';
 import * as m015 from './migrations/015_hand_over.js';
 import * as m016 from './migrations/016_template_contract.js';
+import * as m017 from './migrations/017_tracking.js';
 import * as m018 from './migrations/018_consent.js';
 import * as m019 from './migrations/019_project_reply_to.js';
 import * as m020 from './migrations/020_project_private_webhooks.js';
@@ -46,6 +47,7 @@ const steps: Record<string, Step> = {
   '014_template_topic_tracking': m014,
   '015_hand_over': m015,
   '016_template_contract': m016,
+  '017_tracking': m017,
   '018_consent': m018,
   '019_project_reply_to': m019,
   '020_project_private_webhooks': m020,

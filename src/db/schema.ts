@@ -18,6 +18,7 @@ import type {
   WebhookEndpointStatus,
   WebhookKind,
 } from '../domain/statuses.js';
+import type { MachineReason, UaCategory } from '../domain/machineHits.js';
 
 // Re-exported for the repositories that name them beside the row types; defined in domain/statuses.ts.
 export type { ContactStatus, EmailKind, EmailStatus };
@@ -46,6 +47,8 @@ export interface ProjectsTable {
   fallback_name: Generated<string | null>;
   /** Layout of the templates that name none (migration 016). */
   default_layout: Generated<string | null>;
+  /** Opens/clicks/UTM settings as JSON (migration 017, SPEC §17); null: opens and clicks on, no UTM. */
+  tracking: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';
@@ -494,12 +497,66 @@ export interface ErasuresTable {
   finished_at: number | null;
 }
 
+/** A hit on /c/ or /o/ (migration 017): written in batches, folded into the counters by a worker. */
+export interface TrackingHitsTable {
+  id: Generated<number>;
+  project_id: number;
+  email_id: number;
+  kind: 'open' | 'click';
+  position: number | null;
+  url: string | null;
+  machine: number;
+  machine_reason: MachineReason | null;
+  at: number;
+  /** Personal data, truncated: the /24 (IPv4) or /48 (IPv6) network of the client. */
+  ip_prefix: string | null;
+  ua_category: UaCategory;
+  processed_at: number | null;
+  locked_by: string | null;
+  locked_until: number | null;
+}
+
+export interface EmailEngagementTable {
+  email_id: number;
+  project_id: number;
+  opens: Generated<number>;
+  clicks: Generated<number>;
+  machine_opens: Generated<number>;
+  machine_clicks: Generated<number>;
+  first_open_at: number | null;
+  first_click_at: number | null;
+  last_click_at: number | null;
+  open_notified: Generated<number>;
+  click_notified: Generated<number>;
+}
+
+export interface EmailLinkClicksTable {
+  email_id: number;
+  position: number;
+  url: string;
+  clicks: number;
+  last_at: number;
+}
+
+export interface PurchaseAttributionsTable {
+  project_id: number;
+  order_id: string;
+  email_id: number;
+  event_id: number;
+  clicked_at: number;
+  created_at: number;
+}
+
 export interface Database {
   topics: TopicsTable;
   contact_topics: ContactTopicsTable;
   consent_records: ConsentRecordsTable;
   suppressed_hashes: SuppressedHashesTable;
   erasures: ErasuresTable;
+  tracking_hits: TrackingHitsTable;
+  email_engagement: EmailEngagementTable;
+  email_link_clicks: EmailLinkClicksTable;
+  purchase_attributions: PurchaseAttributionsTable;
   project_delivery: ProjectDeliveryTable;
   email_attempts: EmailAttemptsTable;
   delivery_quota_usage: DeliveryQuotaUsageTable;

@@ -12,7 +12,7 @@ import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery }
 import { parseJson } from '../repos/types.js';
 import { secretBox } from '../services/secrets.js';
 import { postWebhook, systemResolver, type Resolver } from '../services/webhooks/send.js';
-import { systemClock, type Clock } from './clock.js';
+import { outboxLoop, systemClock, type Clock } from './clock.js';
 import type { WorkerLogger } from './worker.js';
 
 export interface WebhookWorkerOptions {
@@ -129,56 +129,31 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
   }
 
-  let running = false;
-  let loopDone: Promise<void> | null = null;
-  let wakeUp: (() => void) | null = null;
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        wakeUp = null;
-        resolve();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(t);
-        wakeUp = null;
-        resolve();
-      };
-    });
-
   async function runOnce(): Promise<number> {
     const rows = await claimDeliveries(db, o.db.dialect, { workerId: id, now: clock.now(), leaseMs, limit: batchSize });
     await runBatch(rows);
     return rows.length;
   }
 
-  async function loop() {
-    while (running) {
-      try {
-        if ((await runOnce()) === batchSize) continue;
-        const due = await nextDeliveryDue(db);
-        await wait(due === null ? pollMs : Math.min(pollMs, Math.max(20, due - clock.now())));
-      } catch (err) {
-        log.error({ err }, 'webhook outbox poll failed; retrying');
-        await wait(pollMs);
-      }
-    }
-  }
+  const loop = outboxLoop({
+    runOnce,
+    batchSize,
+    pollMs,
+    idleMs: async () => {
+      const due = await nextDeliveryDue(db);
+      return due === null ? pollMs : Math.min(pollMs, Math.max(20, due - clock.now()));
+    },
+    onError: (err) => log.error({ err }, 'webhook outbox poll failed; retrying'),
+  });
 
   return {
     id,
-    start() {
-      if (running) return;
-      running = true;
-      loopDone = loop();
-    },
+    start: loop.start,
     async stop() {
-      if (!running) return;
-      running = false;
-      wakeUp?.();
       // A batch under way is finished before the loop ends: nothing claimed is left unsent.
-      await loopDone;
+      await loop.stop();
     },
-    wake: () => wakeUp?.(),
+    wake: loop.wake,
     runOnce,
   };
 }

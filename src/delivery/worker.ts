@@ -35,6 +35,8 @@ import { composeEmail } from './compose.js';
 import { buildContext, renderEmail } from './render.js';
 import { emailContent } from './emailSource.js';
 import { MISSING_FIELDS_NOTE, templateShortfall } from '../domain/templateContract.js';
+import { applyTracking, trackingSettings } from './tracking.js';
+import { trackingKey } from '../domain/trackingTokens.js';
 import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
@@ -58,6 +60,12 @@ export interface WorkerOptions {
   publicUrl: string;
   /** Signs unsubscribe links and salts Message-IDs; the same in every process of an installation. */
   secret: string;
+  /**
+   * Opens and clicks are tracked (SPEC §17) only when true: `serve` sets it when PUBLIC_URL is set
+   * (tracked links must lead to an address recipients can reach); tests and tools that make a worker
+   * of their own get the message exactly as rendered unless they ask.
+   */
+  tracking?: boolean;
   workerId?: string;
   batchSize?: number;
   leaseMs?: number;
@@ -178,6 +186,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const log = opts.logger ?? noopLogger;
   const ownRouter = !opts.router;
   const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
+  const trackKey = trackingKey(opts.secret);
 
   let running = false;
   let loopDone: Promise<void> | null = null;
@@ -378,6 +387,17 @@ export function createWorker(opts: WorkerOptions): Worker {
       const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
+    // After Liquid, before DKIM signing (the transport signs): links and the open pixel (SPEC §17).
+    parts = applyTracking(parts, {
+      publicUrl: opts.publicUrl,
+      key: trackKey,
+      emailId: row.id,
+      projectId: project.id,
+      templateKey: row.template_key,
+      sentAt: clock.now(),
+      settings:
+        opts.tracking === true ? trackingSettings(project, template, row) : { opens: false, clicks: false, utm: null },
+    });
 
     const messageId = makeMessageId(row.id, sender, opts.secret);
     const { from, to, headers, shown } = composeEmail({

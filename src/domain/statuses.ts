@@ -166,6 +166,8 @@ export const WEBHOOK_KINDS = [
   'email.complained',
   'email.suppressed',
   'email.cancelled',
+  'email.opened',
+  'email.clicked',
   'contact.unsubscribed',
   'event.rejected',
 ] as const;

@@ -28,6 +28,8 @@ import { uiRoutes } from './routes/ui.js';
 import { unsubscribeRoutes } from './routes/unsubscribe.js';
 import { consentAdminRoutes } from './routes/consent.js';
 import { preferenceRoutes } from './routes/preferences.js';
+import { trackingRoutes } from './routes/tracking.js';
+import { adminEngagementRoutes } from './routes/adminEngagement.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { webhooksDocument } from '../schemas/webhooks.js';
 import { installationSecret } from '../services/secrets.js';
@@ -123,17 +125,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   deps.log ??= app.log;
   await app.register(metricsRoutes, { deps, metrics });
   await app.register(healthRoutes, { deps });
-  await app.register(unsubscribeRoutes, {
-    db: deps.db,
-    clock: deps.clock,
-    secret: deps.secret ?? (await installationSecret(deps)),
-  });
-  await app.register(preferenceRoutes, {
-    db: deps.db,
-    clock: deps.clock,
-    secret: deps.secret ?? (await installationSecret(deps)),
-    publicUrl: deps.config.publicUrl,
-  });
+  const secret = deps.secret ?? (await installationSecret(deps));
+  await app.register(unsubscribeRoutes, { db: deps.db, clock: deps.clock, secret });
+  await app.register(preferenceRoutes, { db: deps.db, clock: deps.clock, secret, publicUrl: deps.config.publicUrl });
+  await app.register(trackingRoutes, { deps, secret });
   await app.register(gatewayRoutes, { deps });
   await app.register(scopedReadRoutes, { deps });
   await app.register(providerWebhookRoutes, { deps });
@@ -148,6 +143,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     await admin.register(templateRoutes, { deps });
     await admin.register(webhookRoutes, { deps });
     await admin.register(consentAdminRoutes, { deps });
+    await admin.register(adminEngagementRoutes, { deps });
   });
 
   await app.register(uiRoutes);

@@ -249,7 +249,10 @@ function scopedEmails(db: Executor, projectId: number) {
   return db
     .selectFrom('scheduled_emails')
     .leftJoin('events', 'events.id', 'scheduled_emails.event_id')
+    .leftJoin('email_engagement', 'email_engagement.email_id', 'scheduled_emails.id')
     .select([
+      'email_engagement.first_open_at',
+      'email_engagement.first_click_at',
       'scheduled_emails.id',
       'scheduled_emails.status',
       'events.event_type',
@@ -279,6 +282,8 @@ function toScopedEmail(r: ScopedRow, now: number) {
     attempts: r.attempts,
     outcome: r.last_error,
     reason: emailReason(r.status, r.last_error, r.in_flight_event_id),
+    opened_at: iso(r.first_open_at),
+    clicked_at: iso(r.first_click_at),
   };
 }
 

@@ -86,6 +86,7 @@ export async function updateProject(
       | 'brand_color'
       | 'fallback_name'
       | 'default_layout'
+      | 'tracking'
     >
   >,
   now: number,

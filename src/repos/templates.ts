@@ -30,7 +30,7 @@ export async function listTemplates(db: Executor, projectId: number): Promise<Te
 export async function upsertTemplate(
   db: Executor,
   projectId: number,
-  t: { name: string; subject: string; html: string; text: string; topic?: string | null },
+  t: { name: string; subject: string; html: string; text: string; topic?: string | null; tracking?: boolean },
   now: number,
 ): Promise<{ id: number; created: boolean }> {
   const inserted = await db
@@ -42,6 +42,7 @@ export async function upsertTemplate(
       html: t.html,
       text: t.text,
       ...(t.topic === undefined ? {} : { topic: t.topic }),
+      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
       created_at: now,
       updated_at: now,
     })
@@ -56,6 +57,7 @@ export async function upsertTemplate(
       html: t.html,
       text: t.text,
       ...(t.topic === undefined ? {} : { topic: t.topic }),
+      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
       updated_at: now,
     })
     .where('project_id', '=', projectId)

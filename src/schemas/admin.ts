@@ -12,6 +12,7 @@ import {
   REPORT_SOURCES,
 } from '../domain/statuses.js';
 import { EmailReasonSchema } from './scoped.js';
+import { MACHINE_REASONS, UA_CATEGORIES } from '../domain/machineHits.js';
 import {
   Cursor,
   Email,
@@ -99,6 +100,30 @@ export type SiteBody = Static<typeof SiteBody>;
 const BrandColor = Type.Union([Type.String({ pattern: '^#[0-9a-fA-F]{6}$' }), Type.Null()], {
   description: 'accent colour of the preference page, #rrggbb; null: the default',
 });
+const UtmValue = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f]*$' });
+/** UTM parameters added to tracked links that carry none (SPEC §17). */
+export const Utm = Type.Object(
+  {
+    source: Type.Optional(UtmValue),
+    medium: Type.Optional(UtmValue),
+    campaign: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000-\\u001f]*$',
+        description: 'may hold {{ template_key }}, replaced by the template of each e-mail',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export const TrackingSwitches = Type.Object(
+  {
+    opens: Type.Optional(Type.Boolean({ description: 'an open pixel ends the HTML (default true)' })),
+    clicks: Type.Optional(Type.Boolean({ description: 'links lead through {PUBLIC_URL}/c/ (default true)' })),
+  },
+  { additionalProperties: false },
+);
 
 export const ProjectPatchBody = Type.Object(
   {
@@ -115,6 +140,8 @@ export const ProjectPatchBody = Type.Object(
     reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
     brand_color: Type.Optional(BrandColor),
     ...ProjectTemplateMembers,
+    tracking: Type.Optional(TrackingSwitches),
+    utm: Type.Optional(Type.Union([Utm, Type.Null()], { description: 'null: no UTM parameters' })),
   },
   { additionalProperties: false },
 );
@@ -141,6 +168,8 @@ export const ProjectView = Type.Object({
     description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",
   }),
   ...ProjectTemplateView,
+  tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
+  utm: Type.Union([Utm, Type.Null()]),
 });
 
 export const ContactUpsertBody = Type.Object(
@@ -386,6 +415,30 @@ export const EmailReport = Type.Object({
   raw: Type.String({ description: 'the DSN or webhook body as received (the first 64 KiB)' }),
 });
 
+/** Opens and clicks of one e-mail (SPEC §17): counts are people's; machines' apart. */
+export const Engagement = Type.Object({
+  opens: Type.Integer(),
+  clicks: Type.Integer(),
+  machine_opens: Type.Integer(),
+  machine_clicks: Type.Integer(),
+  first_open_at: NullableString,
+  first_click_at: NullableString,
+  links: Type.Array(Type.Object({ url: Type.String(), clicks: Type.Integer() }), {
+    description: 'human clicks per link, in the order of the links in the e-mail',
+  }),
+  hits: Type.Array(
+    Type.Object({
+      at: Type.String(),
+      kind: Type.Union([Type.Literal('open'), Type.Literal('click')]),
+      url: NullableString,
+      machine: Type.Boolean(),
+      machine_reason: Type.Union([literalUnion(MACHINE_REASONS), Type.Null()]),
+      ua_category: literalUnion(UA_CATEGORIES),
+    }),
+    { description: 'the latest 100 hits, newest first, machines marked (kept as long as the e-mail body)' },
+  ),
+});
+
 export const EmailDetail = Type.Object({
   ...EmailCommon,
   to_name: NullableString,
@@ -413,6 +466,32 @@ export const EmailDetail = Type.Object({
     description: 'every delivery attempt: the transport and what the relay said',
   }),
   reports: Type.Array(EmailReport),
+  engagement: Engagement,
+});
+
+export const TemplateStatsQuery = Type.Object({
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'default: 30 days before until' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
+});
+export const TemplateStatsParams = Type.Object({
+  site_key: SiteKey,
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+});
+export const TemplateStats = Type.Object({
+  ok: Ok,
+  site_key: Type.String(),
+  name: Type.String(),
+  since: Type.String(),
+  until: Type.String(),
+  sent: Type.Integer(),
+  delivered: Type.Integer(),
+  bounced: Type.Integer({ description: 'hard and soft' }),
+  complained: Type.Integer(),
+  opened: Type.Integer({ description: 'e-mails a person opened at least once' }),
+  clicked: Type.Integer({ description: 'e-mails with at least one human click' }),
+  unsubscribed: Type.Integer({
+    description: 'contacts who unsubscribed with this template’s e-mail the last one received',
+  }),
 });
 
 export const Page = <T extends TSchema>(item: T) =>

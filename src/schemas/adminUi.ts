@@ -108,6 +108,22 @@ export const DashboardResponse = Type.Object({
     by_cart_type: Type.Array(Type.Object({ cart_type: Type.String(), created: Count, paid: Count, recovered: Count })),
     amounts: Type.Array(Type.Object({ currency: Type.String(), paid: Type.Number(), recovered: Type.Number() })),
   }),
+  cart_steps: Type.Array(
+    Type.Object({
+      cart_type: Type.String(),
+      step: Type.String({ description: '1h, 1d, 3d, or step<n> of a sequence' }),
+      sent: Count,
+      delivered: Count,
+      opened: Count,
+      clicked: Count,
+      purchased_after_click: Count,
+      recovered_by_currency: Type.Record(Type.String(), Type.Number()),
+    }),
+    {
+      description:
+        'per cart type and step, the cart e-mails sent in the window (human opens and clicks) and the orders attributed to them (SPEC §17)',
+    },
+  ),
   paid_amount_by_currency: Type.Record(Type.String(), Type.Number(), {
     description: 'amounts of the orders paid in the window, per currency (XXX: recorded without one)',
   }),

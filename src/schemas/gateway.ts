@@ -175,6 +175,12 @@ export const OrderCreatedResponse = Type.Object({
 });
 export type OrderCreatedResponse = Static<typeof OrderCreatedResponse>;
 
+export const AttributedTo = Type.Object({
+  scheduled_email_id: Type.Integer(),
+  step: Type.Union([Type.String(), Type.Null()]),
+  template_key: Type.String(),
+});
+
 export const PurchaseResponse = Type.Object({
   ok: Type.Literal(true),
   site_key: Type.String(),
@@ -194,6 +200,12 @@ export const PurchaseResponse = Type.Object({
   ),
   duplicate: Type.Boolean(),
   plan: Plan,
+  attributed_to: Type.Optional(
+    Type.Union([AttributedTo, Type.Null()], {
+      description:
+        'the cart e-mail of this order a person last clicked within ATTRIBUTION_WINDOW_DAYS before the purchase; null: none (absent in answers stored before this version)',
+    }),
+  ),
   dry_run: DryRun,
 });
 export type PurchaseResponse = Static<typeof PurchaseResponse>;

@@ -38,6 +38,10 @@ export const ScopedEmail = Type.Object({
     description: 'the last delivery note: the receiving server’s reply or why it stopped',
   }),
   reason: Type.Union([EmailReasonSchema, Type.Null()]),
+  opened_at: Type.Union([Type.String(), Type.Null()], { description: 'the first time a person opened it, or null' }),
+  clicked_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'the first time a person followed one of its links, or null',
+  }),
 });
 export type ScopedEmail = Static<typeof ScopedEmail>;
 

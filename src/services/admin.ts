@@ -3,6 +3,7 @@
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { canonicalTimeZone } from '../domain/locale.js';
+
 import { AppError, notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
@@ -33,6 +34,7 @@ import { assertNoImpact, impactOfChange, loadNeedsConfig } from './impact.js';
 import type { Executor, ProjectFilter } from '../repos/types.js';
 import { iso } from '../repos/types.js';
 import type { ProjectPatchBody, SiteBody } from '../schemas/admin.js';
+import { mergeTracking, trackingView } from './trackingSettings.js';
 import type { RateLimit, Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -333,7 +335,7 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
 export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
   const timezone = checkTimeZone(changes.timezone);
-  const { confirm, allow_private_webhooks: allowPrivate, ...fields } = changes;
+  const { confirm, allow_private_webhooks: allowPrivate, tracking: switches, utm, ...fields } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
     // SPEC §16: templates that name no layout are re-analysed in the new default one.
@@ -342,12 +344,14 @@ export async function changeProject(deps: Deps, who: AuditActor, siteKey: string
       const change = await layoutChange(trx, before, (t) => t.layout === null, layout, confirm, deps.clock.now());
       await change.apply(trx);
     }
+    const tracking = mergeTracking(before.tracking, switches, utm);
     const after = await updateProject(
       trx,
       before,
       {
         ...fields,
         timezone,
+        tracking,
         ...(allowPrivate === undefined ? {} : { allow_private_webhooks: allowPrivate ? 1 : 0 }),
       },
       deps.clock.now(),
@@ -393,6 +397,7 @@ export function projectView(p: Project) {
     reply_to: p.reply_to,
     fallback_name: fallbackName(p),
     default_layout: p.default_layout,
+    ...trackingView(p.tracking),
   };
 }
 

@@ -5,6 +5,7 @@ import { rateLevel } from '../domain/bounces.js';
 import { iso } from '../repos/types.js';
 import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
 import { projectFilter } from './admin.js';
+import { cartSteps } from './engagement.js';
 import type { Deps } from './context.js';
 
 const DAY_MS = 86_400_000;
@@ -23,6 +24,7 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
     paidAmountByCurrency(db, f),
     deliverabilityFigures(db, f),
   ]);
+  const steps = await cartSteps(db, f);
   const withRates = (w: { sent: number; bounced: number; complained: number }) => ({
     ...w,
     bounce_rate: w.sent ? w.bounced / w.sent : 0,
@@ -38,6 +40,7 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
     ...emails,
     outbox,
     carts,
+    cart_steps: steps,
     paid_amount_by_currency: paid,
     deliverability: rates.map((r) => ({
       site_key: r.site_key,

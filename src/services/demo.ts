@@ -163,7 +163,7 @@ export async function loadDemo(deps: Deps, who: AuditActor): Promise<DemoResult>
       const t = await publishTemplateIn(
         trx,
         framed,
-        { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec) },
+        { name, subject: spec.subject, html: demoHtml(spec), text: demoText(spec), tracking: spec.tracking },
         who.actor,
         now,
       );

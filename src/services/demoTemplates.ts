@@ -19,6 +19,8 @@ interface Spec {
   subject: string;
   paras: Para[];
   links?: Link[];
+  /** false: receipts and documents are never tracked (SPEC §17: no pixel, links as written). */
+  tracking?: false;
 }
 
 // The course title is optional in every course event of the API document (only the catalog's members
@@ -119,6 +121,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { text: 'Материалы курса уже доступны в личном кабинете.' },
       ],
       links: [ACCOUNT],
+      tracking: false,
     },
   ],
   course_test_passed: [
@@ -152,6 +155,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { text: 'Документ об обучении готов: его можно скачать по ссылке ниже или в личном кабинете.' },
       ],
       links: [DOCUMENT, ACCOUNT],
+      tracking: false,
     },
   ],
   course_finished_test_missing: [
@@ -174,6 +178,7 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
         { if: 'track_number', text: 'Трек-номер для отслеживания: {{ track_number }}.' },
       ],
       links: [{ url: 'tracking_url', label: 'Отследить отправление' }],
+      tracking: false,
     },
   ],
   form_lead_collective_notify: [

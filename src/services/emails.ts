@@ -21,6 +21,8 @@ import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
 import { previewStoredEmail } from './preview.js';
+import { emailEngagement } from './engagement.js';
+import { withoutOpenPixel } from '../delivery/tracking.js';
 
 export async function emails(deps: Deps, q: EmailsQuery, scope: readonly number[] | null = null) {
   const db = deps.db.db;
@@ -50,6 +52,7 @@ export async function email(deps: Deps, id: number) {
     ...emailDetail(row, deps.clock.now()),
     attempts_log: await attemptsLog(deps.db.db, id),
     reports: await reportsOfEmail(deps.db.db, id),
+    engagement: await emailEngagement(deps, id),
   };
 }
 
@@ -59,7 +62,15 @@ export async function emailPreview(deps: Deps, id: number) {
   const row = await findEmail(db, id);
   if (!row) throw notFound(`E-mail ${id}`);
   const stored = parseJson<RenderedMessage | null>(row.rendered, null);
-  if (stored) return { ok: true as const, id, stored: true, ...stored };
+  // Without the open pixel: an administrator looking at the e-mail is not its addressee opening it.
+  if (stored)
+    return {
+      ok: true as const,
+      id,
+      stored: true,
+      ...stored,
+      html: withoutOpenPixel(stored.html, deps.config.publicUrl),
+    };
   const project = await findProjectById(db, row.project_id);
   if (!project) throw notFound(`Project of e-mail ${id}`);
   return {

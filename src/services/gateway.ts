@@ -25,6 +25,7 @@ import {
 } from '../domain/rights.js';
 import { parseAmount } from '../domain/money.js';
 import { SENT_STATUSES } from '../domain/statuses.js';
+import { attributePurchase } from './engagement.js';
 import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import {
@@ -472,6 +473,14 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       }
     }
     const warnings = warningSentences(details);
+    // SPEC §17: decided here, in the purchase's own transaction.
+    const attributed_to = await attributePurchase(trx, call.deps, {
+      projectId: project.id,
+      orderId,
+      eventId,
+      now,
+      alreadyPaid,
+    });
     const response = {
       ok: true as const,
       site_key: project.site_key,
@@ -483,6 +492,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
       warning_details: details,
       duplicate: alreadyPaid,
       plan,
+      attributed_to,
     };
     return {
       response,
@@ -494,6 +504,7 @@ export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepte
         warnings,
         warning_details: details,
         already_paid: alreadyPaid,
+        attributed_to,
       },
     };
   });

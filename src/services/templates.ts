@@ -107,7 +107,7 @@ export async function templateImpact(
 export async function publishTemplateIn(
   trx: Executor,
   project: Project,
-  input: { name: string; subject: string; html: string; text: string },
+  input: { name: string; subject: string; html: string; text: string; tracking?: boolean },
   actor: string,
   now: number,
 ): Promise<{ id: number; version: number }> {

@@ -23,7 +23,8 @@ use EduGateway\Http\Transport;
  *     due_at: string|null, status: string, reason: string|null}
  * @phpstan-type ScopedEmail array{id: int, status: string, event_type: string|null, order_id: string|null,
  *     template_key: string, to: string, due_at: string, sent_at: string|null, attempts: int,
- *     outcome: string|null, reason: string|null}
+ *     outcome: string|null, reason: string|null, opened_at: string|null, clicked_at: string|null}
+ * @phpstan-type AttributedTo array{scheduled_email_id: int, step: string|null, template_key: string}
  * @phpstan-type ScopedEvent array{id: int, received_at: string, endpoint: string, event_type: string|null,
  *     email: string|null, order_id: string|null, idempotency_key: string|null, key_last4: string|null,
  *     http_status: int, accepted: bool, error_code: string|null, payload: mixed, effects: array<string, mixed>}
@@ -168,7 +169,8 @@ final class Client
      *
      * @param array<string, mixed> $purchase cart_type, email, order_id, course_id, amount, currency, fields
      * @return array<string, mixed> ok, event_id, order_id, stopped, address_books, warnings, plan (a
-     *                              PlanItem per cart e-mail it cancelled)
+     *                              PlanItem per cart e-mail it cancelled), attributed_to (AttributedTo:
+     *                              the cart e-mail a person last clicked before paying, or null)
      */
     public function purchase(array $purchase, bool $dryRun = false): array
     {
@@ -218,7 +220,8 @@ final class Client
 
     /**
      * One of the project's e-mails: status, attempts, the last delivery note, why it will not go (never its
-     * body). Another project's e-mail is a 404, like an absent one (GatewayException, code not_found).
+     * body), and opened_at / clicked_at: the first time a person opened it or followed a link (null until
+     * then; scanners and privacy proxies do not count). Another project's e-mail is a 404, like an absent one (GatewayException, code not_found).
      *
      * @return ScopedEmail
      */

@@ -43,6 +43,11 @@ final class ScopedReadsAndPlanTest extends TestCase
         $this->assertSame('cancelled', $email['status']);
         $this->assertSame('cancelled_by_purchase', $email['reason']);
         $this->assertSame($order, $email['order_id']);
+        $this->assertArrayHasKey('opened_at', $email);
+        $this->assertNull($email['opened_at']);
+        $this->assertNull($email['clicked_at']);
+        $this->assertArrayHasKey('attributed_to', $paid);
+        $this->assertNull($paid['attributed_to']);
         try {
             $c->email(2_000_000_000);
             $this->fail('no exception');

@@ -23,6 +23,13 @@ final class WebhookVerifierTest extends TestCase
         return json_decode((string) file_get_contents($file), true, 512, JSON_THROW_ON_ERROR);
     }
 
+    public function testTheKindsIncludeOpensAndClicks(): void
+    {
+        $this->assertContains(WebhookEvent::EMAIL_OPENED, WebhookEvent::TYPES);
+        $this->assertContains(WebhookEvent::EMAIL_CLICKED, WebhookEvent::TYPES);
+        $this->assertTrue((new WebhookEvent('msg_1', 'email.clicked', '2026-11-25T10:00:00Z', []))->isKnownType());
+    }
+
     public function testEveryReferenceVector(): void
     {
         $vectors = self::vectors()['vectors'];

@@ -185,7 +185,10 @@ export class GatewayClient {
     return this.request('POST', '/api/scoped/contacts/erase', { email }, {}, options.signal);
   }
 
-  /** One of the project's e-mails: status, attempts, the last delivery note, why it will not go. 404: not the project's. */
+  /**
+   * One of the project's e-mails: status, attempts, the last delivery note, why it will not go, and
+   * `opened_at` / `clicked_at` (the first human open and click, or null). 404: not the project's.
+   */
   async email(scheduledEmailId: number, options: CallOptions = {}): Promise<ScopedEmail> {
     if (!Number.isInteger(scheduledEmailId) || scheduledEmailId < 1)
       throw new TypeError('scheduledEmailId must be a positive integer');

@@ -322,9 +322,13 @@ export interface paths {
             'application/json': {
               items: {
                 attempts: number;
+                /** @description the first time a person followed one of its links, or null */
+                clicked_at: string | null;
                 due_at: string;
                 event_type: string | null;
                 id: number;
+                /** @description the first time a person opened it, or null */
+                opened_at: string | null;
                 order_id: string | null;
                 /** @description the last delivery note: the receiving server’s reply or why it stopped */
                 outcome: string | null;
@@ -448,9 +452,13 @@ export interface paths {
             'application/json': {
               email: {
                 attempts: number;
+                /** @description the first time a person followed one of its links, or null */
+                clicked_at: string | null;
                 due_at: string;
                 event_type: string | null;
                 id: number;
+                /** @description the first time a person opened it, or null */
+                opened_at: string | null;
                 order_id: string | null;
                 /** @description the last delivery note: the receiving server’s reply or why it stopped */
                 outcome: string | null;
@@ -1055,6 +1063,12 @@ export interface paths {
           content: {
             'application/json': {
               address_books: number[];
+              /** @description the cart e-mail of this order a person last clicked within ATTRIBUTION_WINDOW_DAYS before the purchase; null: none (absent in answers stored before this version) */
+              attributed_to?: {
+                scheduled_email_id: number;
+                step: string | null;
+                template_key: string;
+              } | null;
               /**
                * @description a dry run: nothing was written but a chronology row marked dry_run
                * @enum {boolean}
@@ -1588,6 +1602,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1598,6 +1614,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1607,6 +1625,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1664,6 +1684,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1674,6 +1696,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1683,6 +1707,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1740,6 +1766,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1750,6 +1778,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1759,6 +1789,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1766,6 +1798,88 @@ export interface webhooks {
             timestamp: string;
             /** @constant */
             type: 'email.cancelled';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.clicked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.clicked: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.clicked';
           };
         };
       };
@@ -1816,6 +1930,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1826,6 +1942,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1835,6 +1953,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1892,6 +2012,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1902,6 +2024,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1911,6 +2035,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1968,6 +2094,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -1978,6 +2106,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -1987,6 +2117,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -1994,6 +2126,88 @@ export interface webhooks {
             timestamp: string;
             /** @constant */
             type: 'email.failed';
+          };
+        };
+      };
+      responses: {
+        /** @description any 2xx: received */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'email.opened': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * email.opened: sent to every endpoint of the project subscribed to it
+     * @description Verify webhook-signature (HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the endpoint secret, base64, prefixed `v1,`), de-duplicate on webhook-id, order by data.sequence. A 2xx ends the delivery; anything else is retried.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header: {
+          /** @description the same on every retry and re-send of this delivery */
+          'webhook-id': string;
+          /** @description v1,<base64 HMAC-SHA256> */
+          'webhook-signature': string;
+          /** @description seconds since the epoch of this attempt */
+          'webhook-timestamp': string;
+        };
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
+              email?: string | null;
+              /** @description event.rejected: the gateway endpoint called */
+              endpoint?: string;
+              /** @description event.rejected: the error code of the refusal */
+              error_code?: string;
+              event_id?: number | null;
+              event_type?: string | null;
+              /** @description event.rejected: the refusal sent to the site */
+              http_status?: number;
+              idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
+              order_id?: string | null;
+              reason?: string | null;
+              scheduled_email_id?: number | null;
+              /** @description grows with every delivery of the endpoint: orders them */
+              sequence: number;
+              site_key: string;
+              status?: string | null;
+              step?: string | null;
+              template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
+            } & {
+              [key: string]: unknown;
+            };
+            /** Format: date-time */
+            timestamp: string;
+            /** @constant */
+            type: 'email.opened';
           };
         };
       };
@@ -2044,6 +2258,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -2054,6 +2270,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -2063,6 +2281,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -2120,6 +2340,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -2130,6 +2352,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -2139,6 +2363,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -2196,6 +2422,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -2206,6 +2434,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -2215,6 +2445,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };
@@ -2272,6 +2504,8 @@ export interface webhooks {
         content: {
           'application/json': {
             data: {
+              /** @description email.clicked: the first human click (ISO 8601) */
+              clicked_at?: string;
               email?: string | null;
               /** @description event.rejected: the gateway endpoint called */
               endpoint?: string;
@@ -2282,6 +2516,8 @@ export interface webhooks {
               /** @description event.rejected: the refusal sent to the site */
               http_status?: number;
               idempotency_key?: string | null;
+              /** @description email.opened: the first human open (ISO 8601) */
+              opened_at?: string;
               order_id?: string | null;
               reason?: string | null;
               scheduled_email_id?: number | null;
@@ -2291,6 +2527,8 @@ export interface webhooks {
               status?: string | null;
               step?: string | null;
               template_key?: string | null;
+              /** @description email.clicked: where the first human click led */
+              url?: string;
             } & {
               [key: string]: unknown;
             };

@@ -15,6 +15,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'email.complained',
   'email.suppressed',
   'email.cancelled',
+  'email.opened',
+  'email.clicked',
   'contact.unsubscribed',
   'event.rejected',
 ] as const satisfies readonly (keyof webhooks)[];
@@ -28,7 +30,9 @@ export type WebhookPayload = {
 /**
  * `data` of a webhook: site_key and sequence (grows with each delivery: deliveries are not promised in
  * order), and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id, idempotency_key,
- * email, status, template_key, step, reason; event.rejected has endpoint, http_status, error_code.
+ * email, status, template_key, step, reason; email.opened has opened_at, email.clicked clicked_at and url
+ * (the first time a person opened it or followed a link: sent once per e-mail); event.rejected has
+ * endpoint, http_status, error_code.
  */
 export type WebhookEventData = WebhookPayload['data'];
 

@@ -83,7 +83,7 @@ const STATUS_OF: Partial<Record<WebhookKind, string>> = {
  */
 export async function enqueueEmailWebhooks(
   trx: Executor,
-  items: { email: EmailLike; kind: WebhookKind; reason?: string | null }[],
+  items: { email: EmailLike; kind: WebhookKind; reason?: string | null; extra?: Record<string, unknown> }[],
   now: number,
 ): Promise<number> {
   if (items.length === 0) return 0;
@@ -105,7 +105,7 @@ export async function enqueueEmailWebhooks(
   return insertNotices(
     trx,
     endpoints,
-    wanted.map(({ email, kind, reason }) => {
+    wanted.map(({ email, kind, reason, extra }) => {
       const ev = email.event_id === null ? undefined : byId.get(Number(email.event_id));
       return {
         projectId: Number(email.project_id),
@@ -121,6 +121,7 @@ export async function enqueueEmailWebhooks(
           reason: reason ?? null,
           template_key: email.template_key,
           step: email.chain_step,
+          ...extra,
         },
       };
     }),

@@ -11,7 +11,8 @@ namespace EduGateway\Webhook;
  * `data` has site_key and sequence (grows with each notice of the project: order notices that arrive out
  * of order), and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id,
  * idempotency_key, email, status, template_key, step and, when it did not go, reason (a bounce
- * diagnostic, contact_unsubscribed, cancelled_by_purchase, …); contact.unsubscribed has contact_id, email
+ * diagnostic, contact_unsubscribed, cancelled_by_purchase, …); email.opened has opened_at, email.clicked
+ * clicked_at and url (where the link led); contact.unsubscribed has contact_id, email
  * and reason (how). Members a kind does not concern are null or absent.
  */
 final class WebhookEvent
@@ -24,6 +25,10 @@ final class WebhookEvent
     public const EMAIL_COMPLAINED = 'email.complained';
     public const EMAIL_SUPPRESSED = 'email.suppressed';
     public const EMAIL_CANCELLED = 'email.cancelled';
+    /** The first time a person opened the e-mail (data.opened_at); sent once per e-mail. */
+    public const EMAIL_OPENED = 'email.opened';
+    /** The first time a person followed one of its links (data.clicked_at, data.url); once per e-mail. */
+    public const EMAIL_CLICKED = 'email.clicked';
     public const CONTACT_UNSUBSCRIBED = 'contact.unsubscribed';
     public const EVENT_REJECTED = 'event.rejected';
 
@@ -37,6 +42,8 @@ final class WebhookEvent
         self::EMAIL_COMPLAINED,
         self::EMAIL_SUPPRESSED,
         self::EMAIL_CANCELLED,
+        self::EMAIL_OPENED,
+        self::EMAIL_CLICKED,
         self::CONTACT_UNSUBSCRIBED,
         self::EVENT_REJECTED,
     ];

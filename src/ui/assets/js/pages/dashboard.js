@@ -5,6 +5,7 @@ import { api, describeError, projects, qs } from '../api.js';
 import { barChart, proportionTable } from '../charts.js';
 import { badge, confirmDialog, fmtDuration, fmtNumber, h, select, table, time, toast } from '../dom.js';
 import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
+import { cartStepsPart } from './engagement.js';
 
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
@@ -231,6 +232,7 @@ function draw(d, reload) {
       ),
       deliverability(d.deliverability ?? []),
     ),
+    d.cart_steps ? cartStepsPart(d.cart_steps) : null,
   );
 }
 

@@ -20,6 +20,7 @@ import {
 } from '../dom.js';
 import { hasKey, statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
+import { engagementPart } from './engagement.js';
 
 const kindLabel = (k) => (hasKey(`emails.kind.${k}`) ? t(`emails.kind.${k}`) : k);
 const short = (s, n = 80) => (s && s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -282,6 +283,7 @@ export async function emailPage(ctx) {
     ),
     h('h2', {}, t('emails.reports')),
     reportsPart(e.reports ?? []),
+    e.engagement ? [h('h2', {}, t('engagement.title')), engagementPart(e.engagement)] : null,
     h('h2', {}, t('emails.content')),
     renderedPart(preview),
     h('details', {}, h('summary', {}, t('emails.context')), jsonBlock(e.context, t('emails.contextLabel'))),

@@ -7,6 +7,7 @@ import { code, errorBox, field, h, pagedTable, select, time, toast } from '../do
 import { t, tNodes } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 import { analysisPanel, versionsPanel } from './templateVersions.js';
+import { templateRatesPart } from './engagement.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -331,6 +332,7 @@ export async function templateEditorPage(ctx, isNew) {
         ? tNodes('templates.routedFromList', { keys: routedFrom.map((k) => [code(k), ' ']) })
         : t('templates.notRouted'),
     ),
+    existing ? templateRatesPart(site, existing.name) : null,
     h(
       'div',
       { class: 'editor-grid' },
