@@ -200,6 +200,11 @@ I am away until Monday.
 `);
   const [a] = await parseReportMessage(away);
   assert.equal(a.kind, 'auto_reply');
+  // A person writing back to the return path is no bounce, even with a word like "error" in it.
+  const person = crlf(
+    'From: anna@example.net\nSubject: Re: your order\n\nI got an error when paying, it was rejected.\n',
+  );
+  assert.equal((await parseReportMessage(person))[0].kind, 'unparsed');
 });
 
 for (const d of DIALECTS) {
