@@ -63,6 +63,8 @@ test('hard only when the words say the address is gone; every other failure soft
   assert.equal(classifyDsn('failed', '5.0.0', null, "the address couldn't be found").kind, 'bounced');
   assert.equal(classifyText('Ваше сообщение не доставлено: пользователь не найден').kind, 'bounced');
   assert.equal(classifyText('This is an automatic reply: out of office').kind, 'unparsed');
+  // Exim's words for a null MX (RFC 7505): the domain takes no mail.
+  assert.equal(classifyText('550 an MX or SRV record indicated no SMTP service').kind, 'bounced');
 });
 
 const dsn = (blocks: string, human = 'Delivery failed.') => `From: MAILER-DAEMON@mx.example.net

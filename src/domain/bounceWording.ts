@@ -51,6 +51,8 @@ const ADDRESS_GONE: RegExp[] = [
   // the domain or host
   /host (unknown|not found)|domain (not found|does ?n[o']t exist|is not reachable|name not found|unknown)|unknown (host|domain)|host or domain name not found/i,
   /couldn't find any host|unrouteable (address|domain)|no mx|null mx|does not accept mail/i,
+  // a null MX (RFC 7505) in Exim's words: the domain declares it takes no mail
+  /(mx|srv) (or srv )?record indicated no smtp service/i,
   // Russian and Japanese
   /нет такого|не существует|несуществующ|не найден|неизвестн(ый|ого) (адрес|получател|пользовател)|ящик (отключ|удал)/i,
   /存在しません|見つかりません|ディレクトリ(のリスト)?に(は)?(ありません|見つかりません)|宛先(が|は)?(不明|間違)|ユーザ(ー)?(が|は)?(存在|見つか)|アドレスは存在/,
