@@ -23,8 +23,12 @@ const skip = present ? false : `no corpus at ${CORPUS}: the bounce corpus test i
 
 /** Agreement below this fails; reviewed disagreements (with reasons) count as explained, not agreed. */
 const MIN_EXPLAINED = 0.95;
-/** The raw agreement measured when the rules were written: a drop below it is a regression. */
-const MIN_RAW = 0.88;
+/**
+ * The raw agreement measured now (547/602 = 90.9 %): a drop below it is a regression. The issue asks for
+ * 95 %; the 55 disagreements left are ones where the message itself does not support Sisimai's verdict
+ * (docs/decisions.md lists why, group by group), so the floor is the honest figure, not 95 %.
+ */
+const MIN_RAW = 0.905;
 /** Sisimai reasons that name a policy, spam, block-list, rate or authentication refusal: never hard. */
 const KEEPS_ADDRESS = new Set([
   'blocked',
@@ -80,7 +84,7 @@ const files = present
   : [];
 
 describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => {
-  test('at least 95 % agreement on hard/soft with every difference explained, and no policy refusal hard', async () => {
+  test('raw agreement on hard/soft at least 90.5 %, every difference reviewed with its reason, and no policy refusal hard', async () => {
     assert.ok(files.length >= 590, `the corpus has ${files.length} messages`);
     const reference = sisimai();
     const matrix: Record<string, number> = {};
@@ -116,6 +120,11 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
       });
     }
     const explained = total - unexplained.length;
+    // A reviewed entry that now agrees (or names a verdict we no longer give) is stale: the list must
+    // say only what still differs.
+    const stale = REVIEWED.flatMap((r) =>
+      r.files.filter((key) => !disagreements.some((d) => d.startsWith(`${key}:`) && d.endsWith(`ours ${r.ours}`))),
+    );
     const pct = (n: number, d: number) => `${((100 * n) / d).toFixed(1)} %`;
     console.log(
       [
@@ -134,6 +143,7 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
       `${pct(explained, total)} agreed or reviewed; not reviewed:\n${unexplained.join('\n')}`,
     );
     assert.ok(unparsed <= 5, `${unparsed} messages unparsed`);
+    assert.deepEqual(stale, [], 'reviewed disagreements that no longer differ: remove them from the list');
   });
 });
 

@@ -63,6 +63,8 @@ test('hard only when the words say the address is gone; every other failure soft
   assert.equal(classifyDsn('failed', '5.0.0', null, "the address couldn't be found").kind, 'bounced');
   assert.equal(classifyText('Ваше сообщение не доставлено: пользователь не найден').kind, 'bounced');
   assert.equal(classifyText('This is an automatic reply: out of office').kind, 'unparsed');
+  // Exim's words for a null MX (RFC 7505): the domain takes no mail.
+  assert.equal(classifyText('550 an MX or SRV record indicated no SMTP service').kind, 'bounced');
 });
 
 const dsn = (blocks: string, human = 'Delivery failed.') => `From: MAILER-DAEMON@mx.example.net
@@ -159,6 +161,47 @@ Status: 5.1.1`).replace('boundary="B1"', 'boundary="B2"'),
   assert.deepEqual([jpr.kind, jpr.recipient], ['bounced', 'anna@example.jp']);
 });
 
+test('a "user unknown" refused after the message was sent is soft, however the MTA wraps or words it', async () => {
+  const block = `Final-Recipient: rfc822; anna@example.net
+Action: failed
+Status: 5.0.0
+Diagnostic-Code: smtp; 550 Unknown user anna@example.net`;
+  // Postfix wraps its human-readable line: the stage sits on the next line, the block says nothing of it.
+  const postfixSaid = async (stage: string) =>
+    (
+      await parseReportMessage(
+        crlf(
+          dsn(
+            block,
+            `<anna@example.net>: host mx.example.net[192.0.2.1] said:\n    550 Unknown user anna@example.net (in reply to ${stage}\n    command)`,
+          ),
+        ),
+      )
+    )[0].kind;
+  assert.equal(await postfixSaid('end of DATA'), 'soft_bounced');
+  // The same words at RCPT name the address: hard.
+  assert.equal(await postfixSaid('RCPT TO'), 'bounced');
+  const text = (body: string) =>
+    parseReportMessage(
+      crlf(`From: postmaster@gw.example.net\nTo: b-1@${DOMAIN}\nSubject: failure notice\n\n${body}\n`),
+    );
+  // A filtering gateway's report naming the command the reply answered.
+  const [gateway] = await text(
+    'anna@example.net\n\n-------server message\n550 unknown user <anna@example.net>\n\n-------SMTP command\nDATA\n',
+  );
+  assert.equal(gateway.kind, 'soft_bounced');
+  // ... unless the reply is Postfix's RCPT-stage "Recipient address rejected" (pipelined, logged at DATA).
+  const [pipelined] = await text(
+    'anna@example.net\n\n-------server message\n550 5.1.1 <anna@example.net>: Recipient address rejected: User unknown in local recipient table\n\n-------SMTP command\nDATA\n',
+  );
+  assert.equal(pipelined.kind, 'bounced');
+  // Exim, wrapped over lines as it writes it.
+  const [exim] = await text(
+    'The following address(es) failed:\n\n  anna@example.net\n    host mx.example.net [192.0.2.1]\n    SMTP error from remote mail server after end of\n    data: 550 5.1.1 No such user here',
+  );
+  assert.equal(exim.kind, 'soft_bounced');
+});
+
 test('complaints in near-ARF and Amazon SES e-mail form; auto-replies change nothing', async () => {
   const hotmail = crlf(`From: staff@hotmail.com
 Subject: complaint about message from 192.0.2.1
@@ -200,6 +243,11 @@ I am away until Monday.
 `);
   const [a] = await parseReportMessage(away);
   assert.equal(a.kind, 'auto_reply');
+  // A person writing back to the return path is no bounce, even with a word like "error" in it.
+  const person = crlf(
+    'From: anna@example.net\nSubject: Re: your order\n\nI got an error when paying, it was rejected.\n',
+  );
+  assert.equal((await parseReportMessage(person))[0].kind, 'unparsed');
 });
 
 for (const d of DIALECTS) {

@@ -4,7 +4,7 @@
 // cannot be read is an `unparsed` report with the reason in its diagnostic.
 import { createHash } from 'node:crypto';
 import { simpleParser } from 'mailparser';
-import { classifyDsn, classifyText } from '../domain/bounces.js';
+import { classifyDsn, classifyText, findEnhancedStatus, findSmtpCode } from '../domain/bounces.js';
 import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData, textVerdict } from '../domain/bounceWording.js';
 import type { ReportKind } from '../domain/statuses.js';
 import { addressField, dsnRecipients, MAX_RECIPIENTS, type DsnRecipient } from './dsnFields.js';
@@ -342,7 +342,10 @@ async function read(raw: Buffer, opts: { bounceDomain?: string | null }): Promis
   const parties = [addressField(h.get('to')), addressField(h.get('from')), opts.bounceDomain ?? null].filter(
     (x): x is string => !!x,
   );
-  if (!failureLike && classifyText(`${subject}\n${own}`).kind === 'unparsed')
+  // A message that does not present itself as a failure report (a person's or a robot's reply to the
+  // return path) counts only with a reply code or words about the address, not with a stray "error".
+  const speaks = textVerdict(own) !== null || findEnhancedStatus(own) !== null || findSmtpCode(own) !== null;
+  if (!failureLike && (!speaks || classifyText(`${subject}\n${own}`).kind === 'unparsed'))
     return [
       unparsed(
         `not a bounce report: no delivery status or reply code found (${oneLine(subject, 200) ?? 'no subject'})`,

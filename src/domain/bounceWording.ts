@@ -51,29 +51,37 @@ const ADDRESS_GONE: RegExp[] = [
   // the domain or host
   /host (unknown|not found)|domain (not found|does ?n[o']t exist|is not reachable|name not found|unknown)|unknown (host|domain)|host or domain name not found/i,
   /couldn't find any host|unrouteable (address|domain)|no mx|null mx|does not accept mail/i,
+  // a null MX (RFC 7505) in Exim's words: the domain declares it takes no mail
+  /(mx|srv) (or srv )?record indicated no smtp service/i,
   // Russian and Japanese
-  /нет такого|не существует|несуществующ|не найден|неизвестн(ый|ого) (адрес|получател|пользовател)|ящик (заблокирован|отключ|удал)/i,
+  /нет такого|не существует|несуществующ|не найден|неизвестн(ый|ого) (адрес|получател|пользовател)|ящик (отключ|удал)/i,
   /存在しません|見つかりません|ディレクトリ(のリスト)?に(は)?(ありません|見つかりません)|宛先(が|は)?(不明|間違)|ユーザ(ー)?(が|は)?(存在|見つか)|アドレスは存在/,
 ];
 
 /** Exchange Online answers an address its directory does not know with these words: gone, not policy. */
 const DIRECTORY_REJECTION = /recipient address rejected: access denied|unknown recipient or mailbox unavailable/i;
 
-/** The server took the address at RCPT and refused only the message: a filter, the address is good. */
-const AFTER_DATA = /in reply to (end of )?data command|after (end of )?data\b|>>> DATA\s*\r?\n(\s*>\s*)?<<< [45]\d\d/i;
+/**
+ * The server took the address at RCPT and refused only the message: a filter, the address is good.
+ * Any run of white space between the words: Postfix wraps "(in reply to end of DATA\n    command)".
+ */
+const AFTER_DATA =
+  /in\s+reply\s+to\s+(end\s+of\s+)?data\s+command|after\s+(end\s+of\s+)?data\b|>>> DATA\s*\r?\n(\s*>\s*)?<<< [45]\d\d|smtp\s+command\s*[:-]?\s*data\b/i;
 
 /**
  * Whether a transcript shows the refusal came after the message was sent (Postfix "in reply to end of
- * DATA command", Exim "after end of data", sendmail's `>>> DATA` then `<<< 550`): the receiver had
- * accepted the address, so a "user unknown" there is a content filter's answer (Japanese carriers
- * answer so), not a missing mailbox.
+ * DATA command", Exim "after end of data", sendmail's `>>> DATA` then `<<< 550`, m-FILTER's "SMTP
+ * command: DATA"): the receiver had accepted the address, so a "user unknown" there is a content
+ * filter's answer (Japanese carriers answer so), not a missing mailbox.
  */
 export function refusedAfterData(text: string): boolean {
-  // With PIPELINING, sendmail logs the RCPT refusal after `>>> DATA`; the DATA that follows then fails
-  // for want of a recipient ("503 Need RCPT", "no valid recipients"): the address was refused.
+  // With PIPELINING, sendmail and filtering gateways log the RCPT refusal after `>>> DATA`; the DATA
+  // that follows then fails for want of a recipient ("503 Need RCPT", "no valid recipients"), or the
+  // reply is Postfix's RCPT-stage "Recipient address rejected": the address was refused.
   return AFTER_DATA.test(text) && !PIPELINED_RCPT.test(text);
 }
-const PIPELINED_RCPT = /need rcpt|no valid recipients|<<< 503/i;
+const PIPELINED_RCPT =
+  /need rcpt|no valid recipients|<<< 503|recipient address rejected|in\s+reply\s+to\s+rcpt\s+to\s+command/i;
 
 /** Addresses and links are not words: `mailboxfull@x` or `…/reason/#spam` must not speak. */
 function words(text: string): string {
