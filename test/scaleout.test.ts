@@ -4,7 +4,8 @@
 // repeated with their idempotency key), orders whose purchase races their own cart chain (the chain is a
 // sequence whose first steps are due at once), purchases that arrive before their order, and repeated
 // orders. Then: every e-mail that should go went exactly once (counted by Message-ID at the server),
-// every cancelled one never did, and a key's rate limit holds across both API processes.
+// every cancelled one never did, no cart e-mail reached the server after its purchase was answered unless
+// the purchase reported it in flight (issue 30), and a key's rate limit holds across both API processes.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';

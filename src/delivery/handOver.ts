@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { Database, EmailStatus } from '../db/schema.js';
 import { handOverVerdict, type HandOverVerdict } from '../domain/handOver.js';
-import { readHandOverFacts, startSends, undoSendStarts } from '../repos/outbox.js';
+import { readHandOverFacts, startSends, undoSendStarts } from '../repos/handOver.js';
 import { topicStopAtSend } from '../services/consent.js';
 
 export type HandOver =

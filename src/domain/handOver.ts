@@ -1,6 +1,6 @@
 // The hand-over rule (issue 30): whether a claimed e-mail may be handed to the relay now. Every reason an
 // e-mail must not go is decided here and nowhere else, at claim (on what the batch read) and again at
-// hand-over (on one read made after the e-mail's row is locked: repos/outbox.ts readHandOverFacts), so a
+// hand-over (on one read made after the e-mail's row is locked: repos/handOver.ts readHandOverFacts), so a
 // stop that committed before the hand-over is always seen. A new stop (a withdrawn topic, a consent) is
 // one more fact and one more branch here.
 import type { ContactStatus, EmailKind } from './statuses.js';

@@ -5,7 +5,7 @@ import type { ContactRow, ContactStatus } from '../db/schema.js';
 import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
 import { canonicalAddress } from '../domain/email.js';
-import { holdHandOvers } from './outbox.js';
+import { holdHandOvers } from './handOver.js';
 import { unnest } from './setBased.js';
 import { parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 

@@ -1,7 +1,7 @@
 // What an administrator may do to one e-mail from the UI: cancel it before it leaves, or send a failed
 // one again. Both are single conditional UPDATEs, so they cannot race the delivery worker. A cancel also
 // stops an e-mail a worker has claimed but not yet handed to the relay (its hand-over then finds the row
-// cancelled: repos/outbox.ts startSends); one already handed over, or finished, no longer matches and the
+// cancelled: repos/handOver.ts startSends); one already handed over, or finished, no longer matches and the
 // action reports a conflict.
 import type { EmailStatus } from '../db/schema.js';
 import type { Executor } from './types.js';

@@ -55,7 +55,7 @@ export async function findEmail(db: Executor, id: number): Promise<EmailRow | un
  * (pending, or claimed by a worker that has not started its send) and marks the ones already in flight
  * with the purchase's event. The order's rows are locked first (lockInIdOrder), so a hand-over under way
  * finishes before this reads them, and one not yet begun waits for the purchase and finds its row
- * cancelled (repos/outbox.ts startSends). Returns both.
+ * cancelled (repos/handOver.ts startSends). Returns both.
  */
 export async function stopCartEmails(
   db: Executor,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { insertBuiltInTopics } from './consent.js';
 import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
-import { holdHandOvers } from './outbox.js';
+import { holdHandOvers } from './handOver.js';
 import type { Executor } from './types.js';
 
 export async function findProjectBySiteKey(db: Executor, siteKey: string): Promise<Project | undefined> {

@@ -41,7 +41,7 @@ import {
   suppressPendingOfTopics,
 } from '../repos/consent.js';
 import { findProjectBySiteKey } from '../repos/projects.js';
-import { holdHandOvers } from '../repos/outbox.js';
+import { holdHandOvers } from '../repos/handOver.js';
 import type { Executor } from '../repos/types.js';
 import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
