@@ -17,6 +17,11 @@ export const ERASURE_COVERAGE = {
   scheduled_emails: 'address, name, context, rendered message and error text cleared; pending ones cancelled',
   email_attempts: "relay replies cleared for the person's e-mails (they may quote the address)",
   email_reports: 'recipient, diagnostic and raw report cleared',
+  tracking_hits: "deleted for the person's e-mails (network prefix, URL and time of each open and click)",
+  email_link_clicks: "deleted for the person's e-mails (a link's URL may carry personal data)",
+  email_engagement:
+    "free: counters and first open/click times of an e-mail, kept for the statistics like the e-mail's status",
+  purchase_attributions: 'free: order id, e-mail id and times; the order row is kept likewise',
   webhook_deliveries: 'data replaced for deliveries that name the address',
   webhook_attempts: "the receiver's answer excerpt cleared for those deliveries",
   audit_log: 'the address replaced in the before/after/target of rows about the contact',
@@ -27,6 +32,8 @@ export const ERASURE_COVERAGE = {
   api_keys: 'free: hashes of site keys',
   lists: 'free: address-book names',
   templates: 'free: site templates',
+  template_versions: 'free: site templates and the administrator who saved each version',
+  template_layouts: 'free: site layouts',
   routes: 'free: configuration',
   course_categories: 'free: configuration',
   paid_lists: 'free: configuration',
@@ -146,6 +153,8 @@ export async function eraseHistoryBatch(
         .where('scheduled_email_id', 'in', ids)
         .executeTakeFirst(),
     );
+    out.tracking_hits = n(await db.deleteFrom('tracking_hits').where('email_id', 'in', ids).executeTakeFirst());
+    out.email_link_clicks = n(await db.deleteFrom('email_link_clicks').where('email_id', 'in', ids).executeTakeFirst());
     out.email_reports = n(
       await db
         .updateTable('email_reports')
