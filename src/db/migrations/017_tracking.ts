@@ -44,9 +44,12 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
   await db.schema.createIndex('tracking_hits_email').on('tracking_hits').columns(['email_id', 'at']).execute();
   await db.schema.createIndex('tracking_hits_at').on('tracking_hits').column('at').execute();
 
+  // E-mails are referred to by id without a foreign key, as email_attempts and email_reports do: e-mail
+  // rows are never deleted (retention blanks their bodies, erasure their contents), and the outbox
+  // table stays free of dependants.
   await db.schema
     .createTable('email_engagement')
-    .addColumn('email_id', ref as any, (c) => c.primaryKey().references('scheduled_emails.id').onDelete('cascade'))
+    .addColumn('email_id', ref as any, (c) => c.primaryKey())
     .addColumn('project_id', ref as any, (c) => c.notNull().references('projects.id').onDelete('cascade'))
     .addColumn('opens', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('clicks', 'integer', (c) => c.notNull().defaultTo(0))
@@ -62,7 +65,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
 
   await db.schema
     .createTable('email_link_clicks')
-    .addColumn('email_id', ref as any, (c) => c.notNull().references('scheduled_emails.id').onDelete('cascade'))
+    .addColumn('email_id', ref as any, (c) => c.notNull())
     .addColumn('position', 'integer', (c) => c.notNull())
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('clicks', 'integer', (c) => c.notNull())
@@ -74,7 +77,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .createTable('purchase_attributions')
     .addColumn('project_id', ref as any, (c) => c.notNull().references('projects.id').onDelete('cascade'))
     .addColumn('order_id', 'text', (c) => c.notNull())
-    .addColumn('email_id', ref as any, (c) => c.notNull().references('scheduled_emails.id').onDelete('cascade'))
+    .addColumn('email_id', ref as any, (c) => c.notNull())
     .addColumn('event_id', ref as any, (c) => c.notNull())
     .addColumn('clicked_at', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
