@@ -18,6 +18,7 @@ import {
   type TopicStop,
 } from '../domain/consent.js';
 import type { ConsentSource } from '../domain/statuses.js';
+import { suppressionReason } from '../domain/suppression.js';
 import { notFound, validationError } from '../errors.js';
 import { findContact, normaliseEmail, setContactStatus, upsertContact } from '../repos/contacts.js';
 import type { Static } from 'typebox';
@@ -63,6 +64,8 @@ export async function recordChoices(
   choices: Choice[],
   source: ConsentSource,
   now: number,
+  /** The sentence the stopped e-mails record (leaving everything says the contact unsubscribed). */
+  stopReason: string = topicStopSentence.contact_unsubscribed,
 ): Promise<void> {
   if (choices.length === 0) return;
   await insertConsentRecords(
@@ -92,7 +95,7 @@ export async function recordChoices(
     await setContactStatus(trx, contact.id, 'active', now, ['unsubscribed'], { reason: 'consent' });
   }
   for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
-  await suppressTopics(trx, contact.id, left, now);
+  await suppressTopics(trx, contact.id, left, now, stopReason);
 }
 
 /** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
@@ -104,11 +107,11 @@ async function keepChoice(trx: Executor, contactId: number, topic: string, now: 
     .execute();
 }
 
-async function suppressTopics(trx: Executor, contactId: number, topics: string[], now: number) {
+async function suppressTopics(trx: Executor, contactId: number, topics: string[], now: number, reason: string) {
   // The contact's e-mails claimed but not handed over wait for this withdrawal, whose commit their
   // hand-over check then sees (issue 30: a stop is checked at hand-over, not only at claim).
   if (topics.some((t) => t !== TRANSACTIONAL)) await holdHandOvers(trx, { contactId });
-  const stopped = await suppressPendingOfTopics(trx, contactId, topics, 'suppressed: the contact left the topic', now);
+  const stopped = await suppressPendingOfTopics(trx, contactId, topics, reason, now);
   await enqueueEmailWebhooks(
     trx,
     stopped.map((email) => ({ email, kind: 'email.suppressed' as const, reason: 'contact_unsubscribed' })),
@@ -134,6 +137,8 @@ export async function leaveAll(
     topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
     source,
     now,
+    // The same words as the suppression rule of an unsubscribed contact (domain/suppression.ts).
+    suppressionReason('unsubscribed', 'cart')!,
   );
   if (contact.status !== 'active') return;
   const reason = source === 'preference_page' ? 'preference_page' : 'unsubscribe_link';
