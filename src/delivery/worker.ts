@@ -41,7 +41,6 @@ import { backoffDelay, classifySmtpError, DEFAULT_RETRY_POLICY, type RetryPolicy
 import { makeMessageId, type OutgoingMessage, type Transport } from './transports.js';
 import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
 import { topicOf, TRANSACTIONAL } from '../domain/consent.js';
-import { topicStopAtSend } from '../services/consent.js';
 import { verpAddress } from './verp.js';
 
 export interface WorkerLogger {
@@ -328,13 +327,14 @@ export function createWorker(opts: WorkerOptions): Worker {
       );
     }
     // Checked at claim on what the batch read (nothing rendered for an e-mail that cannot go), and again
-    // at hand-over (handOver below), where the decision is final. A transactional e-mail reads no topic.
+    // at hand-over (handOver below), where the decision is final. The topic is read there only, with the
+    // contact's status of the same moment: one read per e-mail, and the reason names the real cause.
     const early = handOverVerdict({
       kind: row.kind,
       contactStatus: contact.status,
       orderPaid: false,
       marketingPaused: project.marketing_paused_at != null,
-      topicStop: await topicStopAtSend(db, opts.secret, row, contact),
+      topicStop: null,
     });
     if (!early.go) return recordStop(row, early);
 
