@@ -7,21 +7,18 @@
 // each engine, transactional only. After each run every 200 answer's event_id is looked up: the event row and
 // its e-mails must be there (committed before the answer).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { dropSchema } from '../src/db/index.js';
 import {
   acceptBody,
   freePort,
   freshDatabase,
+  handwrittenStore,
   KINDS,
   load,
   loadBenchProject,
   log,
   machine,
-  PG_URL,
   QUICK,
   RUNTIME,
   spawnGateway,
@@ -124,20 +121,8 @@ async function verifyCommitted(
 /** A hand-written server (bench/handwritten-server.ts) on one engine, loaded like the gateway. */
 async function handwritten(kind: Kind): Promise<LoadResult & { rssMb: number; cpuUs: number }> {
   const port = await freePort();
-  const env: Record<string, string> = { PORT: String(port), ENGINE: kind };
-  let cleanup: () => Promise<void>;
-  if (kind === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'egw-handwritten-'));
-    env.SQLITE_PATH = join(dir, 'hand.db');
-    cleanup = async () => rmSync(dir, { recursive: true, force: true });
-  } else {
-    const tag = randomBytes(4).toString('hex');
-    Object.assign(env, { DATABASE_URL: PG_URL, SCHEMA: `hand_${tag}`, WORKER_SCHEMA: `hand_gw_${tag}` });
-    cleanup = async () => {
-      await dropSchema(PG_URL, env.SCHEMA);
-      await dropSchema(PG_URL, env.WORKER_SCHEMA);
-    };
-  }
+  const { env: store, cleanup } = handwrittenStore(kind);
+  const env = { ...store, PORT: String(port) };
   try {
     const srv = await spawnNode('bench/handwritten-server.ts', [], env, { port, name: `handwritten-${kind}` });
     const r = await hammer(port, 'transactional', 'none', false, srv);

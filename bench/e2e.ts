@@ -24,6 +24,7 @@ import {
   fmt,
   freePort,
   freshDatabase,
+  handwrittenStore,
   KINDS,
   loadBenchProject,
   log,
@@ -174,20 +175,8 @@ function handwritten(kind: Kind): Contender {
         : 'hand-written pg + graphile-worker + nodemailer',
     async start(sinkUrl) {
       const port = await freePort();
-      const env: Record<string, string> = { PORT: String(port), ENGINE: kind, SMTP_URL: sinkUrl };
-      let cleanup: () => Promise<void>;
-      if (kind === 'sqlite') {
-        const dir = mkdtempSync(join(tmpdir(), 'egw-e2e-hand-'));
-        env.SQLITE_PATH = join(dir, 'hand.db');
-        cleanup = async () => rmSync(dir, { recursive: true, force: true });
-      } else {
-        const tag = randomBytes(4).toString('hex');
-        Object.assign(env, { DATABASE_URL: PG_URL, SCHEMA: `hand_${tag}`, WORKER_SCHEMA: `hand_gw_${tag}` });
-        cleanup = async () => {
-          await dropSchema(PG_URL, env.SCHEMA);
-          await dropSchema(PG_URL, env.WORKER_SCHEMA);
-        };
-      }
+      const { env: store, cleanup } = handwrittenStore(kind);
+      const env = { ...store, PORT: String(port), SMTP_URL: sinkUrl };
       const srv = await spawnNode('bench/handwritten-server.ts', [], env, { port, name: `e2e-hand-${kind}` });
       return { port, key: null, procs: [srv], cleanup };
     },

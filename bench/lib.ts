@@ -104,6 +104,27 @@ export async function freshDatabase(kind: Kind): Promise<BenchDb> {
   };
 }
 
+/** Where a hand-written contender (bench/handwritten-server.ts) keeps its data, as its environment, and
+ * how to remove it: a SQLite file in a temp dir, or a schema and a graphile-worker schema of its own. */
+export function handwrittenStore(kind: Kind): { env: Record<string, string>; cleanup(): Promise<void> } {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'egw-handwritten-'));
+    return {
+      env: { ENGINE: kind, SQLITE_PATH: join(dir, 'hand.db') },
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const tag = randomBytes(4).toString('hex');
+  const env = { ENGINE: kind, DATABASE_URL: PG_URL, SCHEMA: `hand_${tag}`, WORKER_SCHEMA: `hand_gw_${tag}` };
+  return {
+    env,
+    cleanup: async () => {
+      await dropSchema(PG_URL, env.SCHEMA);
+      await dropSchema(PG_URL, env.WORKER_SCHEMA);
+    },
+  };
+}
+
 export interface Demo {
   siteKey: string;
   projectId: number;
