@@ -64,7 +64,7 @@ describe('unsubscribe routes', () => {
       payload: 'List-Unsubscribe=One-Click',
     });
     assert.equal(res.statusCode, 200);
-    assert.match(res.body, /You are unsubscribed/);
+    assert.match(res.body, /Вы отписались/, "in the project's language (ru by default)");
     assert.equal(await contactStatus(t.db, id), 'unsubscribed');
     const updated = await t.db.db
       .selectFrom('contacts')
@@ -76,8 +76,27 @@ describe('unsubscribe routes', () => {
     const again = await app.inject({ method: 'POST', url: `/u/${token}` });
     assert.equal(again.statusCode, 200, 'repeating is harmless');
     const page = await app.inject({ method: 'GET', url: `/u/${token}` });
-    assert.match(page.body, /You are unsubscribed/);
+    assert.match(page.body, /Вы отписались/);
     assert.ok(!page.body.includes('<form'));
+  });
+
+  it("speaks the project's language: Russian by default, English for an English project", async () => {
+    const ru = await tokenFor('lang-ru@example.org');
+    const page = await app.inject({ method: 'GET', url: `/u/${ru.token}` });
+    assert.match(page.body, /<html lang="ru">/);
+    assert.match(page.body, />Отписаться<\/button>/);
+    assert.match(page.body, /Письма о ваших заказах, курсах и документах будут приходить как прежде/);
+    await t.db.db.updateTable('projects').set({ locale: 'en' }).where('id', '=', projectId).execute();
+    try {
+      const en = await tokenFor('lang-en@example.org');
+      const ask = await app.inject({ method: 'GET', url: `/u/${en.token}` });
+      assert.match(ask.body, /<html lang="en">/);
+      assert.match(ask.body, />Unsubscribe<\/button>/);
+      const done = await app.inject({ method: 'POST', url: `/u/${en.token}` });
+      assert.match(done.body, /You are unsubscribed/);
+    } finally {
+      await t.db.db.updateTable('projects').set({ locale: 'ru' }).where('id', '=', projectId).execute();
+    }
   });
 
   it('accepts a multipart one-click body too', async () => {

@@ -28,9 +28,39 @@ export function maskEmail(email: string): string {
   return `${email[0]}***${email.slice(at)}`;
 }
 
-function page(title: string, body: string): string {
+/** The page's words in the project's language (a person who clicks in a Russian e-mail reads Russian). */
+const WORDS = {
+  ru: {
+    done: 'Вы отписались',
+    ask: 'Отписка',
+    button: 'Отписаться',
+    topic: (title: string) => `письма «${title}»`,
+    all: 'напоминания и рассылки',
+    site: 'этого сайта',
+    left: (who: string, what: string, from: string) => `${who} больше не получает ${what} от «${from}».`,
+    willLeave: (who: string, what: string, from: string) => `${who} больше не будет получать ${what} от «${from}».`,
+    question: (what: string, from: string, who: string) =>
+      `Больше не присылать ${what} от <strong>${from}</strong> на адрес ${who}?`,
+    still: 'Письма о ваших заказах, курсах и документах будут приходить как прежде.',
+  },
+  en: {
+    done: 'You are unsubscribed',
+    ask: 'Unsubscribe',
+    button: 'Unsubscribe',
+    topic: (title: string) => `«${title}» e-mails`,
+    all: 'reminder and newsletter e-mails',
+    site: 'this site',
+    left: (who: string, what: string, from: string) => `${who} no longer receives ${what} from ${from}.`,
+    willLeave: (who: string, what: string, from: string) => `${who} will no longer receive ${what} from ${from}.`,
+    question: (what: string, from: string, who: string) => `Stop ${what} from <strong>${from}</strong> to ${who}?`,
+    still: 'E-mails about your own orders, courses and documents will still arrive.',
+  },
+};
+type Lang = keyof typeof WORDS;
+
+function page(lang: Lang, title: string, body: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${esc(title)}</title></head>
 <body style="margin:0;background:#f4f5f7;font:16px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1f2933">
 <main style="max-width:28rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.12)">
@@ -56,10 +86,13 @@ export function send(reply: FastifyReply, status: number, html: string) {
   );
 }
 
+// No project is known for a bad link: both languages.
 const invalidPage = () =>
   page(
-    'Link not valid',
-    '<p style="margin:0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>',
+    'ru',
+    'Ссылка недействительна · Link not valid',
+    '<p style="margin:0">Эта ссылка для отписки недействительна. Воспользуйтесь ссылкой из недавнего письма.</p>' +
+      '<p lang="en" style="margin:1rem 0 0">This unsubscribe link is not valid. Please use the link from a recent e-mail.</p>',
   );
 
 /** How a POST came: a mail client's RFC 8058 one-click body, or the confirmation page's button. */
@@ -87,14 +120,15 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOption
 
   const lookup = async (
     token: string,
-  ): Promise<{ contact: ContactRow; topic: string | null; projectName: string; what: string } | null> => {
+  ): Promise<{ contact: ContactRow; topic: string | null; projectName: string; what: string; lang: Lang } | null> => {
     const found = await resolveLinkToken(opts.db.db, opts.secret, token);
     if (!found) return null;
     const { contact, topic } = found;
     const project = await findProjectById(opts.db.db, contact.project_id);
+    const lang: Lang = project?.locale === 'en' ? 'en' : 'ru';
+    const w = WORDS[lang];
     const title = topic ? (await listTopics(opts.db.db, contact.project_id)).find((t) => t.key === topic)?.title : null;
-    const what = title ? `«${title}» e-mails` : 'reminder and newsletter e-mails';
-    return { contact, topic, projectName: project?.name ?? 'this site', what };
+    return { contact, topic, projectName: project?.name ?? w.site, what: title ? w.topic(title) : w.all, lang };
   };
 
   const schema = { params: Type.Object({ token: Type.String({ maxLength: 200 }) }), hide: true };
@@ -102,7 +136,8 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOption
   app.get('/u/:token', { schema }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
-    const { contact, projectName, what, topic } = found;
+    const { contact, projectName, what, topic, lang } = found;
+    const w = WORDS[lang];
     const left = topic
       ? contact.status !== 'active' ||
         !(await readTopicStanding(opts.db.db, contact.id, contact.project_id, topic)).subscribed
@@ -112,21 +147,23 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOption
         reply,
         200,
         page(
-          'You are unsubscribed',
-          `<p style="margin:0">${esc(maskEmail(contact.email))} no longer receives ${esc(what)} from ${esc(projectName)}.</p>`,
+          lang,
+          w.done,
+          `<p style="margin:0">${w.left(esc(maskEmail(contact.email)), esc(what), esc(projectName))}</p>`,
         ),
       );
     }
-    const body = `<p style="margin:0 0 1.5rem">Stop ${esc(what)} from <strong>${esc(projectName)}</strong> to ${esc(maskEmail(contact.email))}?
-E-mails about your own orders, courses and documents will still arrive.</p>
-<form method="post" style="margin:0"><button type="submit" style="font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#c81e1e;color:#fff;cursor:pointer">Unsubscribe</button></form>`;
-    return send(reply, 200, page('Unsubscribe', body));
+    const body = `<p style="margin:0 0 1.5rem">${w.question(esc(what), esc(projectName), esc(maskEmail(contact.email)))}
+${w.still}</p>
+<form method="post" style="margin:0"><button type="submit" style="font:inherit;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#c81e1e;color:#fff;cursor:pointer">${w.button}</button></form>`;
+    return send(reply, 200, page(lang, w.ask, body));
   });
 
   app.post('/u/:token', { schema, bodyLimit: 16 * 1024 }, async (req, reply) => {
     const found = await lookup(req.params.token);
     if (!found) return send(reply, 404, invalidPage());
-    const { contact, projectName, what, topic } = found;
+    const { contact, projectName, what, topic, lang } = found;
+    const w = WORDS[lang];
     await unsubscribeContact(opts.db.db, contact, topic, sourceOf(req.body), opts.clock.now(), {
       ip: req.ip,
       user_agent: String(req.headers['user-agent'] ?? '').slice(0, 500) || null,
@@ -136,8 +173,9 @@ E-mails about your own orders, courses and documents will still arrive.</p>
       reply,
       200,
       page(
-        'You are unsubscribed',
-        `<p style="margin:0">${esc(maskEmail(contact.email))} will no longer receive ${esc(what)} from ${esc(projectName)}.</p>`,
+        lang,
+        w.done,
+        `<p style="margin:0">${w.willLeave(esc(maskEmail(contact.email)), esc(what), esc(projectName))}</p>`,
       ),
     );
   });
