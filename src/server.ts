@@ -14,7 +14,7 @@ import { secretBox } from './services/secrets.js';
 import { createWebhookWorker, type WebhookWorker } from './delivery/webhookWorker.js';
 import { createErasureWorker } from './delivery/erasureWorker.js';
 import type { Resolver } from './services/webhooks/send.js';
-import { buildApp, buildOpsApp, LOG_REDACT } from './http/app.js';
+import { buildApp, buildOpsApp, LOG_REDACT, LOG_SERIALIZERS } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
 import { createTrackingWorker } from './delivery/trackingWorker.js';
@@ -54,7 +54,10 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const role = opts.role ?? config.role;
   const log =
     opts.logger ??
-    pino({ level: config.logLevel, redact: LOG_REDACT }, process.stdout.isTTY ? prettyStdout : undefined);
+    pino(
+      { level: config.logLevel, redact: LOG_REDACT, serializers: LOG_SERIALIZERS },
+      process.stdout.isTTY ? prettyStdout : undefined,
+    );
   const db = await openDatabase(config.databaseUrl);
   await migrateToLatest(db);
   const clock = opts.clock ?? systemClock;

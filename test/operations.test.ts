@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { purgeExpired } from '../src/delivery/retention.js';
-import { buildApp, LOG_REDACT } from '../src/http/app.js';
+import { buildApp, LOG_REDACT, LOG_SERIALIZERS } from '../src/http/app.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, rawCall, setupProject, type TestApp } from './support/harness.js';
 
 const DAY = 86_400_000;
@@ -172,7 +172,7 @@ describe('docs and logs', () => {
         cb();
       },
     });
-    const logger = pino({ level: 'info', redact: LOG_REDACT }, sink);
+    const logger = pino({ level: 'info', redact: LOG_REDACT, serializers: LOG_SERIALIZERS }, sink);
     const app = await buildApp(t.deps, { logger });
     const { key } = await setupProject(app, { site: 'logsite' });
     await keyCall(
@@ -183,9 +183,20 @@ describe('docs and logs', () => {
       { event_type: 'contest_results', email: 'l@example.com', fields: { event_title: 'a', work_title: 'b' } },
       { 'x-request-id': 'req-abc-1' },
     );
+    // Link tokens (a preference link is a credential) and setup codes are masked in the request's URL.
+    for (const url of [
+      '/p/p1.SECRETPREFTOKEN.abc',
+      '/u/u2.SECRETUNSUBTOKEN.abc',
+      '/c/c1.SECRETCLICKTOKEN',
+      '/o/o1.SECRETOPENTOKEN.gif',
+      '/ui/setup?code=SECRETSETUPCODE',
+    ])
+      await app.inject({ method: 'GET', url });
     await app.close();
     const all = lines.join('');
     assert.ok(!all.includes(key), 'the API key never reaches the log');
+    assert.ok(!/SECRET(PREF|UNSUB|CLICK|OPEN)TOKEN|SECRETSETUPCODE/.test(all), 'no link token or setup code is logged');
+    assert.ok(all.includes('"/p/[token]"'), 'the masked URL is logged');
     assert.ok(!all.includes('test-admin-token'), 'nor the admin token');
     const parsed = lines.map((l) => JSON.parse(l));
     assert.ok(parsed.some((l) => l.reqId === 'req-abc-1'));

@@ -48,6 +48,26 @@ export const LOG_REDACT = [
   'res.headers["set-cookie"]',
 ];
 
+/**
+ * A request's URL as the log keeps it: the signed token of an unsubscribe, preference, click or open
+ * link is a credential (the preference link changes a person's choices and never expires) or carries the
+ * destination, and a setup code is one too, so they never reach a log line.
+ */
+export function loggedUrl(url: string): string {
+  return url.replace(/^\/([upco])\/[^?#]*/, '/$1/[token]').replace(/([?&]code=)[^&#]*/g, '$1[hidden]');
+}
+
+/** Fastify's request serializer with the URL masked (pino `serializers`, beside LOG_REDACT). */
+export const LOG_SERIALIZERS = {
+  req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+    method: req.method,
+    url: loggedUrl(req.url ?? ''),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  }),
+};
+
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const logger = opts.logger;
   const app: FastifyInstance = Fastify({
