@@ -11,23 +11,23 @@ import { createWorker, waitForEmailOutcome, type Worker } from './delivery/worke
 import { createRateCap } from './delivery/rateCap.js';
 import { DeliveryRouter } from './delivery/router.js';
 import { secretBox } from './services/secrets.js';
-import { createWebhookWorker, type WebhookWorker } from './delivery/webhookWorker.js';
-import { createErasureWorker } from './delivery/erasureWorker.js';
-import type { Resolver } from './services/webhooks/send.js';
+import { createWebhookWorker, type WebhookWorker } from './workers/siteWebhooks.js';
+import { createErasureWorker } from './workers/erasure.js';
+import type { Resolver } from './services/siteWebhooks/send.js';
 import { buildApp, buildOpsApp, LOG_REDACT, LOG_SERIALIZERS } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
-import { createTrackingWorker } from './delivery/trackingWorker.js';
+import { createTrackingWorker } from './workers/tracking.js';
 import { purgeTrackingHits } from './repos/trackingHits.js';
 import { expireAllLeases } from './repos/outbox.js';
-import { expireWebhookLeases } from './repos/webhooks.js';
+import { expireWebhookLeases } from './repos/siteWebhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
 import { prettyStdout } from './logFormat.js';
 import { needsSetup, SETUP_CODE_TTL_MS, SetupCode } from './services/setup.js';
-import { startBounceListener, type BounceListener } from './bounces/listener.js';
-import { bounceContext, recordReport } from './services/bounces.js';
+import { startBounceListener, type BounceListener } from './reports/listener.js';
+import { bounceContext, recordReport } from './services/reports.js';
 
 export interface Running {
   app: FastifyInstance | null;

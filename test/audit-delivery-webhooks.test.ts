@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { userInfo } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { deliveryCommand } from '../src/cliDelivery.js';
-import { insertDeliveries } from '../src/repos/webhooks.js';
+import { insertDeliveries } from '../src/repos/siteWebhooks.js';
 import { deliveryBox, putDelivery } from '../src/services/delivery.js';
 import { DIALECTS, adminCall, createTestApp, setupProject, type TestApp } from './support/harness.js';
 import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';

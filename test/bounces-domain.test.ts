@@ -2,7 +2,7 @@
 // e-mail transitions, the contact effects, VERP addresses, and the reading of real report formats.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseReportMessage } from '../src/bounces/parseReport.js';
+import { parseReportMessage } from '../src/reports/parseReport.js';
 import {
   classifyCodes,
   classifyDsn,

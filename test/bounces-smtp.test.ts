@@ -9,13 +9,13 @@ import { after, before, describe, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import { SMTPServer } from 'smtp-server';
-import { startBounceListener, type BounceListener } from '../src/bounces/listener.js';
+import { startBounceListener, type BounceListener } from '../src/reports/listener.js';
 import { loadConfig } from '../src/config.js';
 import { start } from '../src/server.js';
 import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
 import { verpAddress } from '../src/delivery/verp.js';
 import { createWorker } from '../src/delivery/worker.js';
-import { recordReport, type BounceContext } from '../src/services/bounces.js';
+import { recordReport, type BounceContext } from '../src/services/reports.js';
 import {
   addContact,
   addEmail,

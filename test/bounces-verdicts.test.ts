@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it, test } from 'node:test';
 import nodemailer from 'nodemailer';
-import { startBounceListener, type BounceListener } from '../src/bounces/listener.js';
-import { parseReportMessage } from '../src/bounces/parseReport.js';
+import { startBounceListener, type BounceListener } from '../src/reports/listener.js';
+import { parseReportMessage } from '../src/reports/parseReport.js';
 import { verpAddress } from '../src/delivery/verp.js';
 import { classifyDsn, classifyText } from '../src/domain/bounces.js';
-import { recordReport, type InboundReport } from '../src/services/bounces.js';
+import { recordReport, type InboundReport } from '../src/services/reports.js';
 import { addContact, addEmail, openTestDb, seedProject, SECRET, type TestDb } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
 

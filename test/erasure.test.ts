@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { createErasureWorker } from '../src/delivery/erasureWorker.js';
+import { createErasureWorker } from '../src/workers/erasure.js';
 import { ERASURE_COVERAGE } from '../src/repos/erasure.js';
 import { installationSecret } from '../src/services/secrets.js';
 import { SYNC_LIMIT } from '../src/services/erasure.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
-import { createTrackingWorker, type TrackingWorker } from '../src/delivery/trackingWorker.js';
+import { createTrackingWorker, type TrackingWorker } from '../src/workers/tracking.js';
 import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { freePort, until } from './fixtures/delivery-support.js';
 import { launchChromium, loginWithToken, openPage, saveScreenshot, CHROMIUM_MISSING } from './support/browser.js';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
-import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
+import { createWebhookWorker, type WebhookWorker } from '../src/workers/siteWebhooks.js';
 import { sealingSecret } from '../src/services/delivery.js';
 import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { createWebhookWorker } from '../src/delivery/webhookWorker.js';
+import { createWebhookWorker } from '../src/workers/siteWebhooks.js';
 import { sealingSecret } from '../src/services/delivery.js';
 import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';

@@ -3,7 +3,7 @@
 // protected, and the worker then really delivers to a receiver on this machine.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createWebhookWorker } from '../src/delivery/webhookWorker.js';
+import { createWebhookWorker } from '../src/workers/siteWebhooks.js';
 import { sealingSecret } from '../src/services/delivery.js';
 import { createUser, login, sessionCall } from './support/accounts.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp } from './support/harness.js';

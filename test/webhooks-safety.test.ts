@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../src/db/index.js';
-import { createWebhookWorker } from '../src/delivery/webhookWorker.js';
+import { createWebhookWorker } from '../src/workers/siteWebhooks.js';
 import { createWorker } from '../src/delivery/worker.js';
 import type { OutgoingMessage, Transport } from '../src/delivery/transports.js';
-import { enqueueNotices, enqueueSiteWebhooks } from '../src/services/webhooks/enqueue.js';
+import { enqueueNotices, enqueueSiteWebhooks } from '../src/services/siteWebhooks/enqueue.js';
 import { sealingSecret } from '../src/services/delivery.js';
-import type { Resolver } from '../src/services/webhooks/send.js';
-import { claimDeliveries, expireWebhookLeases } from '../src/repos/webhooks.js';
+import type { Resolver } from '../src/services/siteWebhooks/send.js';
+import { claimDeliveries, expireWebhookLeases } from '../src/repos/siteWebhooks.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, PG_URL, setupProject, type TestApp } from './support/harness.js';
 import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 

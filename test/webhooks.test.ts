@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createCaptureTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
-import { createWebhookWorker, type WebhookWorker } from '../src/delivery/webhookWorker.js';
+import { createWebhookWorker, type WebhookWorker } from '../src/workers/siteWebhooks.js';
 import { unsubscribeUrl } from '../src/delivery/unsubscribe.js';
 import { sealingSecret } from '../src/services/delivery.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, rawCall, setupProject, type TestApp } from './support/harness.js';

@@ -29,7 +29,7 @@ import { parseJson } from '../repos/types.js';
 import { handOverVerdict, type HandOverVerdict } from '../domain/handOver.js';
 import { handOverMany, type HandOver } from './handOver.js';
 import type { WebhookKind } from '../domain/statuses.js';
-import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
+import { enqueueEmailWebhooks } from '../services/siteWebhooks/enqueue.js';
 import { systemClock, type Clock } from './clock.js';
 import { composeEmail } from './compose.js';
 import { buildContext, renderEmail } from './render.js';

@@ -46,7 +46,7 @@ import { holdHandOvers } from '../repos/handOver.js';
 import type { Executor } from '../repos/types.js';
 import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
-import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
+import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './siteWebhooks/enqueue.js';
 
 type ContactLike = Pick<ContactRow, 'id' | 'project_id' | 'email' | 'status'>;
 

@@ -26,7 +26,7 @@ import type { ContactUpsertBody, ListBody } from '../schemas/admin.js';
 import type { ContactsQuery } from '../schemas/adminUi.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { projectFilter, requireProject } from './admin.js';
-import { contactNotice, enqueueSiteWebhooks } from './webhooks/enqueue.js';
+import { contactNotice, enqueueSiteWebhooks } from './siteWebhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
 

@@ -6,13 +6,13 @@ import type { Executor } from '../repos/types.js';
 import type { RateLimiter } from './rateLimiter.js';
 import type { Metrics } from '../metrics.js';
 import type { ConfigSnapshot } from './configCache.js';
-import type { WebhookCredentialsLookup } from './providerWebhooks.js';
-import type { HttpGet } from '../bounces/providers/types.js';
+import type { WebhookCredentialsLookup } from './providerReports.js';
+import type { HttpGet } from '../reports/providers/types.js';
 import type { ProviderIdLookup } from '../repos/reports.js';
 import type { DeliveryRouter } from '../delivery/router.js';
 import type { TxtLookup } from '../delivery/verify.js';
 import type { SetupCode } from './setup.js';
-import type { Resolver } from './webhooks/send.js';
+import type { Resolver } from './siteWebhooks/send.js';
 
 import type { Clock } from '../delivery/clock.js';
 export { systemClock, type Clock } from '../delivery/clock.js';

@@ -1,6 +1,6 @@
 // Per-project delivery settings as the admin API, UI and CLI use them (SPEC §11): save (secrets
 // encrypted), show (secrets masked), clear, verify the relays and DKIM, send a test e-mail.
-import { allEndpointSecrets, updateEndpoint } from '../repos/webhooks.js';
+import { allEndpointSecrets, updateEndpoint } from '../repos/siteWebhooks.js';
 import {
   deliveryWarnings,
   maskedDelivery,

@@ -17,7 +17,7 @@ import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { conflict, projectFilter } from './admin.js';
-import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
+import { enqueueEmailWebhooks } from './siteWebhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
 import { previewStoredEmail } from './preview.js';

@@ -58,7 +58,7 @@ import { executePlan } from './accept/acceptBatch.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
 import { configSnapshot, type ConfigSnapshot } from './configCache.js';
 import { recordChoices, topicStops } from './consent.js';
-import { enqueueEmailWebhooks } from './webhooks/enqueue.js';
+import { enqueueEmailWebhooks } from './siteWebhooks/enqueue.js';
 import type { GatewayCall } from './context.js';
 
 const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));

@@ -21,7 +21,7 @@ import type { Deps } from '../../services/context.js';
 import { auditActor, scopeOf } from '../plugins/access.js';
 import * as outbox from '../../services/emails.js';
 import { replayEvent } from '../../services/replay.js';
-import { ReplayAnswer } from '../../schemas/webhooks.js';
+import { ReplayAnswer } from '../../schemas/siteWebhooks.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];

@@ -17,7 +17,7 @@ import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import { REPEAT_ERROR_CODE } from '../../domain/statuses.js';
 import type { GatewayCall } from '../context.js';
-import { enqueueSiteWebhooks } from '../webhooks/enqueue.js';
+import { enqueueSiteWebhooks } from '../siteWebhooks/enqueue.js';
 import { dryRunEvent } from './dryRun.js';
 
 export interface Described {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { snsStringToSign } from '../src/bounces/providers/ses.js';
+import { snsStringToSign } from '../src/reports/providers/ses.js';
 import { emailForReportById } from '../src/repos/reports.js';
 import { addContact, addEmail, emailRow, seedProject } from './fixtures/delivery-support.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, type TestApp } from './support/harness.js';

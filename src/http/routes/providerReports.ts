@@ -7,7 +7,7 @@ import { WEBHOOK_PROVIDERS } from '../../domain/statuses.js';
 import { AppError } from '../../errors.js';
 import { errors, literalUnion, SiteKey } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
-import { receiveProviderWebhook } from '../../services/providerWebhooks.js';
+import { receiveProviderWebhook } from '../../services/providerReports.js';
 
 /** A provider batch (SendGrid sends up to thousands of events at once) may exceed the gateway's limit. */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -30,7 +30,7 @@ export const providerWebhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
   app.post(
     '/api/webhooks/:provider/:site_key',
     {
-      // Authenticated by each provider's own signature (services/providerWebhooks.ts), not as an admin.
+      // Authenticated by each provider's own signature (services/providerReports.ts), not as an admin.
       config: { access: { public: true } },
       bodyLimit: WEBHOOK_BODY_LIMIT,
       schema: {

@@ -1,5 +1,5 @@
 // Erases long histories in batches (SPEC §18): the worker takes a running erasure under a lease (as
-// webhookWorker.ts does deliveries), erases one batch of its rows in a short transaction, and goes on
+// workers/siteWebhooks.ts does deliveries), erases one batch of its rows in a short transaction, and goes on
 // until nothing of the person is left; then the erasure is `done` and its sealed address cleared.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -13,8 +13,8 @@ import {
   type ErasureRow,
 } from '../repos/erasure.js';
 import { secretBox } from '../services/secrets.js';
-import { systemClock, type Clock } from './clock.js';
-import type { WorkerLogger } from './worker.js';
+import { systemClock, type Clock } from '../delivery/clock.js';
+import type { WorkerLogger } from '../delivery/worker.js';
 
 export interface ErasureWorkerOptions {
   db: Db;

@@ -17,9 +17,9 @@ import {
   releaseHits,
 } from '../repos/trackingHits.js';
 import { iso } from '../repos/types.js';
-import { enqueueEmailWebhooks } from '../services/webhooks/enqueue.js';
-import { outboxLoop, systemClock, type Clock } from './clock.js';
-import type { WorkerLogger } from './worker.js';
+import { enqueueEmailWebhooks } from '../services/siteWebhooks/enqueue.js';
+import { outboxLoop, systemClock, type Clock } from '../delivery/clock.js';
+import type { WorkerLogger } from '../delivery/worker.js';
 
 export interface TrackingWorkerOptions {
   db: Db;

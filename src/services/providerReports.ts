@@ -1,12 +1,12 @@
 // Provider webhooks (SPEC §12): `POST /api/webhooks/{provider}/{site_key}`. The project's credentials
 // for the provider authenticate the request the provider's way; only then is anything read or stored.
-import { ses } from '../bounces/providers/ses.js';
-import { mailgun, postmark, sendgrid, unisenderGo } from '../bounces/providers/others.js';
-import type { Credentials, HttpGet, ProviderResult, WebhookRequest } from '../bounces/providers/types.js';
+import { ses } from '../reports/providers/ses.js';
+import { mailgun, postmark, sendgrid, unisenderGo } from '../reports/providers/others.js';
+import type { Credentials, HttpGet, ProviderResult, WebhookRequest } from '../reports/providers/types.js';
 import type { WebhookProvider } from '../domain/statuses.js';
 import { AppError, notFound } from '../errors.js';
 import { findProjectBySiteKey } from '../repos/projects.js';
-import { bounceContext, recordReport } from './bounces.js';
+import { bounceContext, recordReport } from './reports.js';
 import { getProviderWebhookCredentials } from './delivery.js';
 import type { Deps } from './context.js';
 

@@ -1,5 +1,5 @@
 // The webhook worker: claims due deliveries under a lease, signs them the Standard Webhooks way and
-// POSTs them (services/webhooks/send.ts), then records the attempt, the retry or the end, and disables
+// POSTs them (services/siteWebhooks/send.ts), then records the attempt, the retry or the end, and disables
 // an endpoint that has failed for three days (SPEC §13). Runs beside the e-mail worker in every process
 // that delivers; several workers share a PostgreSQL outbox without sending one delivery twice.
 import { randomBytes } from 'node:crypto';
@@ -7,13 +7,13 @@ import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import type { WebhookConfig } from '../config.js';
 import type { Db } from '../db/index.js';
-import { afterAttempt, shouldDisable, webhookBody } from '../domain/webhooks.js';
-import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery } from '../repos/webhooks.js';
+import { afterAttempt, shouldDisable, webhookBody } from '../domain/siteWebhooks.js';
+import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery } from '../repos/siteWebhooks.js';
 import { parseJson } from '../repos/types.js';
 import { secretBox } from '../services/secrets.js';
-import { postWebhook, systemResolver, type Resolver } from '../services/webhooks/send.js';
-import { outboxLoop, systemClock, type Clock } from './clock.js';
-import type { WorkerLogger } from './worker.js';
+import { postWebhook, systemResolver, type Resolver } from '../services/siteWebhooks/send.js';
+import { outboxLoop, systemClock, type Clock } from '../delivery/clock.js';
+import type { WorkerLogger } from '../delivery/worker.js';
 
 export interface WebhookWorkerOptions {
   db: Db;

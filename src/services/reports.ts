@@ -20,7 +20,7 @@ import {
 import type { OutcomeStatus, ReportKind, ReportSource } from '../domain/statuses.js';
 import { cleanText } from '../domain/inputRules.js';
 import { findContact, setContactStatus } from '../repos/contacts.js';
-import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './webhooks/enqueue.js';
+import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './siteWebhooks/enqueue.js';
 import { insertEvent } from '../repos/events.js';
 import { pauseMarketing } from '../repos/projects.js';
 import {

@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { cleanText } from '../../domain/inputRules.js';
-import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
+import { hostOf, isPrivateAddress, urlProblem } from '../../domain/siteWebhooks.js';
 
 /** Resolves a host name to its addresses; injectable because tests have no outside DNS. */
 export type Resolver = (host: string) => Promise<string[]>;

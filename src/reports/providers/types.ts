@@ -1,6 +1,6 @@
 // What every provider receiver (SPEC §12) shares: the request it reads, the credentials it checks and
-// the reports it produces for services/bounces.ts.
-import type { InboundReport } from '../../services/bounces.js';
+// the reports it produces for services/reports.ts.
+import type { InboundReport } from '../../services/reports.js';
 
 export type ProviderReport = Omit<InboundReport, 'source' | 'projectId' | 'raw'>;
 

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Project, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
-import { hostOf, isPrivateAddress, urlProblem } from '../../domain/webhooks.js';
+import { hostOf, isPrivateAddress, urlProblem } from '../../domain/siteWebhooks.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../../repos/types.js';
 import {
@@ -16,8 +16,8 @@ import {
   listEndpoints,
   resendDelivery,
   updateEndpoint,
-} from '../../repos/webhooks.js';
-import type { CreateWebhookBody, DeliveriesQuery, PatchWebhookBody } from '../../schemas/webhooks.js';
+} from '../../repos/siteWebhooks.js';
+import type { CreateWebhookBody, DeliveriesQuery, PatchWebhookBody } from '../../schemas/siteWebhooks.js';
 import { PAGE_SIZE } from '../../schemas/common.js';
 import { requireProject } from '../admin.js';
 import { audited, type AuditActor } from '../audit.js';

@@ -1,12 +1,12 @@
 // The inbound SMTP listener of the bounce domain (SPEC §12). It is the MX target of BOUNCE_DOMAIN and
 // nothing else: RCPT is accepted only for signed VERP addresses of that domain (never a relay, never
 // mail for anyone else), messages are size-limited, and each message becomes reports through the one
-// recording path (services/bounces.ts).
+// recording path (services/reports.ts).
 import { createHash } from 'node:crypto';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { parseVerpAddress } from '../delivery/verp.js';
-import type { InboundReport } from '../services/bounces.js';
+import type { InboundReport } from '../services/reports.js';
 import { parseReportMessage } from './parseReport.js';
 
 export interface BounceListenerOptions {

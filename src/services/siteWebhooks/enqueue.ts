@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ContactRow, EmailRow } from '../../db/schema.js';
 import type { WebhookKind } from '../../domain/statuses.js';
-import { activeEndpointsOf, insertDeliveries, type NewDelivery } from '../../repos/webhooks.js';
+import { activeEndpointsOf, insertDeliveries, type NewDelivery } from '../../repos/siteWebhooks.js';
 import type { Executor } from '../../repos/types.js';
 
 export interface SiteNotice {

@@ -14,9 +14,9 @@ import {
   WebhookAnswer,
   WebhookList,
   WebhookParams,
-} from '../../schemas/webhooks.js';
+} from '../../schemas/siteWebhooks.js';
 import type { Deps } from '../../services/context.js';
-import * as webhooks from '../../services/webhooks/endpoints.js';
+import * as webhooks from '../../services/siteWebhooks/endpoints.js';
 import { auditActor } from '../plugins/access.js';
 
 const tags = ['admin'];
