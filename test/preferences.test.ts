@@ -20,6 +20,12 @@ for (const d of DIALECTS) {
       t = await createTestApp(d.name, { PUBLIC_URL: PUBLIC });
       ({ key, site } = await setupProject(t.app));
       secret = await installationSecret(t.deps);
+      // The site listens for unsubscribes (the worker is not running: the outbox rows are read directly).
+      const hook = await adminCall(t.app, 'POST', `/api/admin/projects/${site}/webhooks`, {
+        url: 'https://site.example/hook.php',
+        events: ['contact.unsubscribed'],
+      });
+      assert.equal(hook.status, 201, JSON.stringify(hook.body));
     });
     after(() => t.close());
 
@@ -45,6 +51,19 @@ for (const d of DIALECTS) {
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'TestBrowser/1.0', ...headers },
         payload: new URLSearchParams(form).toString(),
       });
+    /** The contact.unsubscribed notices queued for the site about one address: [reason, status, topics]. */
+    const notices = async (email: string) =>
+      (
+        await t.deps.db.db
+          .selectFrom('webhook_deliveries')
+          .select('data')
+          .where('kind', '=', 'contact.unsubscribed')
+          .orderBy('id')
+          .execute()
+      )
+        .map((r) => JSON.parse(r.data))
+        .filter((x: any) => x.email === email)
+        .map((x: any) => [x.reason, x.status, x.topics ?? null]);
     const subscribed = (page: any) => Object.fromEntries(page.topics.map((x: any) => [x.key, x.subscribed]));
 
     it('shows the topics in Russian, in the project colour, as a labelled form without JavaScript', async () => {
@@ -114,12 +133,21 @@ for (const d of DIALECTS) {
       const shown = await t.app.inject({ method: 'GET', url: `${url}?saved=1` });
       assert.match(shown.body, /Сохранено/);
       assert.match(shown.body, /name="topic_newsletters" value="on">/, 'unchecked now');
+      assert.deepEqual(await notices('choose@example.com'), [['preference_page', 'active', ['newsletters']]]);
 
       const left = await post(url, { form_token: form, action: 'leave_all' });
       assert.equal(left.statusCode, 303);
       page = await c.page();
       assert.equal(page.contact.status, 'unsubscribed');
       assert.deepEqual(subscribed(page), { transactional: true, cart_reminders: false, newsletters: false });
+      assert.deepEqual(
+        await notices('choose@example.com'),
+        [
+          ['preference_page', 'active', ['newsletters']],
+          ['preference_page', 'unsubscribed', null],
+        ],
+        'leaving all is one notice, not one per topic',
+      );
       // The waiting cart e-mails of the left topic were suppressed in the same transaction.
       const emails = (await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&to=choose%40example.com`)).body
         .items;
@@ -151,6 +179,7 @@ for (const d of DIALECTS) {
         page.consent.map((x: any) => [x.topic, x.granted, x.source]),
         [['cart_reminders', false, 'list_unsubscribe']],
       );
+      assert.deepEqual(await notices('link@example.com'), [['link', 'active', ['cart_reminders']]]);
       const emails = (await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&to=link%40example.com`)).body
         .items;
       assert.ok(emails.every((e: any) => e.status === 'suppressed'));

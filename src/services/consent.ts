@@ -46,7 +46,7 @@ import { holdHandOvers } from '../repos/handOver.js';
 import type { Executor } from '../repos/types.js';
 import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
-import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks } from './siteWebhooks/enqueue.js';
+import { contactNotice, enqueueEmailWebhooks, enqueueSiteWebhooks, topicNotice } from './siteWebhooks/enqueue.js';
 
 type ContactLike = Pick<ContactRow, 'id' | 'project_id' | 'email' | 'status'>;
 
@@ -96,7 +96,21 @@ export async function recordChoices(
   }
   for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
   await suppressTopics(trx, contact.id, left, now, stopReason);
+  // A person who leaves a topic from an e-mail or the preference page: the site hears of it as of a full
+  // unsubscribe, with the topics. The site's own calls (`api`) are not echoed back; leaveAll sends its own.
+  const via = PERSON_VIA[source];
+  if (via && left.length > 0 && !leavingAll.has(trx))
+    await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', topicNotice(contact, via, left), now);
 }
+
+/** The person's own doors, as `reason` of contact.unsubscribed names them. */
+const PERSON_VIA: Partial<Record<ConsentSource, string>> = {
+  unsubscribe_link: 'link',
+  list_unsubscribe: 'link',
+  preference_page: 'preference_page',
+};
+/** Transactions inside leaveAll, whose one contact.unsubscribed covers every topic. */
+const leavingAll = new WeakSet<object>();
 
 /** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
 async function keepChoice(trx: Executor, contactId: number, topic: string, now: number) {
@@ -131,15 +145,20 @@ export async function leaveAll(
   meta: { ip?: string | null; user_agent?: string | null } = {},
 ): Promise<void> {
   const topics = (await listTopics(trx, contact.project_id)).filter((t) => t.key !== TRANSACTIONAL);
-  await recordChoices(
-    trx,
-    { ...contact, status: 'active' },
-    topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
-    source,
-    now,
-    // The same words as the suppression rule of an unsubscribed contact (domain/suppression.ts).
-    suppressionReason('unsubscribed', 'cart')!,
-  );
+  leavingAll.add(trx);
+  try {
+    await recordChoices(
+      trx,
+      { ...contact, status: 'active' },
+      topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
+      source,
+      now,
+      // The same words as the suppression rule of an unsubscribed contact (domain/suppression.ts).
+      suppressionReason('unsubscribed', 'cart')!,
+    );
+  } finally {
+    leavingAll.delete(trx);
+  }
   if (contact.status !== 'active') return;
   const reason = source === 'preference_page' ? 'preference_page' : 'unsubscribe_link';
   if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active'], { reason }))

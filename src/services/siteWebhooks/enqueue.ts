@@ -129,6 +129,15 @@ export async function enqueueEmailWebhooks(
   );
 }
 
+/** contact.unsubscribed of one or more topics: the contact's status is unchanged, `topics` says which it left. */
+export function topicNotice(
+  contact: Pick<ContactRow, 'id' | 'email' | 'status'>,
+  via: string,
+  topics: string[],
+): Record<string, unknown> {
+  return { contact_id: Number(contact.id), email: contact.email, status: contact.status, reason: via, topics };
+}
+
 /** contact.unsubscribed: who, and by what (`link`, `admin`, `complaint`). */
 export function contactNotice(contact: Pick<ContactRow, 'id' | 'email'>, via: string): Record<string, unknown> {
   return { contact_id: Number(contact.id), email: contact.email, status: 'unsubscribed', reason: via };
