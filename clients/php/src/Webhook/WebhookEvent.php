@@ -12,8 +12,8 @@ namespace EduGateway\Webhook;
  * of order), and for the e-mail kinds event_id, scheduled_email_id, event_type, order_id,
  * idempotency_key, email, status, template_key, step and, when it did not go, reason (a bounce
  * diagnostic, contact_unsubscribed, cancelled_by_purchase, …); email.opened has opened_at, email.clicked
- * clicked_at and url (where the link led); contact.unsubscribed has contact_id, email
- * and reason (how). Members a kind does not concern are null or absent.
+ * clicked_at and url (where the link led); contact.unsubscribed has contact_id, email, status and reason
+ * (how), and topics when the person left only those topics (status then stays active). Members a kind does not concern are null or absent.
  */
 final class WebhookEvent
 {
