@@ -1,4 +1,4 @@
-// The admin endpoints the web UI adds (src/http/routes/adminUi.ts): metadata, template preview, e-mail
+// The admin endpoints the web UI adds (src/http/routes/admin/: uiMeta, templates, emails, contacts, dashboard): metadata, template preview, e-mail
 // preview/cancel/retry, contact search and detail, dashboard figures; on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -1,8 +1,8 @@
 // Admin API: a project's webhook endpoints, their deliveries and re-sends (SPEC §13).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errors } from '../../schemas/common.js';
-import { SiteKeyParams } from '../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import { SiteKeyParams } from '../../../schemas/admin.js';
 import {
   CreatedWebhook,
   CreateWebhookBody,
@@ -14,17 +14,17 @@ import {
   WebhookAnswer,
   WebhookList,
   WebhookParams,
-} from '../../schemas/siteWebhooks.js';
-import type { Deps } from '../../services/context.js';
-import * as webhooks from '../../services/siteWebhooks/endpoints.js';
-import { auditActor } from '../plugins/access.js';
+} from '../../../schemas/siteWebhooks.js';
+import type { Deps } from '../../../services/context.js';
+import * as webhooks from '../../../services/siteWebhooks/endpoints.js';
+import { auditActor } from '../../plugins/access.js';
 
 const tags = ['admin'];
 const security = [{ adminToken: [] }];
 const errs = errors(401, 403, 404, 422, 500);
 const base = '/api/admin/projects/:site_key/webhooks';
 
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
     base,
     {

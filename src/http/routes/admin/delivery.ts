@@ -1,17 +1,19 @@
-// Admin API: a project's own delivery settings (SPEC §11).
+// A project's own delivery settings (SPEC §11): relay, DKIM, check, test e-mail.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { errors } from '../../schemas/common.js';
-import { SiteKeyParams } from '../../schemas/admin.js';
-import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../schemas/delivery.js';
-import * as delivery from '../../services/delivery.js';
-import { auditActor } from '../plugins/access.js';
-import type { Deps } from '../../services/context.js';
+import * as delivery from '../../../services/delivery.js';
+import { auditActor } from '../../plugins/access.js';
+import { SiteKeyParams } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../../schemas/delivery.js';
+import type { Deps } from '../../../services/context.js';
 
 const tags = ['admin'];
+
 const security = [{ adminToken: [] }];
+
 const errs = errors(401, 403, 404, 422, 500);
 
-export const adminDeliveryRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.put(
     '/api/admin/projects/:site_key/delivery',
     {

@@ -1,16 +1,22 @@
-// Admin API of templates with a contract (SPEC §16): one template, its versions (list, get, publish,
-// diff, preview), layouts, and the editor's analysis of unsaved source. Saving stays POST /api/templates.
+// Templates with a contract (SPEC §16): list, one template, versions (get, publish, diff, preview), stats (SPEC
+// §17), preview and analysis of unsaved source. Saving stays POST /api/templates.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import { Ok, TemplateView } from '../../schemas/admin.js';
-import { errors } from '../../schemas/common.js';
+import * as admin from '../../../services/admin.js';
+import * as templates from '../../../services/templates.js';
+import { auditActor } from '../../plugins/access.js';
+import {
+  Ok,
+  SiteKeyParams,
+  TemplateStats,
+  TemplateStatsParams,
+  TemplateStatsQuery,
+  TemplateView,
+} from '../../../schemas/admin.js';
+import { PreviewBody, PreviewResponse } from '../../../schemas/adminUi.js';
+import { errors } from '../../../schemas/common.js';
 import {
   AnalyzeBody,
   AnalyzeResponse,
-  LayoutBody,
-  LayoutList,
-  LayoutParams,
-  LayoutSaved,
   PublishBody,
   Published,
   TemplateParams,
@@ -20,26 +26,70 @@ import {
   VersionPreviewBody,
   VersionPreviewResponse,
   VersionView,
-} from '../../schemas/templates.js';
-import { SiteKeyParams } from '../../schemas/admin.js';
-import type { Deps } from '../../services/context.js';
-import * as layouts from '../../services/layouts.js';
-import { previewVersion } from '../../services/preview.js';
-import { analyzeDraft } from '../../services/templateEditor.js';
-import * as templates from '../../services/templates.js';
-import { auditActor } from '../plugins/access.js';
+} from '../../../schemas/templates.js';
+import type { Deps } from '../../../services/context.js';
+import { templateStats } from '../../../services/engagement.js';
+import { previewTemplate, previewVersion } from '../../../services/preview.js';
+import { analyzeDraft } from '../../../services/templateEditor.js';
+import { Type } from 'typebox';
 
 const tags = ['admin'];
-const security = [{ adminToken: [] }];
-const errs = errors(401, 403, 404, 422, 500);
-const read = { access: { project: 'params.site_key' } } as const;
-const write = { access: { project: 'params.site_key', write: true } } as const;
 
-export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 422, 500);
+
+export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/projects/:site_key/templates',
+    {
+      config: { access: { project: 'params.site_key' } },
+      schema: {
+        tags,
+        security,
+        params: SiteKeyParams,
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TemplateView) }), ...errs },
+      },
+    },
+    async (req) => admin.templates(deps, req.params.site_key),
+  );
+
+  app.get(
+    '/api/admin/projects/:site_key/templates/:name/stats',
+    {
+      config: { access: { project: 'params.site_key' } },
+      schema: {
+        tags: ['admin'],
+        security: [{ adminToken: [] }],
+        summary:
+          "A template's e-mails sent between since and until: delivered, bounced, complained, opened, clicked (people only) and unsubscribed",
+        params: TemplateStatsParams,
+        querystring: TemplateStatsQuery,
+        response: { 200: TemplateStats, ...errors(401, 403, 404, 422, 500) },
+      },
+    },
+    async (req) => templateStats(deps, req.params.site_key, req.params.name, req.query),
+  );
+
+  app.post(
+    '/api/admin/templates/preview',
+    {
+      config: { access: { project: 'body.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: 'Render unsaved template source with sample values; 422 names the part and line that does not parse',
+        body: PreviewBody,
+        response: { 200: PreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => previewTemplate(deps, req.body),
+  );
+
   app.get(
     '/api/admin/projects/:site_key/templates/:name',
     {
-      config: read,
+      config: { access: { project: 'params.site_key' } } as const,
       schema: {
         tags,
         security,
@@ -54,7 +104,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.get(
     '/api/admin/projects/:site_key/templates/:name/versions',
     {
-      config: read,
+      config: { access: { project: 'params.site_key' } } as const,
       schema: {
         tags,
         security,
@@ -69,7 +119,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.get(
     '/api/admin/projects/:site_key/templates/:name/versions/:n',
     {
-      config: read,
+      config: { access: { project: 'params.site_key' } } as const,
       schema: {
         tags,
         security,
@@ -84,7 +134,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.get(
     '/api/admin/projects/:site_key/templates/:name/versions/:n/diff',
     {
-      config: read,
+      config: { access: { project: 'params.site_key' } } as const,
       schema: {
         tags,
         security,
@@ -99,7 +149,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.post(
     '/api/admin/projects/:site_key/templates/:name/versions/:n/publish',
     {
-      config: write,
+      config: { access: { project: 'params.site_key', write: true } } as const,
       schema: {
         tags,
         security,
@@ -123,7 +173,7 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
   app.post(
     '/api/admin/projects/:site_key/templates/:name/preview',
     {
-      config: read,
+      config: { access: { project: 'params.site_key' } } as const,
       schema: {
         tags,
         security,
@@ -149,66 +199,5 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
       },
     },
     async (req) => analyzeDraft(deps, req.body),
-  );
-
-  app.get(
-    '/api/admin/projects/:site_key/layouts',
-    {
-      config: read,
-      schema: {
-        tags,
-        security,
-        summary: "The project's layouts",
-        params: SiteKeyParams,
-        response: { 200: LayoutList, ...errs },
-      },
-    },
-    async (req) => layouts.layouts(deps, req.params.site_key),
-  );
-
-  app.get(
-    '/api/admin/projects/:site_key/layouts/:name',
-    {
-      config: read,
-      schema: { tags, security, summary: 'One layout', params: LayoutParams, response: { 200: LayoutSaved, ...errs } },
-    },
-    async (req) => layouts.layout(deps, req.params.site_key, req.params.name),
-  );
-
-  app.put(
-    '/api/admin/projects/:site_key/layouts/:name',
-    {
-      config: write,
-      schema: {
-        tags,
-        security,
-        summary:
-          'Create or replace a layout; html and text each print {{ content }} exactly once; 409 template_impact ' +
-          'when templates in it would newly require members recent requests lacked, unless confirm',
-        params: LayoutParams,
-        body: LayoutBody,
-        response: { 200: LayoutSaved, ...errs, ...errors(409) },
-      },
-    },
-    async (req) => layouts.saveLayout(deps, auditActor(req), req.params.site_key, req.params.name, req.body),
-  );
-
-  app.delete(
-    '/api/admin/projects/:site_key/layouts/:name',
-    {
-      config: write,
-      schema: {
-        tags,
-        security,
-        summary: 'Delete a layout; 409 while a published template or the project default uses it',
-        params: LayoutParams,
-        response: {
-          200: Type.Object({ ok: Ok, name: Type.String(), deleted: Type.Literal(true) }),
-          ...errs,
-          ...errors(409),
-        },
-      },
-    },
-    async (req) => layouts.removeLayout(deps, auditActor(req), req.params.site_key, req.params.name),
   );
 };

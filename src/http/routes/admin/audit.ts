@@ -1,0 +1,42 @@
+// The audit log (SPEC §14), secrets redacted.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { siteKeysOf } from '../../../repos/access.js';
+import { AuditItem, AuditQuery } from '../../../schemas/accounts.js';
+import { Ok } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import { auditLog } from '../../../services/audit.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 409, 422, 500);
+
+export const auditAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/audit',
+    {
+      config: { access: { filter: 'query.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: 'The audit log, newest first; an administrator of some projects sees only theirs',
+        querystring: AuditQuery,
+        response: {
+          200: Type.Object({
+            ok: Ok,
+            items: Type.Array(AuditItem),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errs,
+        },
+      },
+    },
+    async (req) => {
+      const ids = req.principal!.projectIds;
+      return auditLog(deps, req.query, ids === null ? null : await siteKeysOf(deps.db.db, ids));
+    },
+  );
+};

@@ -1,0 +1,91 @@
+// E-mails (SPEC §6): list, one e-mail with its reports, preview, cancel, retry.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as outbox from '../../../services/emails.js';
+import { auditActor, scopeOf } from '../../plugins/access.js';
+import { EmailDetail, EmailListItem, EmailsQuery, IdParams, Page } from '../../../schemas/admin.js';
+import { EmailActionResponse, EmailPreviewResponse } from '../../../schemas/adminUi.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 422, 500);
+
+export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/emails',
+    {
+      config: { access: { filter: 'query.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: 'Scheduled and sent e-mails, newest first',
+        querystring: EmailsQuery,
+        response: { 200: Page(EmailListItem), ...errs },
+      },
+    },
+    async (req) => outbox.emails(deps, req.query, scopeOf(req)),
+  );
+
+  app.get(
+    '/api/admin/emails/:id',
+    {
+      config: { access: { object: { kind: 'email', id: 'params.id' } } },
+      schema: {
+        tags,
+        security,
+        summary: 'One e-mail with its rendered subject, html, text and headers',
+        params: IdParams,
+        response: { 200: EmailDetail, ...errs },
+      },
+    },
+    async (req) => outbox.email(deps, req.params.id),
+  );
+
+  app.get(
+    '/api/admin/emails/:id/preview',
+    {
+      config: { access: { object: { kind: 'email', id: 'params.id' } } },
+      schema: {
+        tags,
+        security,
+        summary: 'The e-mail as sent, or, before it is rendered, as its template renders it now',
+        params: IdParams,
+        response: { 200: EmailPreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => outbox.emailPreview(deps, req.params.id),
+  );
+
+  app.post(
+    '/api/admin/emails/:id/cancel',
+    {
+      config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Cancel a scheduled or queued e-mail (409 once it is being sent or done)',
+        params: IdParams,
+        response: { 200: EmailActionResponse, ...errors(401, 403, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => outbox.cancel(deps, auditActor(req), req.params.id),
+  );
+
+  app.post(
+    '/api/admin/emails/:id/retry',
+    {
+      config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Send a failed e-mail again now (attempts start over)',
+        params: IdParams,
+        response: { 200: EmailActionResponse, ...errors(401, 403, 404, 409, 422, 500) },
+      },
+    },
+    async (req) => outbox.retry(deps, auditActor(req), req.params.id),
+  );
+};

@@ -1,0 +1,44 @@
+// Admin API: one file per resource, every route declaring who may call it (CONTRIBUTING.md).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Deps } from '../../../services/context.js';
+import { auditAdminRoutes } from './audit.js';
+import { contactsAdminRoutes } from './contacts.js';
+import { dashboardAdminRoutes } from './dashboard.js';
+import { deliveryAdminRoutes } from './delivery.js';
+import { emailsAdminRoutes } from './emails.js';
+import { eventsAdminRoutes } from './events.js';
+import { keysAdminRoutes } from './keys.js';
+import { layoutsAdminRoutes } from './layouts.js';
+import { listsAdminRoutes } from './lists.js';
+import { projectsAdminRoutes } from './projects.js';
+import { routingAdminRoutes } from './routing.js';
+import { sessionsAdminRoutes } from './sessions.js';
+import { setupAdminRoutes } from './setup.js';
+import { siteWebhooksAdminRoutes } from './siteWebhooks.js';
+import { templatesAdminRoutes } from './templates.js';
+import { tokensAdminRoutes } from './tokens.js';
+import { topicsAdminRoutes } from './topics.js';
+import { uiMetaAdminRoutes } from './uiMeta.js';
+import { usersAdminRoutes } from './users.js';
+
+export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  await app.register(auditAdminRoutes, { deps });
+  await app.register(contactsAdminRoutes, { deps });
+  await app.register(dashboardAdminRoutes, { deps });
+  await app.register(deliveryAdminRoutes, { deps });
+  await app.register(emailsAdminRoutes, { deps });
+  await app.register(eventsAdminRoutes, { deps });
+  await app.register(keysAdminRoutes, { deps });
+  await app.register(layoutsAdminRoutes, { deps });
+  await app.register(listsAdminRoutes, { deps });
+  await app.register(projectsAdminRoutes, { deps });
+  await app.register(routingAdminRoutes, { deps });
+  await app.register(sessionsAdminRoutes, { deps });
+  await app.register(setupAdminRoutes, { deps });
+  await app.register(siteWebhooksAdminRoutes, { deps });
+  await app.register(templatesAdminRoutes, { deps });
+  await app.register(tokensAdminRoutes, { deps });
+  await app.register(topicsAdminRoutes, { deps });
+  await app.register(uiMetaAdminRoutes, { deps });
+  await app.register(usersAdminRoutes, { deps });
+};

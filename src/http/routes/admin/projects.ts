@@ -1,0 +1,65 @@
+// Projects (SPEC §2, §6): list, change settings, resume paused marketing.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as admin from '../../../services/admin.js';
+import { auditActor, requireOwner, scopeOf } from '../../plugins/access.js';
+import { Ok, ProjectPatchBody, ProjectView, SiteKeyParams } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 422, 500);
+
+export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/projects',
+    {
+      config: { access: { filter: 'query.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: 'All projects',
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...errs },
+      },
+    },
+    async (req) => admin.projects(deps, scopeOf(req)),
+  );
+
+  app.patch(
+    '/api/admin/projects/:site_key',
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary:
+          "Change a project's name, sender, time zone, locale or (owners) private webhook addresses; absent members stay as they are",
+        params: SiteKeyParams,
+        body: ProjectPatchBody,
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs, ...errors(409) },
+      },
+    },
+    async (req) => {
+      if (req.body.allow_private_webhooks !== undefined) requireOwner(req, 'allow private webhook addresses');
+      return admin.changeProject(deps, auditActor(req), req.params.site_key, req.body);
+    },
+  );
+
+  app.post(
+    '/api/admin/projects/:site_key/marketing/resume',
+    {
+      config: { access: { project: 'params.site_key', write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Resume the campaigns and cart chains a complaint rate above 0.3 % paused',
+        params: SiteKeyParams,
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+      },
+    },
+    async (req) => admin.resumeProjectMarketing(deps, auditActor(req), req.params.site_key),
+  );
+};

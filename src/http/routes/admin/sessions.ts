@@ -1,0 +1,46 @@
+// Each account's own UI sessions (SPEC §14): list and end.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as accounts from '../../../services/accounts.js';
+import { auditActor } from '../../plugins/access.js';
+import { SessionView } from '../../../schemas/accounts.js';
+import { Ok } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 409, 422, 500);
+
+export const sessionsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/sessions',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Your open UI sessions',
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(SessionView) }), ...errs },
+      },
+    },
+    async (req) => accounts.sessions(deps, req.principal!),
+  );
+
+  app.delete(
+    '/api/admin/sessions/:session_id',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'End one of your UI sessions',
+        params: Type.Object({ session_id: Type.String({ pattern: '^[0-9a-f]{16}$' }) }),
+        response: { 200: Type.Object({ ok: Ok }), ...errs },
+      },
+    },
+    async (req) => accounts.endOwnSession(deps, req.principal!, auditActor(req), req.params.session_id),
+  );
+};

@@ -1,0 +1,67 @@
+// Each account's own personal tokens (SPEC §14): create (shown once), list, revoke.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as accounts from '../../../services/accounts.js';
+import { auditActor } from '../../plugins/access.js';
+import { CreateTokenBody, CreatedToken, TokenView } from '../../../schemas/accounts.js';
+import { IdParams, Ok } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 409, 422, 500);
+
+export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/api/admin/tokens',
+    {
+      // Any account, viewers too: a token never has more rights than its account.
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Create a personal API token for Authorization: Bearer; the token is in this answer only',
+        body: CreateTokenBody,
+        response: { 201: CreatedToken, ...errs },
+      },
+    },
+    async (req, reply) => {
+      const created = await accounts.createToken(deps, req.principal!, auditActor(req), req.body);
+      reply.code(201);
+      return created;
+    },
+  );
+
+  app.get(
+    '/api/admin/tokens',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Your personal tokens (never the token itself)',
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TokenView) }), ...errs },
+      },
+    },
+    async (req) => accounts.tokens(deps, req.principal!),
+  );
+
+  app.post(
+    '/api/admin/tokens/:id/revoke',
+    {
+      // Revoking is allowed to a read-only token too: giving up access is never an escalation.
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Revoke one of your personal tokens; it stops working at the next request',
+        params: IdParams,
+        response: { 200: Type.Intersect([Type.Object({ ok: Ok }), TokenView]), ...errs },
+      },
+    },
+    async (req) => accounts.revokeOwnToken(deps, req.principal!, auditActor(req), req.params.id),
+  );
+};

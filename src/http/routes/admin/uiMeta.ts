@@ -1,0 +1,61 @@
+// The vocabularies the admin UI offers in its forms: catalog, rights, statuses.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  CART_STEPS,
+  CART_TYPES,
+  CATALOG,
+  EVENT_ENDPOINTS,
+  EXTRA_EVENT_TYPES,
+  KNOWN_TEMPLATE_KEYS,
+  PERMISSIONS,
+  allRoutingKeys,
+} from '../../../domain/catalog.js';
+import {
+  AUDIT_ACTIONS,
+  CONTACT_STATUSES,
+  EMAIL_STATUSES,
+  WEBHOOK_KINDS,
+  WEBHOOK_PROVIDERS,
+} from '../../../domain/statuses.js';
+import { UiMeta } from '../../../schemas/adminUi.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 409, 422, 500);
+
+export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get(
+    '/api/admin/ui/meta',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'The catalog, rights vocabularies and statuses the admin UI offers in its forms',
+        response: { 200: UiMeta, ...errs },
+      },
+    },
+    async () => ({
+      ok: true as const,
+      catalog: CATALOG.map((e) => ({ event_type: e.event_type, description: e.description, fields: [...e.fields] })),
+      extra_event_types: [...EXTRA_EVENT_TYPES],
+      cart_types: [...CART_TYPES],
+      cart_steps: CART_STEPS.map((s) => ({ step: s.step, delay_minutes: s.delayMinutes })),
+      permissions: [...PERMISSIONS],
+      known_template_keys: [...KNOWN_TEMPLATE_KEYS],
+      routing_keys: allRoutingKeys(),
+      endpoints: [...EVENT_ENDPOINTS],
+      contact_statuses: [...CONTACT_STATUSES],
+      email_statuses: [...EMAIL_STATUSES],
+      webhook_providers: [...WEBHOOK_PROVIDERS],
+      webhook_kinds: [...WEBHOOK_KINDS],
+      audit_actions: [...AUDIT_ACTIONS],
+      public_url: deps.config.publicUrl,
+      bounce_domain: deps.config.bounces.domain,
+    }),
+  );
+};

@@ -1,0 +1,87 @@
+// Accounts (SPEC §14): create, list, change and disable; owners only.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as accounts from '../../../services/accounts.js';
+import { auditActor } from '../../plugins/access.js';
+import { CreateUserBody, PatchUserBody, UserView } from '../../../schemas/accounts.js';
+import { IdParams, Ok } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['admin'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(401, 403, 404, 409, 422, 500);
+
+export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/api/admin/users',
+    {
+      config: { access: { owner: true, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Create an administrator account (owners only)',
+        body: CreateUserBody,
+        response: { 201: Type.Object({ ok: Ok, user: UserView }), ...errs },
+      },
+    },
+    async (req, reply) => {
+      const user = await accounts.createUser(deps, auditActor(req), req.body);
+      reply.code(201);
+      return { ok: true as const, user };
+    },
+  );
+
+  app.get(
+    '/api/admin/users',
+    {
+      config: { access: { owner: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Administrator accounts (owners only)',
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(UserView) }), ...errs },
+      },
+    },
+    async () => accounts.users(deps),
+  );
+
+  app.patch(
+    '/api/admin/users/:id',
+    {
+      config: { access: { owner: true, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: "Change an account's name, e-mail, password, role or projects (owners only)",
+        params: IdParams,
+        body: PatchUserBody,
+        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...errs },
+      },
+    },
+    async (req) => ({
+      ok: true as const,
+      user: await accounts.changeUser(deps, auditActor(req), req.params.id, req.body),
+    }),
+  );
+
+  app.post(
+    '/api/admin/users/:id/disable',
+    {
+      config: { access: { owner: true, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Disable an account: its sessions and tokens stop at the next request (owners only)',
+        params: IdParams,
+        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...errs },
+      },
+    },
+    async (req) => ({
+      ok: true as const,
+      user: await accounts.changeUser(deps, auditActor(req), req.params.id, { status: 'disabled' }),
+    }),
+  );
+};

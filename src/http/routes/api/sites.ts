@@ -1,0 +1,41 @@
+// The API document's site (project) creation (admin token).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import * as admin from '../../../services/admin.js';
+import { auditActor } from '../../plugins/access.js';
+import { Ok, SiteBody } from '../../../schemas/admin.js';
+import { errors } from '../../../schemas/common.js';
+import type { Deps } from '../../../services/context.js';
+import { Type } from 'typebox';
+
+const tags = ['legacy'];
+
+const security = [{ adminToken: [] }];
+
+const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+
+export const sitesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.post(
+    '/api/sites',
+    {
+      config: { access: { project: 'body.site_key', create: true, write: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Create or update a project',
+        body: SiteBody,
+        response: {
+          200: Type.Object({
+            ok: Ok,
+            site_key: Type.String(),
+            project_id: Type.Integer(),
+            created: Type.Boolean(),
+            timezone: Type.String(),
+            locale: Type.String(),
+          }),
+          ...errs,
+        },
+      },
+    },
+    async (req) => admin.saveSite(deps, auditActor(req), req.body),
+  );
+};
