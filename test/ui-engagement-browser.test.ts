@@ -177,6 +177,37 @@ describe('opens, clicks and cart steps in a browser', { skip: CHROMIUM_MISSING }
     assert.deepEqual(problems, []);
   });
 
+  it("the delivery tab sets the project's tracking: switches and UTM parameters, saved and shown again", async () => {
+    await page.goto(`${base}/ui/projects/${site}?tab=delivery`);
+    const form = page.locator('form.tracking-settings');
+    await form.waitFor();
+    assert.equal(await form.locator('.notice').count(), 0, 'PUBLIC_URL is set: no warning');
+    await form.locator('input[name=track_opens]').uncheck();
+    await form.locator('input[name=utm_source]').fill('newsletter');
+    await form.locator('input[name=utm_campaign]').fill('{{ template_key }}');
+    await form.locator('button[type=submit]').click();
+    await page.locator('.toast', { hasText: 'Tracking settings saved' }).waitFor();
+    const stored = (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find(
+      (x: any) => x.site_key === site,
+    );
+    assert.deepEqual(stored.tracking, { opens: false, clicks: true });
+    assert.deepEqual(stored.utm, { source: 'newsletter', campaign: '{{ template_key }}' });
+    await page.reload();
+    await form.waitFor();
+    assert.equal(await form.locator('input[name=track_opens]').isChecked(), false);
+    assert.equal(await form.locator('input[name=utm_source]').inputValue(), 'newsletter');
+    // Emptied fields clear the parameters; the switch goes back on.
+    await form.locator('input[name=track_opens]').check();
+    await form.locator('input[name=utm_source]').fill('');
+    await form.locator('input[name=utm_campaign]').fill('');
+    await form.locator('button[type=submit]').click();
+    await until(async () => {
+      const p = (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find((x: any) => x.site_key === site);
+      return p.utm === null && p.tracking.opens === true;
+    });
+    assert.deepEqual(problems, []);
+  });
+
   it('the same in Russian', async () => {
     const { page: ru, context } = await openPage(browser, problems, { locale: 'ru-RU', consoleErrors: true });
     try {

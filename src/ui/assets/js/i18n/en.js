@@ -876,6 +876,22 @@ export default {
   'project.defaultLayoutHint': 'Applies to templates that name no layout.',
   'templates.format.html': 'HTML (plain markup)',
   'templates.format.mjml': 'MJML (responsive)',
+  'tracking.title': 'Opens and clicks: what to track',
+  'tracking.help':
+    'To show who opened an e-mail and followed a link, the gateway adds an invisible image to the e-mail and leads links through its own address. E-mails of templates with tracking off (documents, passwords) are never tracked.',
+  'tracking.noPublicUrl':
+    "The gateway's public address (PUBLIC_URL) is not set: until it is, nothing is tracked, whatever is ticked here.",
+  'tracking.opens': 'Track opens (an invisible image at the end of the e-mail)',
+  'tracking.clicks': 'Track link clicks',
+  'tracking.utmHelp':
+    "UTM parameters are added to links that have none of their own, so the site's web analytics shows that the visitor came from an e-mail. Empty fields: no parameters.",
+  'tracking.utmSource': 'utm_source',
+  'tracking.utmSourceHint': 'For example: newsletter',
+  'tracking.utmMedium': 'utm_medium',
+  'tracking.utmMediumHint': 'For example: email',
+  'tracking.utmCampaign': 'utm_campaign',
+  'tracking.utmCampaignHint': "{{ template_key }} puts in the key of the e-mail's template",
+  'tracking.saved': 'Tracking settings saved',
   'engagement.title': 'Opens and clicks',
   'engagement.cartSteps': 'Cart e-mails by step',
   'engagement.cartStepsNote':

@@ -876,6 +876,22 @@ export default {
   'project.defaultLayoutHint': 'Для шаблонов, в которых макет не выбран.',
   'templates.format.html': 'HTML (обычная вёрстка)',
   'templates.format.mjml': 'MJML (адаптивная вёрстка)',
+  'tracking.title': 'Открытия и переходы: что отслеживать',
+  'tracking.help':
+    'Чтобы видеть, кто открыл письмо и перешёл по ссылке, шлюз добавляет в письмо невидимую картинку и ведёт ссылки через свой адрес. Письма шаблонов, где отслеживание выключено (документы, пароли), не отслеживаются никогда.',
+  'tracking.noPublicUrl':
+    'Публичный адрес шлюза (PUBLIC_URL) не задан: пока его нет, открытия и переходы не отслеживаются, что бы ни было отмечено здесь.',
+  'tracking.opens': 'Отслеживать открытия (невидимая картинка в конце письма)',
+  'tracking.clicks': 'Отслеживать переходы по ссылкам',
+  'tracking.utmHelp':
+    'Метки UTM добавляются к ссылкам, в которых своих меток нет, чтобы в веб-аналитике сайта было видно, что человек пришёл из письма. Пустые поля — без меток.',
+  'tracking.utmSource': 'utm_source (источник)',
+  'tracking.utmSourceHint': 'Например: newsletter',
+  'tracking.utmMedium': 'utm_medium (канал)',
+  'tracking.utmMediumHint': 'Например: email',
+  'tracking.utmCampaign': 'utm_campaign (кампания)',
+  'tracking.utmCampaignHint': '{{ template_key }} подставит ключ шаблона письма',
+  'tracking.saved': 'Настройки отслеживания сохранены',
   'engagement.title': 'Открытия и переходы',
   'engagement.cartSteps': 'Письма о корзине по шагам',
   'engagement.cartStepsNote':

@@ -4,6 +4,7 @@
 import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, facts, field, h, select, table, toast } from '../dom.js';
 import { t } from '../i18n.js';
+import { trackingSettingsPart } from './trackingSettings.js';
 
 const STARTTLS = () => [
   ['opportunistic', t('delivery.starttls.opportunistic')],
@@ -83,7 +84,7 @@ function checkResult(label, r) {
   );
 }
 
-export async function deliveryTab(ctx, p) {
+export async function deliveryTab(ctx, p, m) {
   const site = p.site_key;
   const base = `/api/admin/projects/${enc(site)}/delivery`;
   const [d, templates] = await Promise.all([
@@ -296,5 +297,7 @@ export async function deliveryTab(ctx, p) {
     breakerTable(d),
     h('h3', {}, t('delivery.testTitle')),
     testForm,
+    h('h3', {}, t('tracking.title')),
+    trackingSettingsPart(p, m.public_url, reload),
   );
 }

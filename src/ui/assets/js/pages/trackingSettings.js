@@ -1,0 +1,68 @@
+// @ts-check
+// A project's tracking settings (SPEC §17) on its delivery tab: open pixel and click tracking switches,
+// and the UTM parameters added to links that have none. Saved with PATCH /api/admin/projects/{site_key}.
+import { api, describeError, enc } from '../api.js';
+import { checkbox, errorBox, field, h, toast } from '../dom.js';
+import { t } from '../i18n.js';
+
+/**
+ * @param {{ site_key: string, tracking: { opens: boolean, clicks: boolean }, utm: Record<string, string> | null }} p
+ * @param {string} publicUrl PUBLIC_URL; without it nothing is tracked, whatever the switches say
+ * @param {() => void} onSaved
+ */
+export function trackingSettingsPart(p, publicUrl, onSaved) {
+  const opensBox = checkbox(t('tracking.opens'), p.tracking.opens, { name: 'track_opens' });
+  const clicksBox = checkbox(t('tracking.clicks'), p.tracking.clicks, { name: 'track_clicks' });
+  const opens = /** @type {HTMLInputElement} */ (opensBox.querySelector('input'));
+  const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
+  /** @param {'source' | 'medium' | 'campaign'} name */
+  const utmInput = (name) =>
+    h('input', { name: `utm_${name}`, maxlength: '200', spellcheck: 'false', value: p.utm?.[name] ?? '' });
+  const source = utmInput('source');
+  const medium = utmInput('medium');
+  const campaign = utmInput('campaign');
+  const out = h('div', { 'aria-live': 'polite' });
+  return h(
+    'form',
+    {
+      class: 'stack tracking-settings',
+      'data-write': true,
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        out.replaceChildren();
+        const utm = Object.fromEntries(
+          [
+            ['source', source.value.trim()],
+            ['medium', medium.value.trim()],
+            ['campaign', campaign.value.trim()],
+          ].filter(([, v]) => v !== ''),
+        );
+        try {
+          await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, {
+            tracking: { opens: opens.checked, clicks: clicks.checked },
+            // No value at all: no UTM parameters (null clears what was stored).
+            utm: Object.keys(utm).length ? utm : null,
+          });
+          toast(t('tracking.saved'));
+          onSaved();
+        } catch (e) {
+          out.append(errorBox(describeError(e)));
+        }
+      },
+    },
+    publicUrl ? null : h('div', { class: 'notice', role: 'status' }, h('p', {}, t('tracking.noPublicUrl'))),
+    h('p', { class: 'muted' }, t('tracking.help')),
+    opensBox,
+    clicksBox,
+    h('p', { class: 'muted' }, t('tracking.utmHelp')),
+    h(
+      'div',
+      { class: 'row' },
+      field(t('tracking.utmSource'), source, t('tracking.utmSourceHint')),
+      field(t('tracking.utmMedium'), medium, t('tracking.utmMediumHint')),
+      field(t('tracking.utmCampaign'), campaign, t('tracking.utmCampaignHint')),
+    ),
+    out,
+    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('common.save'))),
+  );
+}
