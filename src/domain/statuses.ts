@@ -180,3 +180,38 @@ export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
 /** pending (due at due_at) → sending (leased) → delivered, or failed once retries are over. */
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** How the admin UI colours a status badge. */
+export type StatusTone = 'ok' | 'bad' | 'warn' | 'info' | 'muted';
+/**
+ * The tone of every status the UI shows as a badge, beside the statuses themselves so that a new one
+ * cannot be left without (the type requires each); served to the UI by /api/admin/ui/meta.
+ */
+export const STATUS_TONES: Record<
+  EventOutcome | ContactStatus | EmailStatus | ReportKind | KeyStatus | 'none',
+  StatusTone
+> = {
+  accepted: 'ok',
+  rejected: 'bad',
+  repeated: 'info',
+  active: 'ok',
+  unsubscribed: 'warn',
+  invalid: 'bad',
+  admin_blocked: 'bad',
+  disabled: 'bad',
+  scheduled: 'info',
+  queued: 'info',
+  sending: 'info',
+  sent: 'ok',
+  failed: 'bad',
+  cancelled: 'muted',
+  suppressed: 'warn',
+  delivered: 'ok',
+  bounced: 'bad',
+  soft_bounced: 'warn',
+  complained: 'bad',
+  delayed: 'info',
+  auto_reply: 'muted',
+  unparsed: 'muted',
+  none: 'warn',
+};

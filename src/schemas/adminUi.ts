@@ -26,6 +26,18 @@ export const UiMeta = Type.Object({
   webhook_providers: Type.Array(Type.String()),
   webhook_kinds: Type.Array(Type.String({ description: 'what a site webhook endpoint may subscribe to' })),
   audit_actions: Type.Array(Type.String()),
+  roles: Type.Array(Type.String({ description: 'account roles (SPEC §14)' })),
+  status_tones: Type.Record(
+    Type.String(),
+    Type.Union([
+      Type.Literal('ok'),
+      Type.Literal('bad'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('muted'),
+    ]),
+    { description: "how the UI colours each status's badge" },
+  ),
   public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
   bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),
 });

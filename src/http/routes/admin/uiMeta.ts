@@ -11,7 +11,9 @@ import {
   allRoutingKeys,
 } from '../../../domain/catalog.js';
 import {
+  ADMIN_ROLES,
   AUDIT_ACTIONS,
+  STATUS_TONES,
   CONTACT_STATUSES,
   EMAIL_STATUSES,
   WEBHOOK_KINDS,
@@ -54,6 +56,8 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       webhook_providers: [...WEBHOOK_PROVIDERS],
       webhook_kinds: [...WEBHOOK_KINDS],
       audit_actions: [...AUDIT_ACTIONS],
+      roles: [...ADMIN_ROLES],
+      status_tones: STATUS_TONES,
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
     }),

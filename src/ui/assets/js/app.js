@@ -2,8 +2,8 @@
 // The admin UI's shell: session bootstrap, the top bar, and a small history-API router. Every page is
 // a module function that returns a DOM node; links are real links (keyboard, middle-click and bookmarks
 // work), and the router only intercepts plain clicks on same-origin /ui/ links.
-import { api, ApiError, describeError, setCsrfToken, setUnauthorizedHandler } from './api.js';
-import { clear, errorBox, h, select, toast } from './dom.js';
+import { api, ApiError, describeError, meta, setCsrfToken, setUnauthorizedHandler } from './api.js';
+import { clear, errorBox, h, select, setStatusTones, toast } from './dom.js';
 import { language, LANGUAGES, setLanguage, t } from './i18n.js';
 import { contactPage, contactsPage } from './pages/contacts.js';
 import { dashboardPage } from './pages/dashboard.js';
@@ -157,6 +157,8 @@ async function render({ keepFocus = false, focus = null } = {}) {
   target.setAttribute('aria-busy', 'true');
   let node;
   try {
+    // The badge tones come with the vocabularies; a signed-in page may show statuses.
+    if (state.session && route && !route.public) setStatusTones((await meta()).status_tones);
     node = route
       ? await route.page(ctx)
       : h(

@@ -39,31 +39,12 @@ export function time(iso) {
   return iso ? h('time', { datetime: iso, title: iso }, fmtTime(iso)) : '—';
 }
 
-const STATUS_TONE = {
-  accepted: 'ok',
-  sent: 'ok',
-  active: 'ok',
-  rejected: 'bad',
-  repeated: 'info',
-  failed: 'bad',
-  invalid: 'bad',
-  admin_blocked: 'bad',
-  disabled: 'bad',
-  scheduled: 'info',
-  queued: 'info',
-  sending: 'info',
-  cancelled: 'muted',
-  suppressed: 'warn',
-  unsubscribed: 'warn',
-  delivered: 'ok',
-  bounced: 'bad',
-  soft_bounced: 'warn',
-  complained: 'bad',
-  delayed: 'info',
-  auto_reply: 'muted',
-  unparsed: 'muted',
-  none: 'warn',
-};
+/** Each status's badge tone, from /api/admin/ui/meta (the server defines them beside the statuses). */
+let statusTones = {};
+/** @param {Record<string, string>} tones */
+export function setStatusTones(tones) {
+  statusTones = tones;
+}
 
 /** A coloured label: display text, and a tone (ok, bad, warn, info, muted). */
 export function badge(text, tone = 'muted') {
@@ -72,7 +53,7 @@ export function badge(text, tone = 'muted') {
 
 /** A status of the API as a badge: its words in the UI's language, the code itself in the tooltip. */
 export function statusBadge(status) {
-  const el = badge(statusLabel(status), STATUS_TONE[status] ?? 'muted');
+  const el = badge(statusLabel(status), statusTones[status] ?? 'muted');
   el.title = String(status);
   return el;
 }

@@ -20,7 +20,6 @@ import {
 } from '../dom.js';
 import { t } from '../i18n.js';
 
-const ROLES = ['owner', 'project_admin', 'viewer'];
 const roleLabel = (r) => t(`role.${r}`);
 
 /** Checkboxes of the projects an account may see. */
@@ -39,7 +38,7 @@ function projectPicker(all, chosen) {
 }
 
 export async function usersPage() {
-  const all = await projects();
+  const [all, m] = await Promise.all([projects(), meta()]);
   const listBox = h('div', {});
   const formBox = h('div', {});
 
@@ -101,7 +100,7 @@ export async function usersPage() {
     const name = h('input', { type: 'text', name: 'name', value: user?.name ?? '' });
     const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', required: !user });
     const role = select(
-      ROLES.map((r) => [r, roleLabel(r)]),
+      m.roles.map((r) => [r, roleLabel(r)]),
       user?.role ?? 'viewer',
       { name: 'role' },
     );
