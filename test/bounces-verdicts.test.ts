@@ -12,9 +12,7 @@ import { classifyDsn, classifyText } from '../src/domain/bounces.js';
 import { recordReport, type InboundReport } from '../src/services/reports.js';
 import { addContact, addEmail, openTestDb, seedProject, SECRET, type TestDb } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
-
-const DOMAIN = 'bounces.example.test';
-const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'));
+import { crlf, DOMAIN, dsn } from './fixtures/bounces/dsn.js';
 
 test('hard only when the words say the address is gone; every other failure soft (SPEC §19)', () => {
   const cases: [string | null, string | null, string, string][] = [
@@ -66,34 +64,6 @@ test('hard only when the words say the address is gone; every other failure soft
   // Exim's words for a null MX (RFC 7505): the domain takes no mail.
   assert.equal(classifyText('550 an MX or SRV record indicated no SMTP service').kind, 'bounced');
 });
-
-const dsn = (blocks: string, human = 'Delivery failed.') => `From: MAILER-DAEMON@mx.example.net
-To: b-1@${DOMAIN}
-Subject: Undelivered Mail Returned to Sender
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=delivery-status; boundary="B1"
-
---B1
-Content-Type: text/plain
-
-${human}
-
---B1
-Content-Type: message/delivery-status
-
-Reporting-MTA: dns; mx.example.net
-
-${blocks}
-
---B1
-Content-Type: text/rfc822-headers
-
-Message-ID: <m-1@gw.example>
-From: news@site.example
-To: anna@example.net
-
---B1--
-`;
 
 test('report formats real MTAs send', async () => {
   // Two recipients: each block is a report of its own, marked as one of several.
@@ -203,84 +173,6 @@ Diagnostic-Code: smtp; 550 Unknown user anna@example.net`;
     'The following address(es) failed:\n\n  anna@example.net\n    host mx.example.net [192.0.2.1]\n    SMTP error from remote mail server after end of\n    data: 550 5.1.1 No such user here',
   );
   assert.equal(exim.kind, 'soft_bounced');
-});
-
-test('words that leave the address unproven: no address in the reply, a policy code in the reply', async () => {
-  const block = (diag: string, status = '5.0.0') =>
-    `Final-Recipient: rfc822; anna@example.net\nAction: failed\nStatus: ${status}\nDiagnostic-Code: smtp; ${diag}`;
-  const kind = async (diag: string, status?: string, human?: string) =>
-    (await parseReportMessage(crlf(dsn(block(diag, status), human))))[0].kind;
-  // The address slot of the reply is empty: answered when no recipient was in question (end of data).
-  assert.equal(await kind('550 : User unknown'), 'soft_bounced');
-  assert.equal(await kind('550: : User unknown'), 'soft_bounced');
-  assert.equal(
-    await kind('550 5.0.0', '5.0.0', '<anna@example.net>: host mx.example.net said: 550\n    : User unknown'),
-    'soft_bounced',
-  );
-  // The same server naming the address at RCPT: gone.
-  assert.equal(await kind('550 <anna@example.net>: User unknown'), 'bounced');
-  assert.equal(await kind('550: <anna@example.net>: User unknown'), 'bounced');
-  // Security or policy code (RFC 3463 X.7.x) in the receiver's own reply: a filter's refusal.
-  assert.equal(await kind('550 5.7.1 550 User Unknown: anna@example.net'), 'soft_bounced');
-  // ... not when only the reporting MTA chose it (its Status), nor for Exchange Online's directory words.
-  assert.equal(await kind('553 Invalid recipient anna@example.net', '5.7.1'), 'bounced');
-  assert.equal(await kind('554 5.7.1 <anna@example.net>: Recipient address rejected: Access denied'), 'bounced');
-  // "Service unavailable" is sendmail's generic reply for a failed local delivery: the words before it decide.
-  assert.equal(
-    classifyText('mail.local: unknown user: anna\n554 <anna@example.net>... Service unavailable').kind,
-    'bounced',
-  );
-});
-
-test('report shapes that hid the verdict: an unreadable part header, a lost boundary', async () => {
-  // A phone gateway's reply whose inner boundary parameter sits on an unindented line (no text for
-  // mailparser), sent from an address that is not a daemon's, naming the original sender in its summary.
-  const [gateway, ...more] = await parseReportMessage(
-    crlf(`From: post_master@sms.example.net
-To: b-1@${DOMAIN}
-Subject: Re: Your order
-MIME-Version: 1.0
-Content-Type: multipart/mixed; boundary="OUT"
-
---OUT
-Content-Type: multipart/alternative;
-boundary="IN"
-
---IN
-Content-Type: text/plain; charset=us-ascii
-
-Error: Invalid user address
-
-Error message below:
-550 - Requested action not taken: no such user here
-
-Message details:
-  MAIL FROM: news@site.example
-  RCPT TO: anna@sms.example.net
-  From: news@site.example
---IN--
---OUT--
-`),
-  );
-  assert.deepEqual([gateway.kind, gateway.recipient, more.length], ['bounced', 'anna@sms.example.net', 0]);
-  // A report whose declared boundary appears nowhere in its body: read as the text it is.
-  const [lost] = await parseReportMessage(
-    crlf(`From: MAILER-DAEMON@mx.example.net
-To: b-1@${DOMAIN}
-Subject: Returned mail: Service unavailable
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=delivery-status; boundary="GONE"
-
-   ----- Transcript of session follows -----
-mail.local: unknown user: anna
-554 <anna@example.net>... Service unavailable
-
-Final-Recipient: RFC822; <anna@example.net>
-Action: failed
-Status: 5.5.0
-`),
-  );
-  assert.deepEqual([lost.kind, lost.recipient], ['bounced', 'anna@example.net']);
 });
 
 test('complaints in near-ARF and Amazon SES e-mail form; auto-replies change nothing', async () => {

@@ -196,7 +196,8 @@ function isAutoReply(h: Map<string, string>, subject: string): boolean {
   );
 }
 
-const SENDER_LINE = /^\s*(mail from|from|sender|reply-to|return-path|envelope-from)\s*:/i;
+/** A line that names the sender: a summary of the original ("From:", "MAIL FROM:") or `>>> MAIL From:`. */
+const SENDER_LINE = /^\s*(>>>\s*)?(mail from|from|sender|reply-to|return-path|envelope-from)\s*:/i;
 
 const isParty = (a: string, parties: string[]) =>
   /^(mailer-daemon|postmaster|root|abuse)@/.test(a) || parties.some((d) => a === d || a.endsWith(`@${d}`));
@@ -210,14 +211,18 @@ function recipientSegments(text: string, h: Map<string, string>, parties: string
   const failed = [...(h.get('x-failed-recipients') ?? '').matchAll(ADDRESS)]
     .map((m) => m[0].toLowerCase())
     .slice(0, MAX_RECIPIENTS);
+  // The envelope sender is no recipient, on its own line or in the reply to it ("<<< 501 <sender>...").
+  const lines = text.split(/\r?\n/);
+  const senders = new Set(
+    lines.flatMap((l) => (/^\s*(>>>\s*)?mail from\s*:/i.test(l) ? [l.match(ADDRESS)?.[0].toLowerCase() ?? ''] : [])),
+  );
   const segments = new Map<string, string[]>();
   const preamble: string[] = [];
   let current: string[] = preamble;
-  for (const line of text.split(/\r?\n/)) {
-    // A line that names the sender ("MAIL FROM:", "From:" in a summary of the original) names no recipient.
+  for (const line of lines) {
     const named = [...(SENDER_LINE.test(line) ? [] : line.matchAll(ADDRESS))]
       .map((m) => m[0].toLowerCase())
-      .find((a) => !isParty(a, parties) && (!failed.length || failed.includes(a)));
+      .find((a) => !isParty(a, parties) && !senders.has(a) && (!failed.length || failed.includes(a)));
     if (named && (segments.has(named) || segments.size < MAX_RECIPIENTS))
       current = segments.get(named) ?? segments.set(named, []).get(named)!;
     current.push(line);
@@ -252,7 +257,8 @@ function textBounce(subject: string, own: string, h: Map<string, string>, partie
       );
     // The receiver refused our MAIL FROM (sendmail's `>>> MAIL From` then `<<< 5xx`): recipients that
     // got no reply of their own were never asked about, whatever the summary lines say of them.
-    const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text);
+    // An authoritative DNS answer is the reporting MTA's own lookup, not a question to that receiver.
+    const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text) && !/authoritative answer/i.test(text);
     const kind = c.kind === 'bounced' && (refusedAfterData(text) || unasked) ? 'soft_bounced' : c.kind;
     const line = text.split(/\r?\n/).find((l) => (c.statusCode ? l.includes(c.statusCode) : false));
     return {
