@@ -24,11 +24,11 @@ const skip = present ? false : `no corpus at ${CORPUS}: the bounce corpus test i
 /** Agreement below this fails; reviewed disagreements (with reasons) count as explained, not agreed. */
 const MIN_EXPLAINED = 0.95;
 /**
- * The raw agreement measured now (547/602 = 90.9 %): a drop below it is a regression. The issue asks for
- * 95 %; the 55 disagreements left are ones where the message itself does not support Sisimai's verdict
+ * The raw agreement measured now (559/602 = 92.9 %): a drop below it is a regression. SPEC §19 asks for
+ * 95 %; the 43 disagreements left are ones where the message itself does not support Sisimai's verdict
  * (docs/decisions.md lists why, group by group), so the floor is the honest figure, not 95 %.
  */
-const MIN_RAW = 0.905;
+const MIN_RAW = 0.928;
 /** Sisimai reasons that name a policy, spam, block-list, rate or authentication refusal: never hard. */
 const KEEPS_ADDRESS = new Set([
   'blocked',
@@ -84,7 +84,7 @@ const files = present
   : [];
 
 describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => {
-  test('raw agreement on hard/soft at least 90.5 %, every difference reviewed with its reason, and no policy refusal hard', async () => {
+  test(`raw agreement on hard/soft at least ${(MIN_RAW * 100).toFixed(1)} %, every difference reviewed with its reason, and no policy refusal hard`, async () => {
     assert.ok(files.length >= 590, `the corpus has ${files.length} messages`);
     const reference = sisimai();
     const matrix: Record<string, number> = {};
@@ -137,7 +137,10 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
       ].join('\n'),
     );
     assert.deepEqual(policyHard, [], 'a policy, spam, block-list, rate or authentication refusal judged hard');
-    assert.ok(agree / total >= MIN_RAW, `raw agreement ${pct(agree, total)} fell below ${MIN_RAW * 100} %`);
+    assert.ok(
+      agree / total >= MIN_RAW,
+      `raw agreement ${pct(agree, total)} fell below ${(MIN_RAW * 100).toFixed(1)} %`,
+    );
     assert.ok(
       explained / total >= MIN_EXPLAINED,
       `${pct(explained, total)} agreed or reviewed; not reviewed:\n${unexplained.join('\n')}`,

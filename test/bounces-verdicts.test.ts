@@ -12,9 +12,7 @@ import { classifyDsn, classifyText } from '../src/domain/bounces.js';
 import { recordReport, type InboundReport } from '../src/services/reports.js';
 import { addContact, addEmail, openTestDb, seedProject, SECRET, type TestDb } from './fixtures/delivery-support.js';
 import { DIALECTS } from './support/harness.js';
-
-const DOMAIN = 'bounces.example.test';
-const crlf = (s: string) => Buffer.from(s.replace(/\r?\n/g, '\r\n'));
+import { crlf, DOMAIN, dsn } from './fixtures/bounces/dsn.js';
 
 test('hard only when the words say the address is gone; every other failure soft (SPEC §19)', () => {
   const cases: [string | null, string | null, string, string][] = [
@@ -67,39 +65,9 @@ test('hard only when the words say the address is gone; every other failure soft
   assert.equal(classifyText('550 an MX or SRV record indicated no SMTP service').kind, 'bounced');
 });
 
-const dsn = (blocks: string, human = 'Delivery failed.') => `From: MAILER-DAEMON@mx.example.net
-To: b-1@${DOMAIN}
-Subject: Undelivered Mail Returned to Sender
-MIME-Version: 1.0
-Content-Type: multipart/report; report-type=delivery-status; boundary="B1"
-
---B1
-Content-Type: text/plain
-
-${human}
-
---B1
-Content-Type: message/delivery-status
-
-Reporting-MTA: dns; mx.example.net
-
-${blocks}
-
---B1
-Content-Type: text/rfc822-headers
-
-Message-ID: <m-1@gw.example>
-From: news@site.example
-To: anna@example.net
-
---B1--
-`;
-
 test('report formats real MTAs send', async () => {
   // Two recipients: each block is a report of its own, marked as one of several.
-  const two = await parseReportMessage(
-    crlf(
-      dsn(`Final-Recipient: rfc822; bob@example.net
+  const blocks = `Final-Recipient: rfc822; bob@example.net
 Action: failed
 Status: 5.1.1
 Diagnostic-Code: smtp; 550 5.1.1 user unknown
@@ -107,15 +75,20 @@ Diagnostic-Code: smtp; 550 5.1.1 user unknown
 Final-Recipient: rfc822; anna@example.net
 Action: failed
 Status: 5.2.2
-Diagnostic-Code: smtp; 552 5.2.2 mailbox full`),
-    ),
-  );
+Diagnostic-Code: smtp; 552 5.2.2 mailbox full`;
+  const two = await parseReportMessage(crlf(dsn(blocks)));
   assert.deepEqual(
     two.map((r) => [r.recipient, r.kind, r.ofSeveral, r.messageId]),
     [
       ['bob@example.net', 'bounced', true, '<m-1@gw.example>'],
       ['anna@example.net', 'soft_bounced', true, '<m-1@gw.example>'],
     ],
+  );
+  // AOL writes the next recipient's fields with no blank line between: still two reports.
+  const joined = await parseReportMessage(crlf(dsn(blocks.replace('\n\nFinal', '\nFinal'))));
+  assert.deepEqual(
+    joined.map((r) => [r.recipient, r.kind]),
+    two.map((r) => [r.recipient, r.kind]),
   );
   // A single block holding the per-message and the per-recipient fields (McAfee, AOL).
   const single = await parseReportMessage(

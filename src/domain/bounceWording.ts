@@ -29,7 +29,7 @@ const KEEPS_ADDRESS: RegExp[] = [
   /time[ds]? ?out|connection (refused|reset|closed|lost|dropped)|could not connect|unable to connect|no route to host|network (error|is unreachable)|name server reply|lookup fail|dns (error|fail)/i,
   /expired|too long|retry time|mail loop|loops? (back|detected)|hop count|routing loop|duplicated message/i,
   // the transcript of a local delivery agent, not the address
-  /\bprocmail\b|mailbox (is )?(locked|busy)|i\/o error|system (error|full|failure)|mailer error|service unavailable|internal error|out of memory/i,
+  /\bprocmail\b|mailbox (is )?(locked|busy)|i\/o error|system (error|full|failure)|mailer error|internal error|out of memory/i,
   // Russian and Japanese equivalents of the above
   /спам|черн(ом|ый) спис|переполнен|превышен|квот|блокир|временн/i,
   /迷惑|拒否|容量|満杯|一杯|制限/,
@@ -60,6 +60,7 @@ const ADDRESS_GONE: RegExp[] = [
 
 /** Exchange Online answers an address its directory does not know with these words: gone, not policy. */
 const DIRECTORY_REJECTION = /recipient address rejected: access denied|unknown recipient or mailbox unavailable/i;
+export const directoryRejection = (text: string) => DIRECTORY_REJECTION.test(text);
 
 /**
  * The server took the address at RCPT and refused only the message: a filter, the address is good.
@@ -78,8 +79,16 @@ export function refusedAfterData(text: string): boolean {
   // With PIPELINING, sendmail and filtering gateways log the RCPT refusal after `>>> DATA`; the DATA
   // that follows then fails for want of a recipient ("503 Need RCPT", "no valid recipients"), or the
   // reply is Postfix's RCPT-stage "Recipient address rejected": the address was refused.
-  return AFTER_DATA.test(text) && !PIPELINED_RCPT.test(text);
+  return (AFTER_DATA.test(text) || NO_ADDRESS_NAMED.test(text)) && !PIPELINED_RCPT.test(text);
 }
+
+/**
+ * A reply whose address slot is empty ("550 : User unknown", Yahoo's "550: : User unknown") where the
+ * same server at RCPT names the address ("550 <a@b>: User unknown"): it answered when no single
+ * recipient was in question, at the end of the data (Postfix adds "in reply to end of DATA command" to
+ * the same words), so a filter refused the message, not the address check.
+ */
+const NO_ADDRESS_NAMED = /(^|[\s;:])[45]\d\d:?([ \t]+|[ \t]*\r?\n[ \t]*):[ \t]*\S/m;
 const PIPELINED_RCPT =
   /need rcpt|no valid recipients|<<< 503|recipient address rejected|in\s+reply\s+to\s+rcpt\s+to\s+command/i;
 

@@ -1,7 +1,7 @@
 // What a report about a sent e-mail means (SPEC §12): its classification from DSN status codes (RFC 3463
 // x.y.z), bare SMTP reply codes and the wording of common non-standard bounces; the e-mail status it
 // leads to (never backwards); and what it does to the contact. Plain functions, no I/O.
-import { DELAYED_TEXT, FAILED_TEXT, textVerdict } from './bounceWording.js';
+import { DELAYED_TEXT, directoryRejection, FAILED_TEXT, textVerdict } from './bounceWording.js';
 import type { ContactStatus, ContactStatusReason, EmailStatus, OutcomeStatus, ReportKind } from './statuses.js';
 
 export interface Classified {
@@ -16,6 +16,7 @@ export interface Classified {
 const ADDRESS_STATUSES = /^5\.(1\.(1|2|6|10)|2\.1|4\.4)$/;
 // Bad sender mailbox or system (5.1.7, 5.1.8): our address is refused, the recipient's may be fine.
 const SENDER_STATUSES = /^5\.1\.[78]$/;
+const POLICY_STATUSES = /^5\.7\.\d{1,3}$/;
 
 /** An enhanced status code (RFC 3463 `class.subject.detail`) in a text, e.g. in `550 5.1.1 <x>: unknown`. */
 export function findEnhancedStatus(text: string): string | null {
@@ -43,6 +44,12 @@ export function classifyCodes(status: string | null, smtpCode: number | null, di
   // A 5.x.x status with a 4xx reply (or the reverse) is a receiver unsure of itself: not a dead address.
   if (status && smtpCode !== null && status[0] !== String(smtpCode)[0]) return { kind: 'soft_bounced', statusCode };
   if (status && SENDER_STATUSES.test(status)) return { kind: 'soft_bounced', statusCode };
+  // Security or policy (RFC 3463 X.7.x: "per-host or per-recipient filtering") in the receiver's own
+  // reply: it refused on policy, so "user unknown" beside it is a filter's answer, not proof the address
+  // is gone. Not a code the reporting MTA chose (its Status field), and not Exchange Online's words for
+  // an address its directory does not know.
+  if (POLICY_STATUSES.test(findEnhancedStatus(text) ?? '') && !directoryRejection(text))
+    return { kind: 'soft_bounced', statusCode };
   const words = textVerdict(text);
   if (words === 'gone') return { kind: 'bounced', statusCode };
   if (words === 'keeps_address') return { kind: 'soft_bounced', statusCode };

@@ -33,6 +33,10 @@ function blocks(text: string, loose: boolean): Map<string, string>[] {
     current = [];
   };
   for (const line of lines) {
+    // A recipient field already in the block starts the next recipient (AOL writes them with no blank
+    // line between), else the second recipient would be lost in the first's block.
+    const field = /^(final|original)-recipient\s*:/i.exec(line)?.[1].toLowerCase();
+    if (field && current.some((l) => new RegExp(`^\\s*${field}-recipient\\s*:`, 'i').test(l))) flush();
     if (!line.trim()) flush();
     else current.push(loose && /^\s+[A-Za-z-]+:/.test(line) ? line.trimStart() : line);
   }

@@ -87,7 +87,10 @@ function fromDsn(blocks: DsnRecipient[], human: string, messageId: string | null
     const context = contextFor(human, recipient, several ? all : []);
     const c = classifyDsn(b.action, b.status, b.diagnostic, context);
     return {
-      kind: c.kind === 'bounced' && refusedAfterData(`${context}\n${human}`) ? 'soft_bounced' : c.kind,
+      kind:
+        c.kind === 'bounced' && refusedAfterData(`${b.diagnostic ?? ''}\n${context}\n${human}`)
+          ? 'soft_bounced'
+          : c.kind,
       statusCode: c.statusCode,
       diagnostic: oneLine(b.diagnostic) ?? oneLine(`Action: ${b.action ?? '?'}; Status: ${b.status ?? '?'}`),
       recipient,
@@ -193,6 +196,9 @@ function isAutoReply(h: Map<string, string>, subject: string): boolean {
   );
 }
 
+/** A line that names the sender: a summary of the original ("From:", "MAIL FROM:") or `>>> MAIL From:`. */
+const SENDER_LINE = /^\s*(>>>\s*)?(mail from|from|sender|reply-to|return-path|envelope-from)\s*:/i;
+
 const isParty = (a: string, parties: string[]) =>
   /^(mailer-daemon|postmaster|root|abuse)@/.test(a) || parties.some((d) => a === d || a.endsWith(`@${d}`));
 
@@ -205,13 +211,18 @@ function recipientSegments(text: string, h: Map<string, string>, parties: string
   const failed = [...(h.get('x-failed-recipients') ?? '').matchAll(ADDRESS)]
     .map((m) => m[0].toLowerCase())
     .slice(0, MAX_RECIPIENTS);
+  // The envelope sender is no recipient, on its own line or in the reply to it ("<<< 501 <sender>...").
+  const lines = text.split(/\r?\n/);
+  const senders = new Set(
+    lines.flatMap((l) => (/^\s*(>>>\s*)?mail from\s*:/i.test(l) ? [l.match(ADDRESS)?.[0].toLowerCase() ?? ''] : [])),
+  );
   const segments = new Map<string, string[]>();
   const preamble: string[] = [];
   let current: string[] = preamble;
-  for (const line of text.split(/\r?\n/)) {
-    const named = [...line.matchAll(ADDRESS)]
+  for (const line of lines) {
+    const named = [...(SENDER_LINE.test(line) ? [] : line.matchAll(ADDRESS))]
       .map((m) => m[0].toLowerCase())
-      .find((a) => !isParty(a, parties) && (!failed.length || failed.includes(a)));
+      .find((a) => !isParty(a, parties) && !senders.has(a) && (!failed.length || failed.includes(a)));
     if (named && (segments.has(named) || segments.size < MAX_RECIPIENTS))
       current = segments.get(named) ?? segments.set(named, []).get(named)!;
     current.push(line);
@@ -246,7 +257,8 @@ function textBounce(subject: string, own: string, h: Map<string, string>, partie
       );
     // The receiver refused our MAIL FROM (sendmail's `>>> MAIL From` then `<<< 5xx`): recipients that
     // got no reply of their own were never asked about, whatever the summary lines say of them.
-    const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text);
+    // An authoritative DNS answer is the reporting MTA's own lookup, not a question to that receiver.
+    const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text) && !/authoritative answer/i.test(text);
     const kind = c.kind === 'bounced' && (refusedAfterData(text) || unasked) ? 'soft_bounced' : c.kind;
     const line = text.split(/\r?\n/).find((l) => (c.statusCode ? l.includes(c.statusCode) : false));
     return {
@@ -275,11 +287,24 @@ function undeclaredJapanese(text: string): string {
   }
 }
 
-async function readText(raw: Buffer): Promise<{ text: string; subject: string }> {
+/**
+ * The text parts as our own MIME reader found them (it also finds a boundary the header lost); a
+ * multipart whose boundary appears nowhere in its body is read as the text it is.
+ */
+const plainParts = (root: MimePart) =>
+  leaves(root)
+    .filter((p) => p.contentType === 'text/plain' || p.contentType.startsWith('multipart/'))
+    .map((p) => p.body)
+    .join('\n');
+
+async function readText(raw: Buffer, root: MimePart): Promise<{ text: string; subject: string }> {
   try {
     // mailparser undoes transfer encodings and every charset, ISO-2022-JP included, and turns HTML to text.
     const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: false });
-    const text = mail.text || (typeof mail.html === 'string' ? mail.html.replace(/<[^>]+>/g, ' ') : '');
+    // A part header it cannot read (`boundary=` on an unindented line, as some phone gateways write)
+    // leaves it no text at all; the report is still there for a reader.
+    const text =
+      mail.text || (typeof mail.html === 'string' ? mail.html.replace(/<[^>]+>/g, ' ') : '') || plainParts(root);
     return { text: undeclaredJapanese(text), subject: mail.subject ?? '' };
   } catch {
     return { text: raw.toString('utf8'), subject: '' };
@@ -301,7 +326,7 @@ async function read(raw: Buffer, opts: { bounceDomain?: string | null }): Promis
   const root = parseMime(raw.toString('latin1'));
   const h = root.headers;
   const all = leaves(root);
-  const { text, subject } = await readText(raw);
+  const { text, subject } = await readText(raw, root);
   const own = ownWords(text);
   const messageId = originalMessageId(root) ?? /^message-id:\s*(<[^>\s]+>)/im.exec(text)?.[1] ?? null;
 
