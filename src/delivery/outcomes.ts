@@ -3,6 +3,7 @@
 // and the in-process events a waiting request listens to.
 import { EventEmitter } from 'node:events';
 import { batcher, fulfilled } from '../batcher.js';
+import { inTransaction } from '../db/groupCommit.js';
 import type { Db } from '../db/index.js';
 import type { EmailRow, EmailStatus } from '../db/schema.js';
 import type { WebhookKind } from '../domain/statuses.js';
@@ -91,14 +92,16 @@ export interface OutcomeWriters {
 
 export function outcomeWriters(database: Db, workerId: string, clock: Clock, secret: string): OutcomeWriters {
   // Every delivery that finishes while a write is under way joins the next one, a single UPDATE for all
-  // of them (on SQLite one fsync instead of one per e-mail).
+  // of them. On SQLite that UPDATE is a unit of the API's group commit (db/groupCommit.ts): outcomes
+  // share the commit (and fsync) the accepted requests pay anyway instead of paying one of their own,
+  // and queue for the one writer in the same line as the requests.
   //
   // An outcome a site may subscribe to (sent, failed, suppressed) enqueues its webhooks in the same
   // transaction as the status change: both commit or neither does (SPEC §13).
   const writeBatch = batcher<{ f: Finish; row: EmailRow }, boolean>({
     maxBatch: FINISH_BATCH,
     run: async (batch) => {
-      const written = await database.db.transaction().execute(async (trx) => {
+      const written = await inTransaction(database, async (trx) => {
         const done = await finishMany(
           trx,
           workerId,
@@ -118,11 +121,13 @@ export function outcomeWriters(database: Db, workerId: string, clock: Clock, sec
     },
   });
 
-  // What each attempt went through and what the relay said, written in batches like the outcomes.
+  // What each attempt went through and what the relay said, written in batches like the outcomes (in the
+  // group commit on SQLite; one statement, its own commit, on PostgreSQL).
   const attempts = batcher<AttemptsOf, void>({
     maxBatch: FINISH_BATCH,
     run: async (batch) => {
-      await recordAttempts(database.db, batch);
+      if (database.dialect === 'sqlite') await inTransaction(database, (trx) => recordAttempts(trx, batch));
+      else await recordAttempts(database.db, batch);
       return batch.map(() => fulfilled(undefined));
     },
   });

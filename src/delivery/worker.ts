@@ -4,6 +4,7 @@
 // claim to outcome is delivery/deliver.ts; how outcomes are written and heard, delivery/outcomes.ts.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { commitQueueDepth, inTransaction } from '../db/groupCommit.js';
 import type { Db } from '../db/index.js';
 import type { EmailRow } from '../db/schema.js';
 import { claimDue, nextDueAt, releaseClaims, renewLease } from '../repos/outbox.js';
@@ -63,6 +64,12 @@ export interface Worker {
   runOnce(): Promise<number>;
 }
 
+/** Requests waiting for the SQLite writer above which the worker's next claim waits … */
+const DEEP_COMMIT_QUEUE = 32;
+/** … this long, at most this many times in a row. */
+const YIELD_MS = 5;
+const MAX_YIELDS = 20;
+
 export function createWorker(opts: WorkerOptions): Worker {
   const { db: database, transport } = opts;
   const db = database.db;
@@ -116,9 +123,29 @@ export function createWorker(opts: WorkerOptions): Worker {
 
   // Each claimed batch shares one cache (projects, templates, settings) and one read of its contacts.
   const caches = new WeakMap<EmailRow, BatchCache>();
+  // On SQLite the claim is a unit of the API's group commit like the outcome writes (delivery/outcomes.ts):
+  // it shares the requests' commit instead of adding one of its own to the single writer's queue.
+  const claimDue_ = (limit: number) => {
+    const o = { workerId: id, now: clock.now(), leaseMs, limit };
+    return database.dialect === 'sqlite'
+      ? inTransaction(database, (trx) => claimDue(trx, 'sqlite', o))
+      : claimDue(db, database.dialect, o);
+  };
+  // In the API's process on SQLite the worker yields: while many requests wait for the writer, the next
+  // claim waits a little (a few times in a row at most, so delivery never stops under a steady load).
+  let yielded = 0;
+  const holdBack = () => {
+    if (database.dialect !== 'sqlite' || commitQueueDepth(database) < DEEP_COMMIT_QUEUE || yielded >= MAX_YIELDS) {
+      yielded = 0;
+      return 0;
+    }
+    yielded++;
+    return YIELD_MS;
+  };
+
   const loop = leaseLoop<EmailRow>({
     async claim(limit) {
-      const rows = await claimDue(db, database.dialect, { workerId: id, now: clock.now(), leaseMs, limit });
+      const rows = await claimDue_(limit);
       const cache = newCache();
       prefetchContacts(db, rows, cache);
       for (const r of rows) caches.set(r, cache);
@@ -128,6 +155,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     // no longer takes a slot (deliver frees it).
     work: { each: (row, free) => deliverSafely(row, caches.get(row) ?? newCache(), free) },
     batchSize,
+    holdBack,
     concurrency: Math.max(1, opts.concurrency ?? 10),
     pollMs,
     async idleMs() {
