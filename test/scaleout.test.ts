@@ -490,7 +490,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
       }
       const raced = cart.filter((r) => racing.includes(r.order_id!) && r.chain_step !== 'step3');
       console.log(
-        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped, ${inFlight} were in flight when it committed; of ${2 * WITHDRAWN} due cart e-mails racing a withdrawal ${cart.filter((r) => withdrawn.has(r.order_id!) && r.status === 'suppressed').length} were suppressed`,
+        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped, ${inFlight} were in flight when it committed; of ${3 * WITHDRAWN} cart e-mails of orders racing a withdrawal ${cart.filter((r) => withdrawn.has(r.order_id!) && r.status === 'suppressed').length} were suppressed`,
       );
     },
   );
