@@ -5,7 +5,10 @@
 // sequence whose first steps are due at once), purchases that arrive before their order, and repeated
 // orders. Then: every e-mail that should go went exactly once (counted by Message-ID at the server),
 // every cancelled one never did, no cart e-mail reached the server after its purchase was answered unless
-// the purchase reported it in flight (issue 30), and a key's rate limit holds across both API processes.
+// the purchase reported it in flight (issue 30), no cart e-mail was handed to the relay after its
+// recipient's consent withdrawal was answered (SPEC §18, the withdrawal racing its order through the other
+// process), and a key's rate limit holds across both API processes. Tracking hits across processes have
+// their own 2 + 2 test (tracking-scaleout.test.ts).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +41,7 @@ const UNPAID_ORDERS = 500; // order-created only: the chain's due steps go out
 const REPEATED_ORDERS = 250; // order-created again for an unpaid order: nothing new
 const PAID_FIRST = 125; // purchase before order-created (x2 events): the order schedules nothing
 // 1900 + 100 + 2*1000 + 500 + 250 + 2*125 = 5,000 events.
+const WITHDRAWN = 100; // order-created racing its recipient's withdrawal of cart reminders (x2 events)
 
 const startProcess = (name: string, command: 'serve' | 'worker', env: Record<string, string>, port: number) =>
   startProc(name, command, { ...env, ADMIN_TOKEN: ADMIN }, port);
@@ -305,6 +309,24 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
           assert.deepEqual(r.scheduled_email_ids, [], 'a paid order schedules no cart e-mails');
         });
       }
+      // Consent (SPEC §18): a withdrawal of cart reminders races its order through the other process.
+      const withdrawn = new Map<string, number>(); // order id -> when the withdrawal was answered
+      for (let i = 0; i < WITHDRAWN; i++) {
+        const id = `${run}-withdrawn-${i}`;
+        const email = `withdrawn${i}@example.com`;
+        const [a, b] = [api(), api()];
+        tasks.push(async () => {
+          await Promise.all([
+            call(a, 'POST', '/api/scoped/events/order-created', { ...order(id, i), email }, h).then((r) =>
+              ok(r, 'order-created (withdrawn)'),
+            ),
+            call(b, 'POST', '/api/scoped/contacts/consent', { email, topic: 'cart_reminders', granted: false }, h).then(
+              (r) => ok(r, 'consent withdrawal'),
+            ),
+          ]);
+          withdrawn.set(id, Date.now());
+        });
+      }
       // Shuffle so every kind of event is in flight together, on both processes.
       for (let i = tasks.length - 1; i > 0; i--) {
         const j = Math.floor(Math.random() * (i + 1));
@@ -338,7 +360,7 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
         .where('project_id', '=', projectId)
         .where('endpoint', '!=', 'catalog')
         .executeTakeFirstOrThrow();
-      assert.equal(Number(events.n), 5000, 'every event is in the log');
+      assert.equal(Number(events.n), 5000 + 2 * WITHDRAWN, 'every event is in the log');
 
       // Wait until nothing due is left to send, and the server has every message the workers recorded.
       const deadline = Date.now() + 90_000;
@@ -367,13 +389,17 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
 
       const rows = await db.db
         .selectFrom('scheduled_emails')
-        .select(['id', 'kind', 'status', 'order_id', 'chain_step', 'message_id', 'due_at'])
+        .select(['id', 'kind', 'status', 'order_id', 'chain_step', 'message_id', 'due_at', 'send_started_at'])
         .execute();
       const secret = await getOrCreateSecret(db.db, 'unsubscribe_secret');
       const project = { site_key: siteKey, from_email: 'noreply@courses.example' };
       const byStatus = (s: string) => rows.filter((r) => r.status === s);
       assert.deepEqual(byStatus('failed'), [], 'nothing failed');
-      assert.deepEqual(byStatus('suppressed'), [], 'nothing suppressed');
+      assert.deepEqual(
+        byStatus('suppressed').filter((r) => !withdrawn.has(r.order_id!)),
+        [],
+        'nothing suppressed but e-mails to those who withdrew',
+      );
 
       // Sent exactly once: each sent row's Message-ID arrived once, and nothing else arrived.
       const sent = byStatus('sent');
@@ -445,9 +471,26 @@ describe('scale-out: 2 API + 2 worker processes on one PostgreSQL schema and Red
           `e-mail ${r.id} of order ${r.order_id} arrived ${at - a.at} ms after its purchase was answered`,
         );
       }
+      // Consent: a due cart e-mail to someone who withdrew went only if it was handed over before the
+      // withdrawal was answered; otherwise it was suppressed (by the plan or at hand-over). The later step
+      // waits, or was suppressed by the plan.
+      for (const [id, answeredAt] of withdrawn) {
+        const mine = cart.filter((r) => r.order_id === id);
+        assert.equal(mine.length, 3, `order ${id} has its three chain e-mails`);
+        for (const r of mine.filter((m) => m.chain_step !== 'step3')) {
+          if (r.status === 'sent')
+            assert.ok(
+              Number(r.send_started_at) <= answeredAt,
+              `e-mail ${r.id} was handed over ${Number(r.send_started_at) - answeredAt} ms after the withdrawal was answered`,
+            );
+          else assert.equal(r.status, 'suppressed', `e-mail ${r.id} of order ${id}`);
+        }
+        // A withdrawal committed before the order makes its e-mails `suppressed` at once (the plan).
+        assert.ok(['scheduled', 'suppressed'].includes(mine.find((r) => r.chain_step === 'step3')!.status));
+      }
       const raced = cart.filter((r) => racing.includes(r.order_id!) && r.chain_step !== 'step3');
       console.log(
-        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped, ${inFlight} were in flight when it committed`,
+        `# scale-out: ${sent.length} sent exactly once, ${cancelled.length} cancelled never sent; of ${raced.length} due cart e-mails racing their purchase ${raced.filter((r) => r.status === 'sent').length} went first, ${raced.filter((r) => r.status === 'cancelled').length} were stopped, ${inFlight} were in flight when it committed; of ${3 * WITHDRAWN} cart e-mails of orders racing a withdrawal ${cart.filter((r) => withdrawn.has(r.order_id!) && r.status === 'suppressed').length} were suppressed`,
       );
     },
   );

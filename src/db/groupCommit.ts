@@ -57,6 +57,11 @@ async function commitTogether(db: Db, batch: Work<unknown>[]): Promise<PromiseSe
 }
 
 const committers = new WeakMap<Db, (work: Work<unknown>) => Promise<unknown>>();
+// Units waiting for or inside a shared commit, per database: how deep the writer's queue is.
+const depths = new WeakMap<Db, number>();
+
+/** Units of work waiting for the SQLite writer's next commit or in it (0 on PostgreSQL). */
+export const commitQueueDepth = (db: Db): number => depths.get(db) ?? 0;
 
 /** Runs `work` in a transaction: a shared, group-committed one on SQLite, its own on PostgreSQL. */
 export function inTransaction<T>(db: Db, work: Work<T>): Promise<T> {
@@ -68,5 +73,6 @@ export function inTransaction<T>(db: Db, work: Work<T>): Promise<T> {
     commit = batcher({ maxBatch: MAX_BATCH, run: (batch: Work<unknown>[]) => commitTogether(db, batch) });
     committers.set(db, commit);
   }
-  return commit(work) as Promise<T>;
+  depths.set(db, commitQueueDepth(db) + 1);
+  return (commit(work) as Promise<T>).finally(() => depths.set(db, commitQueueDepth(db) - 1));
 }

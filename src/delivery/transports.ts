@@ -35,7 +35,10 @@ export interface Transport {
 export interface SmtpTransportOptions {
   /** Simultaneous SMTP connections in the pool (default 5; `serve` passes SMTP_POOL_SIZE from the config). */
   maxConnections?: number;
-  /** Messages per connection before it is recycled (default 100). */
+  /**
+   * Messages per connection before it is recycled (default 1000). nodemailer's 100 reopened the relay
+   * connection (TCP, greeting, EHLO, STARTTLS, AUTH) for every hundredth e-mail (issue 29).
+   */
   maxMessages?: number;
   /** Connect/greeting timeout in ms (default 30 s); socket inactivity timeout is twice that. */
   timeoutMs?: number;
@@ -91,7 +94,7 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
     url,
     pool: true,
     maxConnections,
-    maxMessages: opts.maxMessages ?? 100,
+    maxMessages: opts.maxMessages ?? 1000,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout * 2,

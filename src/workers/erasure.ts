@@ -14,7 +14,7 @@ import {
 } from '../repos/erasure.js';
 import { secretBox } from '../services/secrets.js';
 import { systemClock, type Clock } from '../delivery/clock.js';
-import type { WorkerLogger } from '../delivery/worker.js';
+import { leaseLoop, noopLogger, type WorkerLogger } from './loop.js';
 
 export interface ErasureWorkerOptions {
   db: Db;
@@ -35,7 +35,6 @@ export interface ErasureWorker {
 }
 
 const LEASE_MS = 60_000;
-const noop: WorkerLogger = { info() {}, warn() {}, error() {} };
 
 export function createErasureWorker(o: ErasureWorkerOptions): ErasureWorker {
   const db = o.db.db;
@@ -43,12 +42,8 @@ export function createErasureWorker(o: ErasureWorkerOptions): ErasureWorker {
   const id = `er:${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const limit = Math.max(1, o.batchSize ?? 1000);
   const pollMs = Math.max(10, o.pollMs ?? 1000);
-  const log = o.logger ?? noop;
+  const log = o.logger ?? noopLogger;
   const box = secretBox(o.secret);
-  let running = false;
-  let loop: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  let wakeUp: (() => void) | null = null;
 
   async function batch(e: ErasureRow): Promise<void> {
     if (!e.sealed_email) {
@@ -82,45 +77,29 @@ export function createErasureWorker(o: ErasureWorkerOptions): ErasureWorker {
     if (done) log.info({ erasure_id: e.id, contact_id: e.contact_id }, 'erasure finished');
   }
 
-  async function runOnce(): Promise<boolean> {
-    const e = await claimErasure(db, id, clock.now(), LEASE_MS);
-    if (!e) return false;
-    try {
-      await batch(e);
-    } catch (err) {
-      if (!(err instanceof LeaseLost)) throw err;
-    }
-    return true;
-  }
-
-  async function run(): Promise<void> {
-    while (running) {
-      let worked = false;
-      try {
-        worked = await runOnce();
-      } catch (err) {
-        log.error({ err }, 'erasure batch failed; it is tried again when its lease expires');
-      }
-      if (!worked && running)
-        await new Promise<void>((resolve) => {
-          wakeUp = resolve;
-          timer = setTimeout(resolve, pollMs);
-        });
-    }
-  }
+  // One erasure at a time, one batch of it per claim: a claim that found one is followed by the next at
+  // once, so a long history is erased batch after batch; the lease passes to another worker if this one dies.
+  const loop = leaseLoop<ErasureRow>({
+    claim: async () => {
+      const e = await claimErasure(db, id, clock.now(), LEASE_MS);
+      return e ? [e] : [];
+    },
+    work: {
+      each: (e) =>
+        batch(e).catch((err: unknown) => {
+          if (!(err instanceof LeaseLost)) throw err;
+        }),
+    },
+    batchSize: 1,
+    pollMs,
+    onError: (err) => log.error({ err }, 'erasure batch failed; it is tried again when its lease expires'),
+  });
 
   return {
-    runOnce,
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
-    },
+    runOnce: async () => (await loop.runOnce()) > 0,
+    start: loop.start,
     async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
-      wakeUp?.();
-      await loop;
+      await loop.stop();
     },
   };
 }

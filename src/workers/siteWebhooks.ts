@@ -12,8 +12,8 @@ import { claimDeliveries, nextDeliveryDue, recordAttempt, type ClaimedDelivery }
 import { parseJson } from '../repos/types.js';
 import { secretBox } from '../services/secrets.js';
 import { postWebhook, systemResolver, type Resolver } from '../services/siteWebhooks/send.js';
-import { outboxLoop, systemClock, type Clock } from '../delivery/clock.js';
-import type { WorkerLogger } from '../delivery/worker.js';
+import { systemClock, type Clock } from '../delivery/clock.js';
+import { leaseLoop, noopLogger, type WorkerLogger } from './loop.js';
 
 export interface WebhookWorkerOptions {
   db: Db;
@@ -41,8 +41,6 @@ export interface WebhookWorker {
   runOnce(): Promise<number>;
 }
 
-const noop: WorkerLogger = { info() {}, warn() {}, error() {} };
-
 export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const db = o.db.db;
   const clock = o.clock ?? systemClock;
@@ -52,7 +50,7 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
   const pollMs = Math.max(10, o.pollMs ?? 1000);
   // Longer than any attempt can take, so a live worker never loses a delivery it is sending.
   const leaseMs = Math.max(60_000, o.config.timeoutMs * 3);
-  const log = o.logger ?? noop;
+  const log = o.logger ?? noopLogger;
   const wall = o.wallClock ?? Date.now;
   const box = secretBox(o.secret);
 
@@ -113,47 +111,31 @@ export function createWebhookWorker(o: WebhookWorkerOptions): WebhookWorker {
     else if (!ok) log.info({ delivery_id: d.id, error: result.error, next: next.status }, 'webhook attempt failed');
   }
 
-  async function runBatch(rows: ClaimedDelivery[]): Promise<void> {
-    let next = 0;
-    const lane = async () => {
-      while (next < rows.length) {
-        const d = rows[next++];
-        try {
-          await deliver(d);
-        } catch (err) {
-          // Typically the database went away: the lease expires and another attempt follows.
-          log.error({ delivery_id: d.id, err }, 'webhook delivery crashed; retried when its lease expires');
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
-  }
-
-  async function runOnce(): Promise<number> {
-    const rows = await claimDeliveries(db, o.db.dialect, { workerId: id, now: clock.now(), leaseMs, limit: batchSize });
-    await runBatch(rows);
-    return rows.length;
-  }
-
-  const loop = outboxLoop({
-    runOnce,
+  const loop = leaseLoop<ClaimedDelivery>({
+    claim: (limit) => claimDeliveries(db, o.db.dialect, { workerId: id, now: clock.now(), leaseMs, limit }),
+    work: { each: (d) => deliver(d) },
     batchSize,
+    concurrency,
     pollMs,
-    idleMs: async () => {
+    async idleMs() {
       const due = await nextDeliveryDue(db);
       return due === null ? pollMs : Math.min(pollMs, Math.max(20, due - clock.now()));
     },
-    onError: (err) => log.error({ err }, 'webhook outbox poll failed; retrying'),
+    onError(err, what) {
+      // A crashed delivery (typically the database went away) is tried again when its lease expires.
+      if (what === 'task') log.error({ err }, 'webhook delivery crashed; retried when its lease expires');
+      else log.error({ err }, 'webhook outbox poll failed; retrying');
+    },
   });
 
   return {
     id,
     start: loop.start,
     async stop() {
-      // A batch under way is finished before the loop ends: nothing claimed is left unsent.
+      // Deliveries under way are finished before the loop ends: nothing started is left unsent.
       await loop.stop();
     },
     wake: loop.wake,
-    runOnce,
+    runOnce: () => loop.runOnce(),
   };
 }

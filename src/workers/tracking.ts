@@ -15,11 +15,12 @@ import {
   existingEmailIds,
   markProcessed,
   releaseHits,
+  type ClaimedHit,
 } from '../repos/trackingHits.js';
 import { iso } from '../repos/types.js';
 import { enqueueEmailWebhooks } from '../services/siteWebhooks/enqueue.js';
-import { outboxLoop, systemClock, type Clock } from '../delivery/clock.js';
-import type { WorkerLogger } from '../delivery/worker.js';
+import { systemClock, type Clock } from '../delivery/clock.js';
+import { leaseLoop, noopLogger, type WorkerLogger } from './loop.js';
 
 export interface TrackingWorkerOptions {
   db: Db;
@@ -40,8 +41,6 @@ export interface TrackingWorker {
   runOnce(): Promise<number>;
 }
 
-const noop: WorkerLogger = { info() {}, warn() {}, error() {} };
-
 export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
   const { db: database } = o;
   const db = database.db;
@@ -50,15 +49,10 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
   const batchSize = Math.max(1, o.batchSize ?? 2000);
   const pollMs = Math.max(10, o.pollMs ?? 250);
   const leaseMs = Math.max(1000, o.leaseMs ?? 60_000);
-  const log = o.logger ?? noop;
+  const log = o.logger ?? noopLogger;
 
-  async function runOnce(): Promise<number> {
-    const claimed = await claimHits(db, database.dialect, {
-      workerId: id,
-      now: clock.now(),
-      leaseMs,
-      limit: batchSize,
-    });
+  /** Folds one claim's hits in one transaction; returns how many were still this worker's. */
+  async function fold(claimed: ClaimedHit[]): Promise<number> {
     if (claimed.length === 0) return 0;
     return db.transaction().execute(async (trx) => {
       const now = clock.now();
@@ -119,11 +113,18 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
     });
   }
 
-  const loop = outboxLoop({
-    runOnce,
+  // One claim is one task: its hits are folded together, in one transaction.
+  let folded = 0;
+  const loop = leaseLoop<ClaimedHit>({
+    claim: (limit) => claimHits(db, database.dialect, { workerId: id, now: clock.now(), leaseMs, limit }),
+    work: {
+      all: async (hits) => {
+        folded += await fold(hits);
+      },
+    },
     batchSize,
+    refillAt: batchSize,
     pollMs,
-    idleMs: async () => pollMs,
     onError: (err) =>
       log.error({ err }, 'hit outbox drain failed; retrying (claimed hits return when their lease expires)'),
   });
@@ -134,6 +135,11 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
     async stop() {
       if (await loop.stop()) await releaseHits(db, id).catch(() => {});
     },
-    runOnce,
+    async runOnce() {
+      // The hits folded, not the hits claimed: a claimed hit whose lease was lost is not counted.
+      const before = folded;
+      await loop.runOnce();
+      return folded - before;
+    },
   };
 }

@@ -1,0 +1,146 @@
+// How an e-mail's outcome is written and heard: batched writes of outcomes, attempts and hand-overs
+// (one statement, on SQLite one commit, for every e-mail that finishes while the previous write runs),
+// and the in-process events a waiting request listens to.
+import { EventEmitter } from 'node:events';
+import { batcher, fulfilled } from '../batcher.js';
+import { inTransaction } from '../db/groupCommit.js';
+import type { Db } from '../db/index.js';
+import type { EmailRow, EmailStatus } from '../db/schema.js';
+import type { WebhookKind } from '../domain/statuses.js';
+import { recordAttempts, type AttemptsOf } from '../repos/delivery.js';
+import { emailProgress, FINISH_BATCH, finishMany, type Finish } from '../repos/outbox.js';
+import { enqueueEmailWebhooks } from '../services/siteWebhooks/enqueue.js';
+import type { Clock } from './clock.js';
+import { handOverMany, type HandOver } from './handOver.js';
+
+/** What a waiting request reports: a final status, or `queued` when a retry has been scheduled. */
+export type Outcome = Extract<EmailStatus, 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'queued'>;
+
+// Outcomes of every worker of this process; waiters in the same process hear them at once.
+const outcomeEvents = new EventEmitter();
+outcomeEvents.setMaxListeners(0);
+// While a worker runs here, most outcomes arrive as events and polling is only the safety net for
+// e-mails another process delivers; without one, polling is the only way to learn anything.
+let localWorkers = 0;
+
+/** A worker of this process started (+1) or stopped (-1). */
+export const countLocalWorker = (delta: 1 | -1) => {
+  localWorkers += delta;
+};
+
+export function emitOutcome(emailId: number, outcome: Outcome): void {
+  outcomeEvents.emit(`email:${emailId}`, outcome);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Resolves when the e-mail leaves `scheduled`/`queued`/`sending` for the first time seen (a retry counts:
+ * `queued`), or undefined on timeout. Works in any process: an outcome from a worker in this process
+ * arrives through the event; one from another process is found by polling the row every 50 ms.
+ */
+export async function waitForEmailOutcome(db: Db, emailId: number, timeoutMs: number): Promise<Outcome | undefined> {
+  return new Promise<Outcome | undefined>((resolve) => {
+    let done = false;
+    const event = `email:${emailId}`;
+    const finish = (o: Outcome | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      outcomeEvents.off(event, finish);
+      resolve(o);
+    };
+    const timer = setTimeout(() => finish(undefined), Math.max(0, timeoutMs));
+    outcomeEvents.on(event, finish);
+    void (async () => {
+      while (!done) {
+        try {
+          const row = await emailProgress(db.db, emailId);
+          if (!row) return finish(undefined);
+          if (['sent', 'failed', 'suppressed', 'cancelled'].includes(row.status)) return finish(row.status as Outcome);
+          if (row.status !== 'sending' && row.attempts > 0) return finish('queued');
+        } catch {
+          // A failed poll is retried; the timeout still bounds the wait.
+        }
+        await sleep(localWorkers > 0 ? 200 : 50);
+      }
+    })();
+  });
+}
+
+/** The e-mail outcomes that are webhook kinds (a retry is not an outcome a site hears about). */
+const NOTIFIED: Partial<Record<EmailStatus, WebhookKind>> = {
+  sent: 'email.sent',
+  failed: 'email.failed',
+  suppressed: 'email.suppressed',
+  // Only the hand-over writes `cancelled` here: it found the order paid (domain/handOver.ts).
+  cancelled: 'email.cancelled',
+};
+
+/** The webhook's reason for an outcome: SPEC §13's word for a cancel, the recorded note otherwise. */
+const webhookReason = (f: Finish) =>
+  f.status === 'sent' ? null : f.status === 'cancelled' ? 'cancelled_by_purchase' : (f.lastError ?? null);
+
+export interface OutcomeWriters {
+  /** Records an outcome under the worker's lease; false: the lease was lost. */
+  write(row: EmailRow, f: Finish): Promise<boolean>;
+  /** What an attempt went through and what the relay said. */
+  writeAttempts(a: AttemptsOf): Promise<void>;
+  /** The final check at the relay's door (domain/handOver.ts). */
+  handOver(emailId: number): Promise<HandOver>;
+}
+
+export function outcomeWriters(database: Db, workerId: string, clock: Clock, secret: string): OutcomeWriters {
+  // Every delivery that finishes while a write is under way joins the next one, a single UPDATE for all
+  // of them. On SQLite that UPDATE is a unit of the API's group commit (db/groupCommit.ts): outcomes
+  // share the commit (and fsync) the accepted requests pay anyway instead of paying one of their own,
+  // and queue for the one writer in the same line as the requests.
+  //
+  // An outcome a site may subscribe to (sent, failed, suppressed) enqueues its webhooks in the same
+  // transaction as the status change: both commit or neither does (SPEC §13).
+  const writeBatch = batcher<{ f: Finish; row: EmailRow }, boolean>({
+    maxBatch: FINISH_BATCH,
+    run: async (batch) => {
+      const written = await inTransaction(database, async (trx) => {
+        const done = await finishMany(
+          trx,
+          workerId,
+          batch.map((b) => b.f),
+        );
+        const notices = batch.flatMap(({ f, row }) => {
+          const kind = NOTIFIED[f.status];
+          // A test send from the delivery settings is the administrator's, not the site's business.
+          return kind && done.has(f.id) && Number(row.is_test) !== 1
+            ? [{ email: row, kind, reason: webhookReason(f) }]
+            : [];
+        });
+        await enqueueEmailWebhooks(trx, notices, clock.now());
+        return done;
+      });
+      return batch.map(({ f }) => fulfilled(written.has(f.id)));
+    },
+  });
+
+  // What each attempt went through and what the relay said, written in batches like the outcomes (in the
+  // group commit on SQLite; one statement, its own commit, on PostgreSQL).
+  const attempts = batcher<AttemptsOf, void>({
+    maxBatch: FINISH_BATCH,
+    run: async (batch) => {
+      if (database.dialect === 'sqlite') await inTransaction(database, (trx) => recordAttempts(trx, batch));
+      else await recordAttempts(database.db, batch);
+      return batch.map(() => fulfilled(undefined));
+    },
+  });
+
+  // Hand-overs are decided in batches like the outcomes: every e-mail that reaches the relay's door
+  // while one hand-over transaction runs joins the next (one transaction, on SQLite one fsync, for all).
+  const handOver = batcher<number, HandOver>({
+    maxBatch: FINISH_BATCH,
+    run: async (ids) => {
+      const decided = await handOverMany(database, workerId, ids, clock.now(), secret);
+      return ids.map((i) => fulfilled(decided.get(i) ?? { gone: null }));
+    },
+  });
+
+  return { write: (row, f) => writeBatch({ f, row }), writeAttempts: attempts, handOver };
+}
