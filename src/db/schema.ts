@@ -28,26 +28,26 @@ export interface ProjectsTable {
   site_key: string;
   name: string;
   from_email: string;
-  /** IANA time zone of the templates' `date` filter (migration 006). */
+  /** IANA time zone of the templates' `date` filter (migration 007). */
   timezone: Generated<string>;
-  /** Language of the templates' filters: `ru` or `en` (migration 006). */
+  /** Language of the templates' filters: `ru` or `en` (migration 007). */
   locale: Generated<ProjectLocale>;
   created_at: number;
   updated_at: number;
-  /** Campaigns and cart chains paused by the complaint rate (migration 012); null: not paused. */
+  /** Campaigns and cart chains paused by the complaint rate (migration 013); null: not paused. */
   marketing_paused_at: Generated<number | null>;
   marketing_paused_reason: Generated<string | null>;
-  /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 020). */
+  /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 021). */
   allow_private_webhooks: Generated<number>;
-  /** Where answers to the project's e-mails go (migration 019); the relay settings' reply_to wins. */
+  /** Where answers to the project's e-mails go (migration 020); the relay settings' reply_to wins. */
   reply_to: Generated<string | null>;
-  /** Accent colour of the preference page, #rrggbb (migration 018); null: the default. */
+  /** Accent colour of the preference page, #rrggbb (migration 019); null: the default. */
   brand_color: Generated<string | null>;
-  /** What `{{ name }}` prints when neither the request nor the contact has a name (migration 016). */
+  /** What `{{ name }}` prints when neither the request nor the contact has a name (migration 017). */
   fallback_name: Generated<string | null>;
-  /** Layout of the templates that name none (migration 016). */
+  /** Layout of the templates that name none (migration 017). */
   default_layout: Generated<string | null>;
-  /** Opens/clicks/UTM settings as JSON (migration 017, SPEC §17); null: opens and clicks on, no UTM. */
+  /** Opens/clicks/UTM settings as JSON (migration 018, SPEC §17); null: opens and clicks on, no UTM. */
   tracking: Generated<string | null>;
 }
 
@@ -76,12 +76,12 @@ export interface ContactsTable {
   status: ContactStatus;
   created_at: number;
   updated_at: number;
-  /** What set the status last, and the e-mail and report that did it (migration 009, SPEC §12). */
+  /** What set the status last, and the e-mail and report that did it (migration 010, SPEC §12). */
   status_reason: Generated<ContactStatusReason | null>;
   status_email_id: Generated<number | null>;
   status_report_id: Generated<number | null>;
   status_changed_at: Generated<number | null>;
-  /** When the person was erased (migration 018): the row is kept, without address, name or fields. */
+  /** When the person was erased (migration 019): the row is kept, without address, name or fields. */
   erased_at: Generated<number | null>;
 }
 
@@ -129,13 +129,13 @@ export interface TemplatesTable {
   text: string;
   created_at: number;
   updated_at: number;
-  /** Consent topic key (SPEC §18); null = the default for the template's use (migration 014). */
+  /** Consent topic key (SPEC §18); null = the default for the template's use (migration 015). */
   topic: Generated<string | null>;
   /** 1 = opens and clicks tracked (SPEC §17), 0 = never (documents, passwords). */
   tracking: Generated<number>;
-  /** JSON [{name, required}] of the published version; null: saved before migration 016, unchecked. */
+  /** JSON [{name, required}] of the published version; null: saved before migration 017, unchecked. */
   variables: Generated<string | null>;
-  /** The published version (migration 016); the row holds its content. */
+  /** The published version (migration 017); the row holds its content. */
   version: Generated<number | null>;
   layout: Generated<string | null>;
   format: Generated<TemplateFormat>;
@@ -145,7 +145,7 @@ export interface TemplatesTable {
 
 export type TemplateFormat = 'html' | 'mjml';
 
-/** Every saved version of a template, immutable (SPEC §16, migration 016). */
+/** Every saved version of a template, immutable (SPEC §16, migration 017). */
 export interface TemplateVersionsTable {
   id: Generated<number>;
   template_id: number;
@@ -280,15 +280,15 @@ export interface ScheduledEmailsTable {
   rendered: string | null;
   /** The purchase event that cancelled this cart e-mail (SPEC §13). */
   cancelled_by_event_id: number | null;
-  /** When the current attempt was handed to the relay (migration 015); null while only claimed. */
+  /** When the current attempt was handed to the relay (migration 016); null while only claimed. */
   send_started_at: number | null;
   /** The purchase event that found this cart e-mail already handed to the relay (reason in_flight). */
   in_flight_event_id: number | null;
-  /** A test send from the delivery settings (migration 007): left out of every statistic. */
+  /** A test send from the delivery settings (migration 008): left out of every statistic. */
   is_test: Generated<number>;
-  /** The consent topic it was scheduled under (migration 018); null: the default of its kind. */
+  /** The consent topic it was scheduled under (migration 019); null: the default of its kind. */
   topic: Generated<string | null>;
-  /** The template version the e-mail was (or will be) rendered with (migration 016). */
+  /** The template version the e-mail was (or will be) rendered with (migration 017). */
   template_version: Generated<number | null>;
   created_at: number;
   updated_at: number;
@@ -316,7 +316,7 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   last_seen: number;
-  /** The account logged in; null for a session opened with the root ADMIN_TOKEN (migration 008). */
+  /** The account logged in; null for a session opened with the root ADMIN_TOKEN (migration 009). */
   user_id?: number | null;
 }
 
@@ -360,12 +360,12 @@ export interface AuditLogTable {
   target: string | null;
   before: string | null;
   after: string | null;
-  /** The personal token that made the change (migration 013); null for sessions, the root token, the CLI. */
+  /** The personal token that made the change (migration 014); null for sessions, the root token, the CLI. */
   token_id: number | null;
   token_name: string | null;
 }
 
-/** A project's own delivery settings (migration 007); `secrets` is AES-256-GCM ciphertext. */
+/** A project's own delivery settings (migration 008); `secrets` is AES-256-GCM ciphertext. */
 export interface ProjectDeliveryTable {
   project_id: number;
   settings: string;
@@ -439,7 +439,7 @@ export interface WebhookAttemptsTable {
   response_excerpt: string | null;
 }
 
-/** Consent topics of a project (SPEC §18, migration 018). */
+/** Consent topics of a project (SPEC §18, migration 019). */
 export interface TopicsTable {
   project_id: number;
   key: string;
@@ -497,7 +497,7 @@ export interface ErasuresTable {
   finished_at: number | null;
 }
 
-/** A hit on /c/ or /o/ (migration 017): written in batches, folded into the counters by a worker. */
+/** A hit on /c/ or /o/ (migration 018): written in batches, folded into the counters by a worker. */
 export interface TrackingHitsTable {
   id: Generated<number>;
   project_id: number;
