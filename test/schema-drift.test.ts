@@ -116,7 +116,7 @@ async function realColumns(database: Db): Promise<DbColumn[]> {
 
 const NUMERIC = /^(integer|bigint|smallint|int|numeric|real|double precision|double)/;
 const TEXT = /^(text|character varying|varchar|character)/;
-/** Booleans are 0/1 integers on both databases (docs/decisions.md, "Booleans in code"). */
+/** A boolean in the types is a 0/1 integer column (SQLite has no boolean type). */
 const fits = (kind: Kind, dbType: string) =>
   kind === 'string' ? TEXT.test(dbType) : NUMERIC.test(dbType) || (kind === 'boolean' && dbType === 'boolean');
 
