@@ -30,7 +30,7 @@ export async function deliveryCommand(
 ): Promise<number | null> {
   if (cmd === 'secrets') {
     if (sub !== 'rotate') return null;
-    const previous = process.env.SECRET_KEY_PREVIOUS?.trim();
+    const previous = deps.config.secretKeyPrevious;
     if (!previous) throw new Error('secrets rotate needs SECRET_KEY_PREVIOUS (the key the secrets are under now)');
     const r = await delivery.rotateSecrets(deps, cliActor(), previous);
     const w = r.webhooks;

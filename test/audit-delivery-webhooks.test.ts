@@ -34,11 +34,11 @@ type Row = {
 };
 
 /** Runs a CLI command in this process (its output silenced) with the app's database. */
-async function cliRun(t: TestApp, cmd: string, sub: string, args: string[]): Promise<number | null> {
+async function cliRun(t: TestApp, cmd: string, sub: string, args: string[], deps = t.deps): Promise<number | null> {
   const log = console.log;
   console.log = () => {};
   try {
-    return await deliveryCommand(t.deps, cmd, sub, args);
+    return await deliveryCommand(deps, cmd, sub, args);
   } finally {
     console.log = log;
   }
@@ -387,14 +387,9 @@ for (const d of DIALECTS) {
       });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const since = await lastId(t);
-      const saved = process.env.SECRET_KEY_PREVIOUS;
-      process.env.SECRET_KEY_PREVIOUS = OLD;
-      try {
-        assert.equal(await cliRun(t, 'secrets', 'rotate', []), 0);
-      } finally {
-        if (saved === undefined) delete process.env.SECRET_KEY_PREVIOUS;
-        else process.env.SECRET_KEY_PREVIOUS = saved;
-      }
+      // SECRET_KEY_PREVIOUS, read by the configuration as the CLI's is.
+      const config = { ...t.deps.config, secretKeyPrevious: OLD };
+      assert.equal(await cliRun(t, 'secrets', 'rotate', [], { ...t.deps, config }), 0);
       const { rows, raw } = await rowsSince(t, since);
       assert.equal(rows.length, 1, JSON.stringify(rows));
       noSecrets(raw, [...SECRETS, OLD, created.body.secret]);

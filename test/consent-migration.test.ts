@@ -1,4 +1,4 @@
-// Migration 018 on a database made by the schema before it (migrations up to 014, as on main): every
+// Migration 019 on a database made by the schema before it (migrations up to 015, as on main then): every
 // project gets its topics, and contacts unsubscribed today stay unsubscribed from every topic but
 // transactional, as the gateway then shows through HTTP. On each database.
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { generateKey, hashKey } from '../src/domain/keys.js';
 import { ADMIN_TOKEN, adminCall, DIALECTS, keyCall, ManualClock, testDatabase } from './support/harness.js';
 
 for (const d of DIALECTS) {
-  describe(`migration 018 on a database of the previous schema [${d.name}]`, { skip: d.skip }, () => {
+  describe(`migration 019 on a database of the previous schema [${d.name}]`, { skip: d.skip }, () => {
     let t: Awaited<ReturnType<typeof testDatabase>>;
     let app: Awaited<ReturnType<typeof buildApp>>;
     const clock = new ManualClock(1_800_000_000_000);
@@ -19,7 +19,7 @@ for (const d of DIALECTS) {
 
     before(async () => {
       t = await testDatabase(d.name);
-      await migrateTo(t.db, '014_template_topic_tracking');
+      await migrateTo(t.db, '015_template_topic_tracking');
       const db = t.db.db as unknown as Kysely<any>;
       const now = clock.now();
       const project = await db
@@ -80,7 +80,7 @@ for (const d of DIALECTS) {
           .values({ project_id: project.id, routing_key: key, template_id: tpl.find((x) => x.name === name)!.id })
           .execute();
 
-      assert.ok((await migrateToLatest(t.db)).includes('018_consent'));
+      assert.ok((await migrateToLatest(t.db)).includes('019_consent'));
       app = await buildApp({ db: t.db, config: loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0' }), clock });
     });
     after(async () => {

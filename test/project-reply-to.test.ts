@@ -1,4 +1,4 @@
-// A project's Reply-To (migration 019, issue 24): set and cleared through the admin API, carried by the
+// A project's Reply-To (migration 020, issue 24): set and cleared through the admin API, carried by the
 // project's e-mails on the installation's transport, and replaced by the relay settings' reply_to when
 // the project has its own relay. SQLite and PostgreSQL.
 import assert from 'node:assert/strict';

@@ -357,7 +357,7 @@ for (const d of DIALECTS) {
 
     it('a template saved before this version is unchecked: no 422 from an upgrade', async () => {
       await save('legacy', { subject: '{{ fields.anything }}', html: '<p>{{ x }}</p>', text: '' });
-      // As migration 016 leaves a template that existed before it.
+      // As migration 017 leaves a template that existed before it.
       await sql`update templates set variables = null where name = 'legacy'`.execute(t.deps.db.db);
       await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/routing`, {
         routes: { course_paid: 'legacy', contest_results: 'contest' },

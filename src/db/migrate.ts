@@ -3,55 +3,60 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Db, Dialect } from './index.js';
 import * as m001 from './migrations/001_init.js';
-import * as m003 from './migrations/003_campaigns.js';
 import * as m002 from './migrations/002_sessions.js';
+import * as m003 from './migrations/003_campaigns.js';
 import * as m004 from './migrations/004_config_version.js';
 import * as m005 from './migrations/005_robustness.js';
-import * as m006inputs from './migrations/006_inputs.js';
-import * as m006locale from './migrations/006_project_locale.js';
-import * as m007 from './migrations/007_delivery_settings.js';
-import * as m008 from './migrations/008_admin_accounts.js';
-import * as m009 from './migrations/009_bounces.js';
-import * as m010 from './migrations/010_site_webhooks.js';
-import * as m010b from './migrations/010b_webhook_outbox.js';
-import * as m012 from './migrations/012_marketing_pause.js';
-import * as m013 from './migrations/013_audit_token.js';
-import * as m014 from './migrations/014_template_topic_tracking.js';
-import * as m015 from './migrations/015_hand_over.js';
-import * as m016 from './migrations/016_template_contract.js';
-import * as m017 from './migrations/017_tracking.js';
-import * as m018 from './migrations/018_consent.js';
-import * as m019 from './migrations/019_project_reply_to.js';
-import * as m020 from './migrations/020_project_private_webhooks.js';
+import * as m006 from './migrations/006_inputs.js';
+import * as m007 from './migrations/007_project_locale.js';
+import * as m008 from './migrations/008_delivery_settings.js';
+import * as m009 from './migrations/009_admin_accounts.js';
+import * as m010 from './migrations/010_bounces.js';
+import * as m011 from './migrations/011_site_webhooks.js';
+import * as m012 from './migrations/012_webhook_outbox.js';
+import * as m013 from './migrations/013_marketing_pause.js';
+import * as m014 from './migrations/014_audit_token.js';
+import * as m015 from './migrations/015_template_topic_tracking.js';
+import * as m016 from './migrations/016_hand_over.js';
+import * as m017 from './migrations/017_template_contract.js';
+import * as m018 from './migrations/018_tracking.js';
+import * as m019 from './migrations/019_consent.js';
+import * as m020 from './migrations/020_project_reply_to.js';
+import * as m021 from './migrations/021_project_private_webhooks.js';
+import { normalizeMigrationHistory, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
   dialect: Dialect;
 }
 
 type Step = { up(db: Kysely<any>, ctx: MigrationContext): Promise<void> };
+/** Numbered strictly, one after another, and run in that order; a new one takes the next number. */
 const steps: Record<string, Step> = {
   '001_init': m001,
-  '003_campaigns': m003,
   '002_sessions': m002,
+  '003_campaigns': m003,
   '004_config_version': m004,
   '005_robustness': m005,
-  '006_inputs': m006inputs,
-  '006_project_locale': m006locale,
-  '007_delivery_settings': m007,
-  '008_admin_accounts': m008,
-  '009_bounces': m009,
-  '010_site_webhooks': m010,
-  '010b_webhook_outbox': m010b,
-  '012_marketing_pause': m012,
-  '013_audit_token': m013,
-  '014_template_topic_tracking': m014,
-  '015_hand_over': m015,
-  '016_template_contract': m016,
-  '017_tracking': m017,
-  '018_consent': m018,
-  '019_project_reply_to': m019,
-  '020_project_private_webhooks': m020,
+  '006_inputs': m006,
+  '007_project_locale': m007,
+  '008_delivery_settings': m008,
+  '009_admin_accounts': m009,
+  '010_bounces': m010,
+  '011_site_webhooks': m011,
+  '012_webhook_outbox': m012,
+  '013_marketing_pause': m013,
+  '014_audit_token': m014,
+  '015_template_topic_tracking': m015,
+  '016_hand_over': m016,
+  '017_template_contract': m017,
+  '018_tracking': m018,
+  '019_consent': m019,
+  '020_project_reply_to': m020,
+  '021_project_private_webhooks': m021,
 };
+
+/** Every migration's name, in the order they run. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(steps);
 
 class CodeProvider implements MigrationProvider {
   constructor(private readonly dialect: Dialect) {}
@@ -64,14 +69,14 @@ class CodeProvider implements MigrationProvider {
   }
 }
 
-function migrator({ db, dialect, schema }: Db): Migrator {
+function migrator({ db, dialect, schema }: Db, allowUnorderedMigrations = false): Migrator {
   // Name the schema: Kysely's introspection otherwise sees another schema's migration table.
-  // Unordered: features developed side by side add migrations that touch different tables, and a
-  // database that ran a later-numbered one first must still take the other instead of refusing to start.
+  // Ordered: a migration may rely on every lower-numbered one (docs/decisions.md, "Migrations numbered
+  // strictly"); only a database of the unordered era may take a forgotten one late (migrationHistory.ts).
   return new Migrator({
     db,
     provider: new CodeProvider(dialect),
-    allowUnorderedMigrations: true,
+    allowUnorderedMigrations,
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
 }
@@ -94,9 +99,12 @@ async function retryingDroppedSchema<T>(database: Db, step: () => Promise<T>): P
 
 async function run(database: Db, to?: string) {
   return retryingDroppedSchema(database, async () => {
-    const m = migrator(database);
+    const recorded = await normalizeMigrationHistory(database);
+    const m = migrator(database, unorderedGap(recorded, Object.keys(steps)));
     const { error, results } = await (to === undefined ? m.migrateToLatest() : m.migrateTo(to));
     if (error) throw error as Error;
+    // A late one just recorded after later ones is put back in name order at once.
+    if (results?.length) await normalizeMigrationHistory(database);
     return results ?? [];
   });
 }

@@ -1,4 +1,4 @@
-// Administrator accounts, the projects each may see, and their personal tokens (migration 008).
+// Administrator accounts, the projects each may see, and their personal tokens (migration 009).
 import type { Selectable } from 'kysely';
 import type { AdminTokensTable, AdminUsersTable } from '../db/schema.js';
 import type { AdminRole, AdminUserStatus } from '../domain/statuses.js';

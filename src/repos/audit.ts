@@ -1,4 +1,4 @@
-// The audit log (migration 008): append-only; nothing in the product updates or deletes a row except
+// The audit log (migration 009): append-only; nothing in the product updates or deletes a row except
 // the retention purge (delivery/retention.ts).
 import type { Insertable, Selectable } from 'kysely';
 import type { AuditLogTable } from '../db/schema.js';

@@ -1,4 +1,4 @@
-// Per-project delivery settings, the attempts log and the daily quota counters (migration 007).
+// Per-project delivery settings, the attempts log and the daily quota counters (migration 008).
 import { sql } from 'kysely';
 import type { AttemptTransport } from '../domain/delivery.js';
 import { iso, type Executor } from './types.js';

@@ -13,7 +13,7 @@ import type {
 import type { WebhookKind } from '../domain/statuses.js';
 import type { Executor } from './types.js';
 
-// Literal SQL so both dialects match the partial indexes of migration 010b.
+// Literal SQL so both dialects match the partial indexes of migration 012.
 const IS_PENDING = sql<SqlBool>`webhook_deliveries.status = 'pending'`;
 const IS_SENDING = sql<SqlBool>`webhook_deliveries.status = 'sending'`;
 

@@ -8,7 +8,7 @@
 // the COMMIT that holds its writes, as before.
 //
 // The statements reproduce runPlan's effects exactly (contacts upserted by the same rules, an existing
-// order schedules nothing, the same event-log row and idempotency record; test/accept-differential.test.ts
+// order schedules nothing, the same event-log row and idempotency record; test/accept-batch.test.ts
 // compares the rows). A batch holds at most one request per contact, per order and per idempotency key;
 // the others wait for the next batch, so the set-based statements never see two requests touching the
 // same row. When a batch fails it is rolled back and every request in it is carried out on its own by

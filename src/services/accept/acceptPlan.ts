@@ -4,7 +4,7 @@
 //     statements are cheap and commits are grouped; and PostgreSQL's fallback);
 //   - acceptBatch.ts: many requests' plans in a handful of set-based statements (PostgreSQL, where each
 //     round trip costs more than the work it carries).
-// test/accept-differential.test.ts checks that both write the same rows.
+// test/accept-batch.test.ts checks that both write the same rows.
 import type { Transaction } from 'kysely';
 import type { Database, EmailKind, NewEmail, TemplateRow } from '../../db/schema.js';
 import type { Body } from '../../domain/validation.js';

@@ -18,7 +18,7 @@ export async function up(db: Kysely<any>, { dialect }: MigrationContext): Promis
     .addColumn('url', 'text', (c) => c.notNull())
     .addColumn('description', 'text')
     .addColumn('events', 'text', (c) => c.notNull())
-    // AES-256-GCM sealed (services/secretBox.ts), never the plain secret.
+    // AES-256-GCM sealed (secretBox in services/secrets.ts), never the plain secret.
     .addColumn('secret_sealed', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull().defaultTo('active'))
     .addColumn('failing_since', 'bigint')
