@@ -354,8 +354,7 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
 }
 
 /**
- * The body of the i-th request of a run on the accept path (bench/accept.ts sends it over HTTP,
- * bench/accept-paths.ts hands it to the service): 20 000 recurring contacts, a new key or order each time.
+ * The body of the i-th request of a run on the accept path (bench/accept.ts sends it over HTTP): 20 000 recurring contacts, a new key or order each time.
  */
 export function acceptBody(endpoint: 'transactional' | 'order-created', run: string, i: number) {
   if (endpoint === 'transactional')

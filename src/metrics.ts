@@ -81,14 +81,14 @@ export class Metrics {
 
   readonly acceptBatchFallbacks = new client.Counter<'reason'>({
     name: 'egw_accept_batch_fallbacks_total',
-    help: 'Accept batches (PostgreSQL) rolled back and redone request by request, by reason',
+    help: 'Accept batches rolled back and redone request by request, by reason',
     labelNames: ['reason'],
     registers: [this.registry],
   });
 
   readonly acceptBatchSize = new client.Histogram({
     name: 'egw_accept_batch_size',
-    help: 'Requests per accept batch written set-based (PostgreSQL; a lone request takes the per-request path)',
+    help: 'Requests per accept batch written together (a lone request is not counted)',
     buckets: [2, 4, 8, 16, 32, 64, 128, 256],
     registers: [this.registry],
   });

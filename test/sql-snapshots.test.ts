@@ -28,13 +28,7 @@ import type { Dialect } from '../src/db/index.js';
 import type { Database } from '../src/db/schema.js';
 import { upsertContactsMany } from '../src/repos/contacts.js';
 import type { NewEmail, NewEvent } from '../src/db/schema.js';
-import {
-  insertEmailOnce,
-  insertEventOnce,
-  insertIdempotencyOnce,
-  insertUnpaidOrderOnce,
-  upsertContactOnce,
-} from '../src/repos/acceptSqlite.js';
+import { sqliteAcceptStatements } from '../src/repos/acceptSqlite.js';
 import { insertAcceptedMany, listEvents } from '../src/repos/events.js';
 import type { NewIdempotencyRecord } from '../src/repos/idempotency.js';
 import { insertUnpaidOrdersMany } from '../src/repos/orders.js';
@@ -209,17 +203,24 @@ const CASES: Case[] = [
   {
     name: 'accept-statements',
     dialects: ['sqlite'],
-    answer: (q) => (q.sql.startsWith('insert into contacts') ? [{ id: 1, next_event_id: 1 }] : [{ id: 1 }]),
+    answer: (q) =>
+      q.sql.includes('sqlite_sequence') ? [{ events: 1, scheduled_emails: 1 }] : [{ id: 1, status: 'active' }],
     run: async (db) => {
-      await upsertContactOnce(db, 1, 'a@example.com', 'Anna', NOW);
-      await insertUnpaidOrderOnce(
-        db,
-        { project_id: 1, order_id: 'o-1', cart_type: 'course', contact_id: 1, course_name: null, event_id: 1 },
-        NOW,
-      );
-      await insertEmailOnce(db, EMAIL);
-      await insertEventOnce(db, 1, EVENT);
-      await insertIdempotencyOnce(db, RECORD);
+      const s = sqliteAcceptStatements;
+      await s.upsertContacts(db, [{ project_id: 1, email: 'a@example.com', name: 'Anna', now: NOW }]);
+      await s.reserveIds(db, { events: 1, scheduled_emails: 1 });
+      await s.insertUnpaidOrders(db, [
+        {
+          project_id: 1,
+          order_id: 'o-1',
+          cart_type: 'course',
+          contact_id: 1,
+          course_name: null,
+          event_id: 1,
+          now: NOW,
+        },
+      ]);
+      await s.writeAccepted(db, { emails: [EMAIL], events: [EVENT], records: [RECORD] });
     },
   },
 ];

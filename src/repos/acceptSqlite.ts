@@ -1,56 +1,56 @@
-// The statements of the accept path on SQLite, written once as SQL text and run as compiled queries:
-// no Kysely query building per request, and db/index.ts keeps one prepared statement per text, so each
-// is parsed and planned once per process. Four statements carry what seven did (issue 18):
-//   - the contact upsert is one INSERT … ON CONFLICT DO UPDATE … RETURNING (no read first), which also
-//     returns the id the request's event row will get (NEXT_EVENT_ID);
-//   - the event row is inserted once, last, with its effects (no insert-then-update): the order and
-//     e-mail rows written before it name it by that id;
-//   - the order and each e-mail are one statement each, as before; the idempotency record too.
-// They run inside the unit's transaction (group commit), which holds SQLite's write lock from the
-// upsert on, and the unit runs alone on the connection: nothing else can insert an event between the
-// upsert that reads the next id and the event row that takes it (were it taken, the insert would fail
-// on the primary key and the unit roll back, never link rows to another request's event).
+// The accept statements on SQLite (repos/acceptStatements.ts), written once as SQL text and run as
+// compiled queries: no Kysely query building per request, and db/index.ts keeps one prepared statement
+// per text, so each is parsed and planned once per process. One statement per row: here a statement
+// costs microseconds and what requests share is the commit (db/groupCommit.ts).
+//
+// They run inside the request's unit of the group commit, on the process's one SQLite connection, which
+// the unit holds alone until it ends: ids read ahead (reserveIds: one past the largest id or sequence
+// value) cannot be taken by another writer of this process before the rows are inserted. Another
+// process writing the same file would make the insert fail on the primary key (or SQLite refuse the
+// write of a stale snapshot): the unit rolls back, it never links rows to another request's.
 import { CompiledQuery } from 'kysely';
 import type { NewEmail, NewEvent, OrderRow } from '../db/schema.js';
-import type { ContactRef } from './contacts.js';
+import type { AcceptStatements, AcceptedRows, StoredOrder } from './acceptStatements.js';
+import { contactKey, NAME_RULE, type ContactRef, type ContactWanted } from './contacts.js';
 import type { NewIdempotencyRecord } from './idempotency.js';
-import type { NewUnpaidOrder } from './orders.js';
+import { orderKey, type NewUnpaidOrder } from './orders.js';
 import type { Executor } from './types.js';
 
-/**
- * The id the next event row gets. events.id is AUTOINCREMENT: the next is one past the larger of the
- * table's sequence and its largest id (the sequence row is absent before the first insert).
- */
-const NEXT_EVENT_ID = `(select max(coalesce((select seq from sqlite_sequence where name = 'events'), 0),
-  coalesce((select max(id) from events), 0)) + 1)`;
-
-/**
- * upsertContact without fields, in one statement: a new contact gets the name given; a known one takes
- * a non-empty name given (updated_at moves only when the name changes) and keeps its status and fields.
- */
 const UPSERT_CONTACT = `insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
 values (?, ?, ?, '{}', 'active', ?, ?)
-on conflict (project_id, email) do update set
-  name = coalesce(nullif(excluded.name, ''), contacts.name),
-  updated_at = case when nullif(excluded.name, '') is not null and excluded.name is distinct from contacts.name
-    then excluded.updated_at else contacts.updated_at end
-returning id, email, name, status, ${NEXT_EVENT_ID} as next_event_id`;
+on conflict (project_id, email) do update set ${NAME_RULE.set} where ${NAME_RULE.when}
+returning id, email, name, status`;
+const CONTACT = 'select id, email, name, status from contacts where project_id = ? and email = ?';
 
-/** The contact (e-mail normalised by the caller) and the id the next event row will get. */
-export async function upsertContactOnce(
+async function upsertContacts(db: Executor, wanted: ContactWanted[]): Promise<Map<string, ContactRef>> {
+  const out = new Map<string, ContactRef>();
+  for (const w of wanted) {
+    const args = [w.project_id, w.email, w.name, w.now, w.now];
+    let { rows } = await db.executeQuery<ContactRef>(CompiledQuery.raw(UPSERT_CONTACT, args));
+    // A known contact whose name stays: the upsert wrote (and returned) nothing.
+    if (!rows.length)
+      ({ rows } = await db.executeQuery<ContactRef>(CompiledQuery.raw(CONTACT, [w.project_id, w.email])));
+    const c = rows[0];
+    if (c)
+      out.set(contactKey(w.project_id, w.email), { id: Number(c.id), email: c.email, name: c.name, status: c.status });
+  }
+  return out;
+}
+
+/** One past the largest id a table's rows or its AUTOINCREMENT sequence ever had. */
+const nextId = (table: string) => `(select max(coalesce((select seq from sqlite_sequence where name = '${table}'), 0),
+  coalesce((select max(id) from ${table}), 0)) + 1)`;
+const NEXT_IDS = `select ${nextId('events')} as events, ${nextId('scheduled_emails')} as scheduled_emails`;
+
+async function reserveIds(
   db: Executor,
-  projectId: number,
-  email: string,
-  name: string | null,
-  now: number,
-): Promise<{ contact: ContactRef; nextEventId: number }> {
-  const { rows } = await db.executeQuery<ContactRef & { next_event_id: number }>(
-    CompiledQuery.raw(UPSERT_CONTACT, [projectId, email, name, now, now]),
-  );
-  const c = rows[0];
+  counts: { events: number; scheduled_emails: number },
+): Promise<{ events: number[]; scheduled_emails: number[] }> {
+  const { rows } = await db.executeQuery<{ events: number; scheduled_emails: number }>(CompiledQuery.raw(NEXT_IDS));
+  const from = (first: number, n: number) => Array.from({ length: n }, (_, i) => Number(first) + i);
   return {
-    contact: { id: Number(c.id), email: c.email, name: c.name, status: c.status },
-    nextEventId: Number(c.next_event_id),
+    events: from(rows[0].events, counts.events),
+    scheduled_emails: from(rows[0].scheduled_emails, counts.scheduled_emails),
   };
 }
 
@@ -62,7 +62,7 @@ returning id`;
 const ORDER_STATUS = 'select status from orders where project_id = ? and order_id = ?';
 
 /** insertUnpaidOrder: 'created', or the status of the order that existed already. */
-export async function insertUnpaidOrderOnce(
+async function insertUnpaidOrder(
   db: Executor,
   o: NewUnpaidOrder,
   now: number,
@@ -87,16 +87,25 @@ export async function insertUnpaidOrderOnce(
   return rows[0]?.status ?? 'unpaid';
 }
 
-const INSERT_EMAIL = `insert into scheduled_emails (project_id, kind, template_id, template_key, contact_id, to_email,
+async function insertUnpaidOrders(
+  db: Executor,
+  orders: (NewUnpaidOrder & { now: number })[],
+): Promise<Map<string, StoredOrder>> {
+  const out = new Map<string, StoredOrder>();
+  for (const o of orders) out.set(orderKey(o.project_id, o.order_id), await insertUnpaidOrder(db, o, o.now));
+  return out;
+}
+
+const INSERT_EMAIL = `insert into scheduled_emails (id, project_id, kind, template_id, template_key, contact_id, to_email,
   to_name, order_id, event_id, campaign_id, chain_step, context, status, due_at, attempts, created_at, updated_at,
   topic, last_error)
-values (?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?, ?, ?)
-returning id`;
+values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, ?, ?, 0, ?, ?, ?, ?)`;
 
-/** insertEmail (an accept-path row: no campaign, no attempts yet). */
-export async function insertEmailOnce(db: Executor, e: NewEmail): Promise<number> {
-  const { rows } = await db.executeQuery<{ id: number }>(
+/** insertEmail under its reserved id (an accept-path row: no campaign, no attempts yet). */
+async function insertEmail(db: Executor, e: NewEmail & { id: number }): Promise<void> {
+  await db.executeQuery(
     CompiledQuery.raw(INSERT_EMAIL, [
+      e.id,
       e.project_id,
       e.kind,
       e.template_id,
@@ -116,18 +125,17 @@ export async function insertEmailOnce(db: Executor, e: NewEmail): Promise<number
       e.last_error ?? null,
     ]),
   );
-  return Number(rows[0].id);
 }
 
 const INSERT_EVENT = `insert into events (id, project_id, key_id, key_last4, endpoint, event_type, email, order_id,
   idempotency_key, http_status, accepted, error_code, payload, effects, created_at)
 values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** The event row with its effects, under the id upsertContactOnce gave (the rows before it name it). */
-export async function insertEventOnce(db: Executor, id: number, e: NewEvent): Promise<void> {
+/** The event row with its effects, under its reserved id (the rows before it name it). */
+async function insertEvent(db: Executor, e: NewEvent & { id: number }): Promise<void> {
   await db.executeQuery(
     CompiledQuery.raw(INSERT_EVENT, [
-      id,
+      e.id,
       e.project_id,
       e.key_id ?? null,
       e.key_last4 ?? null,
@@ -152,7 +160,7 @@ values (?, ?, ?, ?, ?, ?, ?, ?)
 on conflict (project_id, idempotency_key) do nothing`;
 
 /** Returns false when the key is stored already (a repeat, or a request that committed first). */
-export async function insertIdempotencyOnce(db: Executor, r: NewIdempotencyRecord): Promise<boolean> {
+async function insertIdempotency(db: Executor, r: NewIdempotencyRecord): Promise<boolean> {
   const res = await db.executeQuery(
     CompiledQuery.raw(INSERT_IDEMPOTENCY, [
       r.project_id,
@@ -167,3 +175,18 @@ export async function insertIdempotencyOnce(db: Executor, r: NewIdempotencyRecor
   );
   return Number(res.numAffectedRows ?? 0) > 0;
 }
+
+async function writeAccepted(db: Executor, rows: AcceptedRows): Promise<number> {
+  for (const e of rows.emails) await insertEmail(db, e);
+  for (const e of rows.events) await insertEvent(db, e);
+  let stored = 0;
+  for (const r of rows.records) if (await insertIdempotency(db, r)) stored++;
+  return stored;
+}
+
+export const sqliteAcceptStatements: AcceptStatements = {
+  upsertContacts,
+  reserveIds,
+  insertUnpaidOrders,
+  writeAccepted,
+};

@@ -18,9 +18,20 @@ export const normaliseEmail = canonicalAddress;
 const MERGE_ATTEMPTS = 100;
 
 /**
- * Insert or update a contact. A name or fields sent now overwrite what was known, absent ones keep it;
- * fields are merged so one event's values do not erase another's. Status is never changed here: an
- * event must not resubscribe someone who unsubscribed.
+ * The name rule of every contact upsert, written once and used by each statement that upserts contacts
+ * (the one-row statement below, the SQLite accept statements, PostgreSQL's set-based one): a new contact
+ * gets the name given; a known one takes a non-empty name given, and its updated_at moves only when the
+ * name changes. Status and fields are never touched: an event must not resubscribe someone who
+ * unsubscribed. The `set` and `when` of `on conflict (project_id, email) do update` over `contacts`.
+ */
+export const NAME_RULE = {
+  set: 'name = excluded.name, updated_at = excluded.updated_at',
+  when: "nullif(excluded.name, '') is not null and excluded.name is distinct from contacts.name",
+} as const;
+
+/**
+ * Insert or update a contact. The name follows NAME_RULE; fields sent now are merged into the stored
+ * ones so one event's values do not erase another's (absent ones keep them); status never changes here.
  *
  * Concurrent writers: the unique index decides who creates the row (the others then update it), and a
  * merge of fields is written only over the fields it was computed from (compare-and-set, retried), so
@@ -33,38 +44,36 @@ export async function upsertContact(
   now: number,
 ): Promise<ContactRow> {
   const email = normaliseEmail(c.email);
+  const { rows } = await sql<{
+    id: number;
+  }>`insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
+    values (${projectId}, ${email}, ${c.name ?? null}, '{}', 'active', ${now}, ${now})
+    on conflict (project_id, email) do update set ${sql.raw(NAME_RULE.set)} where ${sql.raw(NAME_RULE.when)}
+    returning id`.execute(db);
+  const id = rows[0] ? Number(rows[0].id) : (await findContactByEmail(db, projectId, email))?.id;
+  if (id === undefined) throw new Error(`contact ${email} could neither be created nor found`);
+  if (c.fields) await mergeContactFields(db, id, c.fields, now);
+  const contact = await findContact(db, id);
+  if (!contact) throw new Error(`contact ${email} was deleted while it was written`);
+  return contact;
+}
+
+/** Merges `fields` into the contact's stored fields (compare-and-set, retried on a concurrent merge). */
+export async function mergeContactFields(
+  db: Executor,
+  id: number,
+  fields: Record<string, unknown>,
+  now: number,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const existing = await findContactByEmail(db, projectId, email);
-    if (!existing) {
-      const created = await db
-        .insertInto('contacts')
-        .values({
-          project_id: projectId,
-          email,
-          name: c.name ?? null,
-          fields: JSON.stringify(c.fields ?? {}),
-          status: 'active',
-          created_at: now,
-          updated_at: now,
-        })
-        .onConflict((oc) => oc.columns(['project_id', 'email']).doNothing())
-        .returningAll()
-        .executeTakeFirst();
-      if (created) return created;
-      if (attempt >= 5) throw new Error(`contact ${email} could neither be created nor found`);
-      continue; // created by a concurrent request a moment ago: update that row instead
-    }
-    const name = c.name ? c.name : existing.name;
-    const fields = c.fields
-      ? JSON.stringify({ ...parseJson<Record<string, unknown>>(existing.fields, {}), ...c.fields })
-      : existing.fields;
-    if (name === existing.name && !c.fields) return existing;
-    let q = db.updateTable('contacts').set({ name, fields, updated_at: now }).where('id', '=', existing.id);
+    const stored = await db.selectFrom('contacts').select('fields').where('id', '=', id).executeTakeFirst();
+    if (!stored) return;
+    const merged = JSON.stringify({ ...parseJson<Record<string, unknown>>(stored.fields, {}), ...fields });
+    let q = db.updateTable('contacts').set({ fields: merged, updated_at: now }).where('id', '=', id);
     // Each miss means another writer succeeded, so this ends; the bound only caps a pathological pile-up.
-    if (c.fields && attempt < MERGE_ATTEMPTS) q = q.where('fields', '=', existing.fields);
+    if (attempt < MERGE_ATTEMPTS) q = q.where('fields', '=', stored.fields);
     const res = await q.executeTakeFirst();
-    if (Number(res.numUpdatedRows) > 0 || attempt >= MERGE_ATTEMPTS)
-      return { ...existing, name, fields, updated_at: now };
+    if (Number(res.numUpdatedRows) > 0 || attempt >= MERGE_ATTEMPTS) return;
   }
 }
 
@@ -75,8 +84,8 @@ export interface ContactRef {
   id: number;
   email: string;
   name: string | null;
-  /** active, unsubscribed, invalid or admin_blocked: what the plan reports (SPEC §13). */
-  status: string;
+  /** What the plan reports (SPEC §13). */
+  status: ContactStatus;
 }
 
 export interface ContactWanted {
@@ -91,8 +100,7 @@ const WANTED = { project_id: 'bigint', email: 'text', name: 'text', now: 'bigint
 
 /**
  * upsertContact for many contacts at once (PostgreSQL; at most one row per project and address, no
- * fields): a new contact is inserted with the name given, a known one takes the name given when there is
- * one, keeps its status. One statement inserts the new contacts, renames the known ones whose name
+ * fields), by NAME_RULE. One statement inserts the new contacts, renames the known ones whose name
  * changes and returns both; a second reads the known ones left as they were, only when there are any
  * (updating them too would write a new row version of every known contact for nothing). Rows are taken
  * in one order (project, e-mail) so concurrent writers cannot deadlock on them. Returns the contacts by
@@ -103,26 +111,37 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
     (a, b) => a.project_id - b.project_id || (a.email < b.email ? -1 : a.email > b.email ? 1 : 0),
   );
   const out = new Map<string, ContactRef>();
-  const keep = (c: { id: number; project_id: number; email: string; name: string | null; status: string }) =>
+  const keep = (c: { id: number; project_id: number; email: string; name: string | null; status: ContactStatus }) =>
     out.set(contactKey(Number(c.project_id), c.email), {
       id: Number(c.id),
       email: c.email,
       name: c.name,
       status: c.status,
     });
-  const written = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
-    ${sql.raw(PREPARED)}insert into contacts as c (project_id, email, name, fields, status, created_at, updated_at)
+  const written = await sql<{
+    id: number;
+    project_id: number;
+    email: string;
+    name: string | null;
+    status: ContactStatus;
+  }>`
+    ${sql.raw(PREPARED)}insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
     select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
     from ${unnest(rows, WANTED, true)}
     order by u.ord
-    on conflict (project_id, email) do update set name = excluded.name, updated_at = excluded.updated_at
-      where nullif(excluded.name, '') is not null and excluded.name is distinct from c.name
+    on conflict (project_id, email) do update set ${sql.raw(NAME_RULE.set)} where ${sql.raw(NAME_RULE.when)}
     returning id, project_id, email, name, status`.execute(db);
   for (const c of written.rows) keep(c);
   const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
   if (!known.length) return out;
   // A new statement: it also sees a contact another transaction committed while the upsert ran.
-  const found = await sql<{ id: number; project_id: number; email: string; name: string | null; status: string }>`
+  const found = await sql<{
+    id: number;
+    project_id: number;
+    email: string;
+    name: string | null;
+    status: ContactStatus;
+  }>`
     ${sql.raw(PREPARED)}select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
     db,

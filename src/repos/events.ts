@@ -53,14 +53,6 @@ export async function insertAcceptedMany(
   return Number(res.numAffectedRows ?? 0);
 }
 
-export async function setEventEffects(db: Executor, id: number, effects: Record<string, unknown>): Promise<void> {
-  await db
-    .updateTable('events')
-    .set({ effects: JSON.stringify(effects) })
-    .where('id', '=', id)
-    .execute();
-}
-
 /** The request's outcome (domain/statuses.ts eventOutcome) as SQL, for filters and counts. */
 export const OUTCOME_SQL = sql<EventOutcome>`(case when accepted = 1 then 'accepted' when error_code = ${sql.lit(
   REPEAT_ERROR_CODE,

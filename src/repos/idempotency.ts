@@ -23,20 +23,6 @@ export async function findIdempotency(
     .executeTakeFirst();
 }
 
-/** Returns false when another request stored this key first (the caller then replays or refuses). */
-export async function insertIdempotency(
-  db: Executor,
-  r: IdempotencyRecord & { project_id: number; idempotency_key: string },
-  now: number,
-): Promise<boolean> {
-  const res = await db
-    .insertInto('idempotency')
-    .values({ ...r, created_at: now })
-    .onConflict((oc) => oc.columns(['project_id', 'idempotency_key']).doNothing())
-    .executeTakeFirst();
-  return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
-}
-
 export type NewIdempotencyRecord = IdempotencyRecord & {
   project_id: number;
   idempotency_key: string;

@@ -4,15 +4,6 @@ import type { OrderRow } from '../db/schema.js';
 import { unnest } from './setBased.js';
 import type { Executor } from './types.js';
 
-export async function findOrder(db: Executor, projectId: number, orderId: string): Promise<OrderRow | undefined> {
-  return db
-    .selectFrom('orders')
-    .selectAll()
-    .where('project_id', '=', projectId)
-    .where('order_id', '=', orderId)
-    .executeTakeFirst();
-}
-
 export interface NewUnpaidOrder {
   project_id: number;
   order_id: string;
@@ -66,29 +57,6 @@ export async function insertUnpaidOrdersMany(
   );
   for (const o of found.rows) out.set(orderKey(Number(o.project_id), o.order_id), o.status);
   return out;
-}
-
-/**
- * Records an unpaid order. Returns undefined when the order already exists (a repeat, or the purchase
- * came first): the unique index decides between racing requests.
- */
-export async function insertUnpaidOrder(db: Executor, o: NewUnpaidOrder, now: number): Promise<OrderRow | undefined> {
-  return db
-    .insertInto('orders')
-    .values({
-      project_id: o.project_id,
-      order_id: o.order_id,
-      cart_type: o.cart_type,
-      contact_id: o.contact_id,
-      status: 'unpaid',
-      course_name: o.course_name,
-      created_event_id: o.event_id,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict((oc) => oc.columns(['project_id', 'order_id']).doNothing())
-    .returningAll()
-    .executeTakeFirst();
 }
 
 /**

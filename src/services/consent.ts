@@ -20,12 +20,13 @@ import {
 import type { ConsentSource } from '../domain/statuses.js';
 import { suppressionReason } from '../domain/suppression.js';
 import { notFound, validationError } from '../errors.js';
-import { findContact, normaliseEmail, setContactStatus, upsertContact } from '../repos/contacts.js';
+import { findContact, normaliseEmail, setContactStatus } from '../repos/contacts.js';
 import type { Static } from 'typebox';
 import { ScopedConsentBody, type ScopedConsentResponse } from '../schemas/consent.js';
 import { assertNoProblems, bodyProblems, requireObject } from '../domain/validation.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
-import { acceptEvent, type Accepted } from './accept/accept.js';
+import type { Accepted } from './accept/accept.js';
+import { executePlan } from './accept/execute.js';
 import { configSnapshot } from './configCache.js';
 import type { GatewayCall } from './context.js';
 import { batcher, fulfilled } from '../batcher.js';
@@ -285,24 +286,27 @@ export async function scopedConsent(
   const item = readConsentItem(body, '', new Set(topics.map((t) => t.key)), deps.clock.now(), own);
   for (const [k, v] of Object.entries(own)) if (!problems.missing.includes(k)) problems.invalid[k] = v;
   assertNoProblems<ScopedConsentBody>(body, problems, check);
-  return acceptEvent(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email }, now);
-    await recordChoices(trx, contact, [item!], 'api', now);
-    const after = (await findContact(trx, contact.id))!;
-    const s = await readTopicStanding(trx, contact.id, project.id, item!.topic);
-    const subscribed = item!.topic === TRANSACTIONAL || (after.status !== 'unsubscribed' && s.subscribed);
-    return {
-      response: {
-        ok: true as const,
-        site_key: project.site_key,
-        event_id: eventId,
-        contact_id: contact.id,
-        topic: item!.topic,
-        granted: item!.granted,
-        subscribed,
-      },
-      effects: { contact_id: contact.id, consent: [{ topic: item!.topic, granted: item!.granted }] },
-    };
+  return executePlan(call, body, {
+    contact: { email: body.email },
+    consent: [item!],
+    emails: [],
+    work: async (trx, { eventId, contact }) => {
+      const after = (await findContact(trx, contact.id))!;
+      const s = await readTopicStanding(trx, contact.id, project.id, item!.topic);
+      const subscribed = item!.topic === TRANSACTIONAL || (after.status !== 'unsubscribed' && s.subscribed);
+      return {
+        response: {
+          ok: true as const,
+          site_key: project.site_key,
+          event_id: eventId,
+          contact_id: contact.id,
+          topic: item!.topic,
+          granted: item!.granted,
+          subscribed,
+        },
+        effects: { contact_id: contact.id, consent: [{ topic: item!.topic, granted: item!.granted }] },
+      };
+    },
   });
 }
 

@@ -54,11 +54,6 @@ export interface Deps {
   providerIdLookup?: ProviderIdLookup;
   /** GET for SNS certificates and subscription confirmations; https by default, injected in tests. */
   httpGet?: HttpGet;
-  /**
-   * Tests only: carry out accept plans statement by statement through Kysely (runPlan), the reference
-   * the SQLite statements and the PostgreSQL batches are compared with.
-   */
-  referenceAccept?: boolean;
 }
 
 /** A gateway request after its key was checked; key is null for the admin-token legacy endpoints. */
@@ -78,9 +73,8 @@ export interface GatewayCall {
    * and before it commits: an administrator's replay or legacy intake writes its audit row here, so the
    * row and what it records commit together or not at all (SPEC §14). It also runs with the chronology
    * row of a stored answer replayed (idempotency) and of a refusal logged by logRequest; never in a dry
-   * run, which keeps nothing. A call that carries it is accepted on its own (acceptAlone: its own unit
-   * of work), never in a PostgreSQL batch or by the SQLite prebuilt statements, which write many
-   * requests' rows at once.
+   * run, which keeps nothing. A call that carries it is written in a batch of its own
+   * (services/accept/execute.ts), so its refusal rolls back no other request.
    */
   alsoInTransaction?: (trx: Executor, outcome: AcceptOutcome) => Promise<void>;
 }

@@ -27,7 +27,7 @@ import { iso, parseJson, type Executor } from '../repos/types.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import { assertBody, requireObject } from '../domain/validation.js';
 import { ScopedEraseBody } from '../schemas/consent.js';
-import { acceptEvent } from './accept/accept.js';
+import { executePlan } from './accept/execute.js';
 import { audited, record, type AuditActor } from './audit.js';
 import type { Deps, GatewayCall } from './context.js';
 import { secretBox } from './secrets.js';
@@ -139,16 +139,20 @@ export async function scopedErase(call: GatewayCall, raw: unknown) {
   // An address never held (or already erased) is a 404: for the site, nothing is left to erase.
   if (!(await findContactByEmail(call.deps.db.db, call.project.id, email)))
     throw notFound('A contact with this address');
-  return acceptEvent(call, body, async (trx, eventId, now) => {
-    const contact = await findContactByEmail(trx, call.project.id, email);
-    if (!contact) throw notFound('A contact with this address');
-    const e = await eraseIn(trx, call.deps, contact, now);
-    // The request's own chronology row named the address: erased with the rest (it is in this transaction).
-    await trx.updateTable('events').set({ email: null, payload: null }).where('id', '=', eventId).execute();
-    return {
-      response: { ...erasureView(e), site_key: call.project.site_key, event_id: eventId },
-      effects: { contact_id: contact.id, erasure_id: e.id, status: e.status },
-    };
+  return executePlan(call, body, {
+    contact: { email, existing: true },
+    emails: [],
+    // The request's own chronology row would name the address: it is erased with the rest.
+    forget: true,
+    work: async (trx, { eventId, contact: { id }, now }) => {
+      const contact = await findContact(trx, id);
+      if (!contact) throw notFound('A contact with this address');
+      const e = await eraseIn(trx, call.deps, contact, now);
+      return {
+        response: { ...erasureView(e), site_key: call.project.site_key, event_id: eventId },
+        effects: { contact_id: contact.id, erasure_id: e.id, status: e.status },
+      };
+    },
   });
 }
 

@@ -1,6 +1,6 @@
-// The four gateway operations and the scoped address-book write, as plain functions over a checked key.
-// Checks run in the order of SPEC §1; effects happen in one transaction per request (acceptEvent), or,
-// for transactional sends and orders, as a plan that executePlan may carry out with others' at once.
+// The gateway operations and the scoped address-book write, as plain functions over a checked key.
+// Checks run in the order of SPEC §1; then each builds its request's plan (accept/acceptPlan.ts), which
+// the one executor writes (accept/execute.ts). The purchase is in purchase.ts.
 import {
   CART_REQUIRED,
   CART_STEPS,
@@ -11,13 +11,12 @@ import {
   isKnownEventType,
   requiredFieldsFor,
 } from '../domain/catalog.js';
-import { readConsentList, topicOf, type ConsentItem, type Topic } from '../domain/consent.js';
+import { topicOf, type ConsentItem } from '../domain/consent.js';
 import { mergeRequired, templateShortfall } from '../domain/templateContract.js';
 import { needsOf, requiredOfNeed } from '../domain/templateNeeds.js';
 import { loadNeedsConfig } from './impact.js';
 import { contactReason, skipped, type PlanEntry } from '../domain/plan.js';
 import {
-  requireCartAllowed,
   requireEventAllowed,
   requireListAllowed,
   requirePermission,
@@ -25,47 +24,42 @@ import {
 } from '../domain/rights.js';
 import { parseAmount } from '../domain/money.js';
 import { SENT_STATUSES } from '../domain/statuses.js';
-import { attributePurchase } from './engagement.js';
-import { PURCHASE_FATAL, readPurchase, warningSentences, type MemberWarning } from '../domain/purchase.js';
 import { applyPhpTolerances } from '../domain/tolerances.js';
 import {
   assertBody,
   assertNoProblems,
   bodyProblems,
   isAbsent,
-  isObject,
   requireObject,
   type Body,
-  type Problems,
 } from '../domain/validation.js';
 import { AppError, notFound, validationError } from '../errors.js';
-import { addToList, findList, upsertContact } from '../repos/contacts.js';
-import { findEmail, stopCartEmails, visibleStatus } from '../repos/emails.js';
-import { markOrderPaid } from '../repos/orders.js';
-import { findCourseCategory, getPaidLists } from '../repos/projectConfig.js';
+import { addToList, findList } from '../repos/contacts.js';
+import { findEmail, visibleStatus } from '../repos/emails.js';
 import {
   OrderCreatedBody,
-  PurchaseBody,
   ScopedListContactBody,
   TransactionalBody,
   type CatalogResponse,
   type OrderCreatedResponse,
-  type PurchaseResponse,
   type TransactionalResponse,
 } from '../schemas/gateway.js';
-import { acceptEvent, type Accepted } from './accept/accept.js';
-import { executePlan } from './accept/acceptBatch.js';
+import type { Accepted } from './accept/accept.js';
+import { executePlan } from './accept/execute.js';
 import type { AcceptPlan } from './accept/acceptPlan.js';
-import { configSnapshot, type ConfigSnapshot } from './configCache.js';
-import { recordChoices, topicStops } from './consent.js';
-import { enqueueEmailWebhooks } from './siteWebhooks/enqueue.js';
+import { topicStops } from './consent.js';
 import type { GatewayCall } from './context.js';
+import {
+  checkCart,
+  configOf,
+  consentOf,
+  limitsOf,
+  rightsOf,
+  templateContext,
+  withTemplateNeeds,
+} from './gatewayChecks.js';
 
 const DEFAULT_STEPS = new Set<string>(CART_STEPS.map((s) => s.step));
-
-/** Rights of the calling key; a call without a key (admin-token legacy endpoints) has none to check. */
-const rightsOf = (call: GatewayCall) => call.key?.rights ?? {};
-const limitsOf = (call: GatewayCall) => call.deps.config.fieldLimits;
 
 export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
   const config = await loadNeedsConfig(call.deps.db.db, call.project.id);
@@ -105,20 +99,6 @@ export async function catalog(call: GatewayCall): Promise<CatalogResponse> {
       ];
     }),
   };
-}
-
-/** The body's problems with the members its templates require and it lacks added (each once). */
-function withTemplateNeeds(p: Problems, needs: { missing: string[] }): Problems {
-  return { ...p, missing: mergeRequired(p.missing, needs.missing) };
-}
-
-/** What templates see: top-level request members, then every member of fields (SPEC §8). */
-export function templateContext(body: Body): Record<string, unknown> {
-  const fields = isObject(body.fields) ? body.fields : {};
-  const top = Object.fromEntries(
-    Object.entries(body).filter(([k]) => k !== 'fields' && k !== 'idempotency_key' && k !== 'consent'),
-  );
-  return { ...fields, ...top, fields };
 }
 
 export async function transactional(
@@ -254,17 +234,6 @@ async function currentStatus(call: GatewayCall, r: TransactionalResponse): Promi
   return { ...r, status, sent: s === 'sent' ? 1 : 0, failed: s === 'failed' ? 1 : 0, ...(plan ? { plan } : {}) };
 }
 
-/** Cart endpoints: a known cart type outside the key's rights is 403; an unknown one is a 422 later. */
-function checkCart(call: GatewayCall, body: Body): void {
-  requirePermission(rightsOf(call), 'cart_events_write');
-  const cart = body.cart_type;
-  if (typeof cart === 'string' && isCartType(cart)) requireCartAllowed(rightsOf(call), cart);
-}
-
-/** The snapshot the key was checked against; legacy (admin-token) calls read the current one. */
-const configOf = (call: GatewayCall): Promise<ConfigSnapshot> =>
-  call.config ? Promise.resolve(call.config) : configSnapshot(call.deps.db);
-
 export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Accepted<OrderCreatedResponse>> {
   const body = requireObject(raw);
   applyPhpTolerances(body);
@@ -286,17 +255,6 @@ export async function orderCreated(call: GatewayCall, raw: unknown): Promise<Acc
     required: mergeRequired(check.required, needs.required),
   });
   return createOrder(call, body, consent);
-}
-
-const dropConsentProblems = (invalid: Record<string, string>) => {
-  for (const k of Object.keys(invalid)) if (/^consent($|[.[])/.test(k)) delete invalid[k];
-};
-
-/** The body's `consent` items, checked against the project's topics; problems go into `invalid`. */
-function consentOf(call: GatewayCall, body: Body, topics: Topic[], invalid: Record<string, string>): ConsentItem[] {
-  // The schema documents the items; readConsentList names their problems (one sentence per member).
-  dropConsentProblems(invalid);
-  return readConsentList(body.consent, new Set(topics.map((t) => t.key)), call.deps.clock.now(), invalid);
 }
 
 /** The effects of order-created on a validated body (also the legacy unpaid-order intake). */
@@ -368,148 +326,6 @@ export async function createOrder(
   return executePlan(call, body, plan);
 }
 
-export async function purchase(call: GatewayCall, raw: unknown): Promise<Accepted<PurchaseResponse>> {
-  const body = requireObject(raw);
-  applyPhpTolerances(body);
-  checkCart(call, body);
-  const et = typeof body.cart_type === 'string' ? `${body.cart_type}_paid` : 'purchase';
-  const problems = bodyProblems(PurchaseBody, body, { required: CART_REQUIRED, limits: limitsOf(call) });
-  if ('list_id' in body)
-    problems.invalid.list_id = 'must not be passed: the address book comes from fields.course_category_id';
-  // Only the members that identify the order refuse a purchase (SPEC §10); the rest become warnings.
-  const fatal = Object.fromEntries(Object.entries(problems.invalid).filter(([k]) => PURCHASE_FATAL.has(k)));
-  assertNoProblems<Pick<PurchaseBody, 'email' | 'order_id' | 'cart_type'>>(
-    body,
-    { missing: problems.missing, invalid: fatal },
-    { required: CART_REQUIRED, eventType: et, what: 'purchase' },
-  );
-  // Bad consent items do not refuse a purchase (stopping the cart e-mails matters most): none of them is
-  // recorded, and the answer warns.
-  const consentProblems: Record<string, string> = {};
-  const consent = consentOf(call, body, await (await configOf(call)).topics(call.project.id), consentProblems);
-  dropConsentProblems(problems.invalid);
-  const { input, warnings: memberWarnings } = readPurchase(body, problems.invalid);
-  for (const [member, problem] of Object.entries(consentProblems))
-    memberWarnings.push({ member, problem: `${problem}; no consent item of the request was recorded` });
-  // A malformed key cannot be honoured; the purchase goes ahead without one (repeats change nothing).
-  if (memberWarnings.some((w) => w.member === 'idempotency_key')) delete body.idempotency_key;
-  const { project } = call;
-  const cartType = body.cart_type;
-  const orderId = body.order_id;
-  const category = input.category;
-
-  return acceptEvent<PurchaseResponse>(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(trx, project.id, { email: body.email, name: input.name }, now);
-    await recordChoices(trx, contact, consent, 'api', now);
-    const { alreadyPaid } = await markOrderPaid(
-      trx,
-      {
-        project_id: project.id,
-        order_id: orderId,
-        cart_type: cartType,
-        contact_id: contact.id,
-        amount_minor: input.amountMinor,
-        currency: input.currency,
-        paid_at: input.paidAt ?? new Date(now).toISOString(),
-        event_id: eventId,
-      },
-      now,
-    );
-    // Stopping the cart chain comes first and never depends on address-book configuration. What a worker
-    // had already handed to the relay cannot be stopped: the plan says so (in_flight, issue 30).
-    const { stopped, inFlight } = await stopCartEmails(trx, project.id, orderId, now, eventId);
-    await enqueueEmailWebhooks(
-      trx,
-      stopped.map((email) => ({ email, kind: 'email.cancelled' as const, reason: 'cancelled_by_purchase' })),
-      now,
-    );
-    const plan: PlanEntry[] = stopped.map((e) => ({
-      scheduled_email_id: e.id,
-      template_key: e.template_key,
-      step: e.chain_step,
-      due_at: new Date(Number(e.due_at)).toISOString(),
-      status: 'cancelled',
-      reason: 'cancelled_by_purchase',
-    }));
-    for (const e of inFlight)
-      plan.push({
-        scheduled_email_id: e.id,
-        template_key: e.template_key,
-        step: e.chain_step,
-        due_at: new Date(Number(e.due_at)).toISOString(),
-        status: 'sending',
-        reason: 'in_flight',
-        send_started_at: new Date(Number(e.send_started_at)).toISOString(),
-      });
-    const books: number[] = [];
-    const details: MemberWarning[] = [...memberWarnings];
-    const paidList = (await getPaidLists(trx, project.id))[cartType];
-    if (paidList !== undefined) {
-      await addToList(trx, paidList, contact.id, now);
-      books.push(paidList);
-    } else {
-      details.push({
-        member: 'cart_type',
-        problem: `no address book of paid orders is configured for cart type ${cartType}`,
-      });
-    }
-    if (category !== null) {
-      if (cartType !== 'course') {
-        details.push({
-          member: 'fields.course_category_id',
-          problem: 'is used only for course purchases and was ignored',
-        });
-      } else {
-        const cat = await findCourseCategory(trx, project.id, category);
-        if (cat) {
-          await addToList(trx, cat.list_id, contact.id, now);
-          if (!books.includes(cat.list_id)) books.push(cat.list_id);
-        } else {
-          details.push({
-            member: 'fields.course_category_id',
-            problem: `unknown course category ${category}: the contact was not added to a category address book`,
-          });
-        }
-      }
-    }
-    const warnings = warningSentences(details);
-    // SPEC §17: decided here, in the purchase's own transaction.
-    const attributed_to = await attributePurchase(trx, call.deps, {
-      projectId: project.id,
-      orderId,
-      eventId,
-      now,
-      alreadyPaid,
-    });
-    const response = {
-      ok: true as const,
-      site_key: project.site_key,
-      event_id: eventId,
-      order_id: orderId,
-      stopped: stopped.length,
-      address_books: books,
-      warnings,
-      warning_details: details,
-      duplicate: alreadyPaid,
-      plan,
-      attributed_to,
-    };
-    return {
-      response,
-      effects: {
-        contact_id: contact.id,
-        stopped_email_ids: stopped.map((e) => e.id),
-        in_flight_email_ids: inFlight.map((e) => e.id),
-        address_books: books,
-        warnings,
-        warning_details: details,
-        already_paid: alreadyPaid,
-        attributed_to,
-      },
-    };
-  });
-}
-
 export async function scopedListContact(call: GatewayCall, listId: number, raw: unknown) {
   const body = requireObject(raw);
   applyPhpTolerances(body);
@@ -524,23 +340,23 @@ export async function scopedListContact(call: GatewayCall, listId: number, raw: 
     limits: limitsOf(call),
   });
   const { project } = call;
-  return acceptEvent(call, body, async (trx, eventId, now) => {
-    const contact = await upsertContact(
-      trx,
-      project.id,
-      { email: body.email, name: body.name, fields: body.fields },
-      now,
-    );
-    const added = await addToList(trx, listId, contact.id, now);
-    return {
-      response: {
-        ok: true as const,
-        site_key: project.site_key,
-        event_id: eventId,
-        list_id: listId,
-        contact_id: contact.id,
-      },
-      effects: { contact_id: contact.id, address_books: [listId], added },
-    };
+  return executePlan(call, body, {
+    contact: { email: body.email, name: body.name, fields: body.fields },
+    emails: [],
+    work: async (trx, { eventId, contact, now }) => {
+      const added = await addToList(trx, listId, contact.id, now);
+      return {
+        response: {
+          ok: true as const,
+          site_key: project.site_key,
+          event_id: eventId,
+          list_id: listId,
+          contact_id: contact.id,
+        },
+        effects: { contact_id: contact.id, address_books: [listId], added },
+      };
+    },
   });
 }
+
+export { purchase } from './purchase.js';

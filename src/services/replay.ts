@@ -28,7 +28,7 @@ class AlreadyReplayed extends AppError {
   }
 }
 
-/** The accepted replay of the event (effects end with the marker acceptEvent writes), but `except`. */
+/** The accepted replay of the event (effects end with the marker the accept executor writes), but `except`. */
 function replayOf(db: Executor, ev: { id: number; project_id: number }, except?: number) {
   let q = db
     .selectFrom('events')
@@ -74,7 +74,7 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
     endpoint: ev.endpoint,
     config: await configSnapshot(deps.db),
     replayOf: Number(ev.id),
-    // The replay runs through the accept path, which owns its transaction (acceptEvent, or logRequest
+    // The replay runs through the accept path, which owns its transaction (accept/execute.ts, or logRequest
     // for a refusal, or the repeat row of a stored answer): the audit row is written inside it, so the
     // new chronology row, its effects and the row saying who replayed it commit together.
     alsoInTransaction: async (trx, o) => {

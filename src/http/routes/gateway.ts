@@ -1,11 +1,12 @@
 // External gateway routes: thin adapters from HTTP to services/gateway.ts. Bodies are validated by the
 // service with the same schemas, because SPEC §1 orders key -> permission -> event type -> rights ->
 // fields, which a blanket schema check before the handler would break. The schema here documents the
-// body and types req.body, but nothing has checked it yet: it goes to the service as `unknown`, whose
-// assertion (domain/validation.ts assertBody) gives it its type.
+// body only: req.body is typed `unknown` (unchecked), since nothing has checked it yet, and goes to the
+// service, whose assertion (domain/validation.ts assertBody) gives it its type.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { isObject } from '../../domain/validation.js';
 import { compileRequestValidator } from '../../schemas/ajv.js';
 import { errors, Id } from '../../schemas/common.js';
 import {
@@ -30,10 +31,14 @@ import { gatewayAuth, refuseHeldRequest } from '../plugins/auth.js';
 import { answerFor } from '../plugins/errors.js';
 
 const DRY_RUN_ENDPOINTS = new Set(['transactional', 'order-created', 'purchase']);
+// preParsing: the query string is not validated yet.
 const isDryRun = (req: FastifyRequest) => {
-  const q = (req.query as Record<string, unknown> | undefined)?.dry_run;
+  const q = isObject(req.query) ? req.query.dry_run : undefined;
   return q === 'true' || q === '1' || q === true || /\bdry-run\b/i.test(String(req.headers.prefer ?? ''));
 };
+
+/** A body's schema for the documentation, typed `unknown`: the service checks the body, not Fastify. */
+const unchecked = (schema: TSchema) => Type.Unsafe<unknown>(schema);
 
 const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
   httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
@@ -108,7 +113,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
           ),
         }),
         querystring: DryRunQuery,
-        body: TransactionalBody,
+        body: unchecked(TransactionalBody),
         response: { 200: TransactionalResponse, ...postErrors },
       },
     },
@@ -129,7 +134,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         security,
         summary: 'An order or application was created: schedules the abandoned-cart chain',
         querystring: DryRunQuery,
-        body: OrderCreatedBody,
+        body: unchecked(OrderCreatedBody),
         response: { 200: OrderCreatedResponse, ...postErrors },
       },
     },
@@ -146,7 +151,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         security,
         summary: 'An order was paid: stops its cart e-mails and fills the address books',
         querystring: DryRunQuery,
-        body: PurchaseBody,
+        body: unchecked(PurchaseBody),
         response: { 200: PurchaseResponse, ...postErrors },
       },
     },
@@ -163,7 +168,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         security,
         summary: 'Upsert a contact into the one address book a list_contacts_write key may write',
         params: Type.Object({ list_id: Id }),
-        body: ScopedListContactBody,
+        body: unchecked(ScopedListContactBody),
         response: { 200: ScopedListContactResponse, ...postErrors },
       },
     },
@@ -179,7 +184,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         tags,
         security,
         summary: 'Record consent given or withdrawn for one topic (any key of the project)',
-        body: ScopedConsentBody,
+        body: unchecked(ScopedConsentBody),
         response: { 200: ScopedConsentResponse, ...postErrors },
       },
     },
@@ -195,7 +200,7 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
         tags,
         security,
         summary: "Pass a person's deletion request on: erase every stored copy of the address (any key of the project)",
-        body: ScopedEraseBody,
+        body: unchecked(ScopedEraseBody),
         response: { 200: ScopedErasureView, ...postErrors },
       },
     },

@@ -1,24 +1,18 @@
-// Accepting a gateway event: the event-log row, the event's effects and the idempotency record commit in
-// one transaction, or none of them does. A repeat of an idempotency key replays the first answer.
+// What every gateway request shares, accepted or refused: its searchable members (describe), its
+// chronology row, its idempotency record and the replay of a stored answer for a repeated key. Accepted
+// requests are written by the plan executor (execute.ts); refusals are logged here (logRequest).
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'kysely';
-import type { Database, NewEvent } from '../../db/schema.js';
+import type { NewEvent } from '../../db/schema.js';
 import { inTransaction } from '../../db/groupCommit.js';
 import { AppError } from '../../errors.js';
-import { insertEvent, setEventEffects } from '../../repos/events.js';
-import {
-  findIdempotency,
-  insertIdempotency,
-  type IdempotencyRecord,
-  type NewIdempotencyRecord,
-} from '../../repos/idempotency.js';
+import { insertEvent } from '../../repos/events.js';
+import { findIdempotency, type IdempotencyRecord, type NewIdempotencyRecord } from '../../repos/idempotency.js';
 import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import { REPEAT_ERROR_CODE } from '../../domain/statuses.js';
 import type { GatewayCall } from '../context.js';
 import { enqueueSiteWebhooks } from '../siteWebhooks/enqueue.js';
-import { dryRunEvent } from './dryRun.js';
 
 export interface Described {
   event_type: string | null;
@@ -163,11 +157,7 @@ export function idempotencyRow(r: Incoming, response: unknown, eventId: number):
 }
 
 /** The answer stored under the request's key (refreshed), or 422 when it was stored for another body. */
-export async function storedAnswer<T>(
-  r: Incoming,
-  rec: IdempotencyRecord,
-  refresh?: (stored: T) => Promise<T>,
-): Promise<T> {
+async function storedAnswer<T>(r: Incoming, rec: IdempotencyRecord, refresh?: (stored: T) => Promise<T>): Promise<T> {
   if (rec.request_hash !== r.hash) {
     throw new AppError(
       422,
@@ -190,6 +180,11 @@ async function replay<T>(
 ): Promise<Accepted<T>> {
   const stored = await storedAnswer(r, rec, refresh);
   // The replay is itself a request the chronology should show, pointing at the original.
+  if (r.call.dryRun) {
+    const row = acceptedEventRow(r, JSON.stringify({ dry_run: true, replay_of: rec.event_id }));
+    const eventId = await insertEvent(r.call.deps.db.db, row);
+    return { status: rec.response_status, body: { ...stored, dry_run: true }, eventId, replayed: true };
+  }
   const row = { ...acceptedEventRow(r, JSON.stringify({ replay_of: rec.event_id })), http_status: rec.response_status };
   const also = r.call.alsoInTransaction;
   const eventId = also
@@ -200,39 +195,6 @@ async function replay<T>(
       })
     : await insertEvent(r.call.deps.db.db, row);
   return { status: rec.response_status, body: stored, eventId, replayed: true };
-}
-
-export async function acceptEvent<T extends object>(
-  call: GatewayCall,
-  body: Body,
-  work: (trx: Transaction<Database>, eventId: number, now: number) => Promise<Answer<T>>,
-  refresh?: (stored: T) => Promise<T>,
-): Promise<Accepted<T>> {
-  const r = incoming(call, body);
-  if (call.dryRun) return dryRunEvent(r, work, refresh);
-  // Optimistic about idempotency keys: a new key (the common case) costs no read before the
-  // transaction; a key already stored makes insertIdempotency fail, the work rolls back and the stored
-  // answer is replayed.
-  return withIdempotency(
-    r,
-    () =>
-      // Group-committed on SQLite: concurrent requests share one commit, each answered only after it.
-      inTransaction(call.deps.db, async (trx) => {
-        const eventId = await insertEvent(trx, acceptedEventRow(r, '{}'));
-        const { response, effects } = await work(trx, eventId, r.now);
-        // Last members, so a repeated replay is found by its tail (services/replay.ts).
-        await setEventEffects(
-          trx,
-          eventId,
-          call.replayOf ? { ...effects, replay_of: call.replayOf, admin_replay: true } : effects,
-        );
-        const record = idempotencyRow(r, response, eventId);
-        if (record && !(await insertIdempotency(trx, record, r.now))) throw new IdempotencyRace();
-        await call.alsoInTransaction?.(trx, { eventId, status: 200, accepted: true, replayed: false, body: response });
-        return { status: 200, body: response, eventId, replayed: false };
-      }),
-    refresh,
-  );
 }
 
 /**

@@ -1,20 +1,13 @@
-// What accepting a transactional send or an order writes, described once as data (an AcceptPlan) and
-// carried out by one of two executors with the same result:
-//   - runPlan: statement by statement inside the request's own transaction (acceptAlone: SQLite, where
-//     statements are cheap and commits are grouped; and PostgreSQL's fallback);
-//   - acceptBatch.ts: many requests' plans in a handful of set-based statements (PostgreSQL, where each
-//     round trip costs more than the work it carries).
-// test/accept-batch.test.ts checks that both write the same rows.
+// What a gateway request writes, described once as data (an AcceptPlan) and carried out by the one
+// executor (execute.ts): the contact, the body's consent items, an unpaid order, the e-mails to
+// schedule, the request's own work when it has some (a purchase's payment, a consent change, an
+// erasure), the chronology row and the idempotency record. Every service of services/gateway.ts,
+// purchase.ts, consent.ts and erasure.ts builds one; none writes by itself.
 import type { Transaction } from 'kysely';
 import type { Database, EmailKind, NewEmail, TemplateRow } from '../../db/schema.js';
-import type { Body } from '../../domain/validation.js';
-import { upsertContact, type ContactRef } from '../../repos/contacts.js';
-import { insertEmail } from '../../repos/emails.js';
-import { findOrder, insertUnpaidOrder } from '../../repos/orders.js';
-import type { GatewayCall } from '../context.js';
 import { topicStopSentence, type ConsentItem, type TopicStop } from '../../domain/consent.js';
-import { recordChoices } from '../consent.js';
-import { acceptEvent, type Accepted, type Answer } from './accept.js';
+import type { ContactRef } from '../../repos/contacts.js';
+import type { Answer } from './accept.js';
 
 export interface PlannedEmail {
   template: Pick<TemplateRow, 'id' | 'name'>;
@@ -45,26 +38,42 @@ export interface PlanOutcome {
   now: number;
 }
 
-export interface AcceptPlan<T> {
-  /** As the request gave them; upsertContact's rules apply (trimmed, lower-cased e-mail; a name overwrites). */
-  contact: { email: string; name?: string | null };
+export interface PlannedContact {
+  /** As the request gave it: trimmed and lower-cased by the executor (normaliseEmail). */
+  email: string;
+  /** By NAME_RULE (repos/contacts.ts): a non-empty name replaces the stored one. */
+  name?: string | null;
+  /** Merged into the stored fields (repos/contacts.ts mergeContactFields). */
+  fields?: Record<string, unknown>;
+  /** The contact must exist already (404 otherwise) and is not written: an erasure. */
+  existing?: boolean;
+}
+
+interface PlanSteps {
+  contact: PlannedContact;
+  /** Consent items of the body, recorded before the e-mails (whose `stop` already counts them). */
+  consent?: ConsentItem[];
   /** An unpaid order to record; when it already exists the e-mails are not scheduled. */
   order?: { order_id: string; cart_type: string; course_name: string | null };
   emails: PlannedEmail[];
-  /**
-   * Consent items of the body, recorded before the e-mails (whose `stop` already counts them). A plan
-   * with some is carried out by runPlan alone: they are rare, and one executor writes them.
-   */
-  consent?: ConsentItem[];
-  result(o: PlanOutcome): Answer<T>;
+  /** The chronology row keeps neither the address nor the body (an erasure erases them with the rest). */
+  forget?: boolean;
 }
+
+/**
+ * The plan and how its answer is made: from what the steps wrote (`result`), or by the request's own
+ * work in the same transaction, after the steps (`work`: a purchase, a consent change, an erasure). A
+ * plan with work of its own is written in a batch of its own (the work may touch any row).
+ */
+export type AcceptPlan<T> = PlanSteps &
+  ({ result(o: PlanOutcome): Answer<T> } | { work(trx: Transaction<Database>, o: PlanOutcome): Promise<Answer<T>> });
 
 /** The outbox row of one planned e-mail. */
 export function plannedEmailRow(
   projectId: number,
   e: PlannedEmail,
-  plan: AcceptPlan<unknown>,
-  contact: PlanOutcome['contact'],
+  plan: { contact: PlannedContact },
+  contact: ContactRef,
   eventId: number,
   now: number,
 ): NewEmail {
@@ -89,47 +98,4 @@ export function plannedEmailRow(
     created_at: now,
     updated_at: now,
   };
-}
-
-/** The plan, one statement at a time, inside the caller's transaction. */
-async function runPlan<T>(
-  trx: Transaction<Database>,
-  projectId: number,
-  plan: AcceptPlan<T>,
-  eventId: number,
-  now: number,
-): Promise<Answer<T>> {
-  const contact = await upsertContact(
-    trx,
-    projectId,
-    { email: plan.contact.email, name: plan.contact.name ?? undefined },
-    now,
-  );
-  if (plan.consent?.length) await recordChoices(trx, contact, plan.consent, 'api', now);
-  let order: OrderState = 'created';
-  if (plan.order) {
-    const created = await insertUnpaidOrder(
-      trx,
-      { project_id: projectId, ...plan.order, contact_id: contact.id, event_id: eventId },
-      now,
-    );
-    if (!created)
-      order = (await findOrder(trx, projectId, plan.order.order_id))?.status === 'paid' ? 'paid' : 'duplicate';
-  }
-  const emailIds: number[] = [];
-  if (order === 'created') {
-    for (const e of plan.emails)
-      emailIds.push(await insertEmail(trx, plannedEmailRow(projectId, e, plan, contact, eventId, now)));
-  }
-  return plan.result({ eventId, contact, emailIds, order, now });
-}
-
-/** Accepts one request by its plan in a transaction of its own (replaying a repeated idempotency key). */
-export function acceptAlone<T extends object>(
-  call: GatewayCall,
-  body: Body,
-  plan: AcceptPlan<T>,
-  refresh?: (stored: T) => Promise<T>,
-): Promise<Accepted<T>> {
-  return acceptEvent<T>(call, body, (trx, eventId, now) => runPlan(trx, call.project.id, plan, eventId, now), refresh);
 }

@@ -1,11 +1,12 @@
-// The PostgreSQL batch accept (services/accept/acceptBatch.ts) and the SQLite accept statements
-// (services/accept/acceptSqlite.ts) against the per-request Kysely path (runPlan):
-//   - differential: the same requests, once one at a time (every plan through runPlan) and once in
-//     batches (writeBatch on PostgreSQL; on SQLite made together, so they share group commits, through
-//     the prebuilt statements), on two databases seeded alike, leave the same rows in contacts, orders,
-//     events, scheduled e-mails and idempotency records, ids aside, and get the same answers;
+// The one accept executor (services/accept/execute.ts) with each engine's statements
+// (repos/acceptStatements.ts):
+//   - differential between the engines: the same requests, made together, on SQLite and on PostgreSQL
+//     seeded alike, leave the same rows in contacts, orders, events, scheduled e-mails and idempotency
+//     records, ids aside, and get the same answers;
+//   - on each engine, the same requests one at a time (batches of one) and together (one batch per
+//     group) write the same rows;
 //   - loud fallback: a batch the database refuses is logged at error and counted, and every request is
-//     still answered correctly by the per-request path.
+//     still answered correctly, each written again in a batch of its own.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -227,53 +228,105 @@ async function assertSameOutcome(alone: Side, other: Side, answersAlone: unknown
   assert.ok(b.tables.orders.some((o) => o.includes('"order_id":"paid-first"') && o.includes('"status":"paid"')));
 }
 
-describe('batch accept on PostgreSQL', { skip: pg.skip }, () => {
-  describe('writes what the per-request path writes (differential)', () => {
+/** The groups sent to both sides, one at a time on `alone` and together on `together`. */
+async function sendGroups(alone: Side, together: Side) {
+  const answersAlone = [];
+  const answersTogether = [];
+  for (const [i, g] of GROUPS.entries()) {
+    // Later groups later: updated_at tells a rename from a row left alone.
+    alone.t.clock.t = together.t.clock.t = T0 + (i + 1) * 60_000;
+    // One at a time on `alone` unless it is the other engine's side of the comparison.
+    if (alone.t.deps.db.dialect === together.t.deps.db.dialect)
+      for (const r of g.requests) answersAlone.push(await settle(send(alone, r)));
+    else answersAlone.push(...(await Promise.all(g.requests.map((r) => settle(send(alone, r))))));
+    answersTogether.push(...(await Promise.all(g.requests.map((r) => settle(send(together, r))))));
+  }
+  return { answersAlone, answersTogether };
+}
+
+/** Each group without a stored key was one batch; the others fell back, silently. */
+async function assertBatched(side: Side) {
+  const batchedGroups = GROUPS.filter((g) => !g.repeatsStoredKey);
+  assert.equal(
+    await metric(side.metrics, 'egw_accept_batch_size_count'),
+    batchedGroups.length,
+    'each group without a stored key was one batch',
+  );
+  assert.equal(
+    await metric(side.metrics, 'egw_accept_batch_size_sum'),
+    batchedGroups.reduce((n, g) => n + g.requests.length, 0),
+  );
+  const fallbacks = (reason: string) => metric(side.metrics, 'egw_accept_batch_fallbacks_total', { reason });
+  assert.equal(await fallbacks('idempotency_key_stored'), GROUPS.length - batchedGroups.length);
+  assert.equal(await fallbacks('database_error'), 0);
+  assert.equal(await fallbacks('other_error'), 0);
+  assert.deepEqual(side.log.errors, [], 'a repeated key falls back without an error in the log');
+}
+
+/** Every e-mail and order names its own event, which exists. */
+async function assertLinked(side: Side) {
+  const db = side.t.deps.db.db;
+  const orphans = await db
+    .selectFrom('scheduled_emails')
+    .leftJoin('events', 'events.id', 'scheduled_emails.event_id')
+    .select('scheduled_emails.id')
+    .where('events.id', 'is', null)
+    .execute();
+  assert.deepEqual(orphans, [], 'every e-mail names an event that exists');
+  const orders = await db
+    .selectFrom('orders')
+    .innerJoin('events', 'events.id', 'orders.created_event_id')
+    .select(['orders.order_id', 'events.order_id as event_order'])
+    .execute();
+  for (const o of orders) assert.equal(o.event_order, o.order_id, 'an order names its own event');
+}
+
+describe('the accept executor on SQLite and PostgreSQL (differential)', { skip: pg.skip }, () => {
+  let sqlite: Side;
+  let postgres: Side;
+  before(async () => {
+    sqlite = await openSide('sqlite');
+    postgres = await openSide('postgres');
+    for (const side of [sqlite, postgres]) for (const r of SEED) await send(side, r);
+  });
+  after(async () => {
+    await sqlite?.t.close();
+    await postgres?.t.close();
+  });
+
+  it('the same rows in contacts, orders, events, e-mails and idempotency records, and the same answers', async () => {
+    const { answersAlone, answersTogether } = await sendGroups(sqlite, postgres);
+    for (const side of [sqlite, postgres]) await assertBatched(side);
+    await assertSameOutcome(sqlite, postgres, answersAlone, answersTogether);
+    for (const side of [sqlite, postgres]) await assertLinked(side);
+  });
+});
+
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  describe(`one at a time and together on ${dialect}`, { skip: dialect === 'postgres' && pg.skip }, () => {
     let alone: Side;
-    let batched: Side;
+    let together: Side;
     before(async () => {
-      alone = await openSide();
-      batched = await openSide();
-      for (const side of [alone, batched]) for (const r of SEED) await send(side, r);
+      alone = await openSide(dialect);
+      together = await openSide(dialect);
+      for (const side of [alone, together]) for (const r of SEED) await send(side, r);
     });
     after(async () => {
       await alone?.t.close();
-      await batched?.t.close();
+      await together?.t.close();
     });
 
-    it('the same rows in contacts, orders, events, e-mails and idempotency records, and the same answers', async () => {
-      const answersAlone = [];
-      const answersBatched = [];
-      for (const [i, g] of GROUPS.entries()) {
-        // Later groups later: updated_at tells a rename from a row left alone.
-        alone.t.clock.t = batched.t.clock.t = T0 + (i + 1) * 60_000;
-        // One at a time: every batch holds one request, which takes the per-request path (runPlan).
-        for (const r of g.requests) answersAlone.push(await settle(send(alone, r)));
-        // Together: one batch per group, written set-based (writeBatch).
-        answersBatched.push(...(await Promise.all(g.requests.map((r) => settle(send(batched, r))))));
-      }
-
-      const batchedGroups = GROUPS.filter((g) => !g.repeatsStoredKey);
+    it('write the same rows and give the same answers', async () => {
+      const { answersAlone, answersTogether } = await sendGroups(alone, together);
       assert.equal(await metric(alone.metrics, 'egw_accept_batch_size_count'), 0, 'nothing was batched one by one');
-      assert.equal(
-        await metric(batched.metrics, 'egw_accept_batch_size_count'),
-        batchedGroups.length,
-        'each group without a stored key was one set-based batch',
-      );
-      assert.equal(
-        await metric(batched.metrics, 'egw_accept_batch_size_sum'),
-        batchedGroups.reduce((n, g) => n + g.requests.length, 0),
-      );
-      const fallbacks = (reason: string) => metric(batched.metrics, 'egw_accept_batch_fallbacks_total', { reason });
-      assert.equal(await fallbacks('idempotency_key_stored'), GROUPS.length - batchedGroups.length);
-      assert.equal(await fallbacks('database_error'), 0);
-      assert.equal(await fallbacks('other_error'), 0);
-      assert.deepEqual(batched.log.errors, [], 'a repeated key falls back without an error in the log');
-
-      await assertSameOutcome(alone, batched, answersAlone, answersBatched);
+      await assertBatched(together);
+      await assertSameOutcome(alone, together, answersAlone, answersTogether);
+      await assertLinked(together);
     });
   });
+}
 
+describe('a PostgreSQL batch', { skip: pg.skip }, () => {
   describe('a batch the database refuses', () => {
     let side: Side;
     before(async () => {
@@ -360,49 +413,6 @@ describe('batch accept on PostgreSQL', { skip: pg.skip }, () => {
         new RegExp(`egw_accept_batch_fallbacks_total\\{reason="database_error"\\} ${counted}`),
       );
       assert.equal(await metric(side.metrics, 'egw_accept_batch_size_count'), 0, 'no batch was written set-based');
-    });
-  });
-});
-
-describe('accept statements on SQLite', () => {
-  describe('write what the per-request Kysely path writes (differential)', () => {
-    let reference: Side;
-    let prebuilt: Side;
-    before(async () => {
-      reference = await openSide('sqlite', { referenceAccept: true });
-      prebuilt = await openSide('sqlite');
-      for (const side of [reference, prebuilt]) for (const r of SEED) await send(side, r);
-    });
-    after(async () => {
-      await reference?.t.close();
-      await prebuilt?.t.close();
-    });
-
-    it('the same rows in contacts, orders, events, e-mails and idempotency records, and the same answers', async () => {
-      const answersReference = [];
-      const answersPrebuilt = [];
-      for (const [i, g] of GROUPS.entries()) {
-        reference.t.clock.t = prebuilt.t.clock.t = T0 + (i + 1) * 60_000;
-        for (const r of g.requests) answersReference.push(await settle(send(reference, r)));
-        // Together: they share commits (a savepoint each), the repeat of a key rolling back alone.
-        answersPrebuilt.push(...(await Promise.all(g.requests.map((r) => settle(send(prebuilt, r))))));
-      }
-      await assertSameOutcome(reference, prebuilt, answersReference, answersPrebuilt);
-      // Each event row was written once, with its effects, under the id its e-mails and order name.
-      const db = prebuilt.t.deps.db.db;
-      const orphans = await db
-        .selectFrom('scheduled_emails')
-        .leftJoin('events', 'events.id', 'scheduled_emails.event_id')
-        .select('scheduled_emails.id')
-        .where('events.id', 'is', null)
-        .execute();
-      assert.deepEqual(orphans, [], 'every e-mail names an event that exists');
-      const orders = await db
-        .selectFrom('orders')
-        .innerJoin('events', 'events.id', 'orders.created_event_id')
-        .select(['orders.order_id', 'events.order_id as event_order'])
-        .execute();
-      for (const o of orders) assert.equal(o.event_order, o.order_id, 'an order names its own event');
     });
   });
 });
