@@ -180,3 +180,10 @@ export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
 /** pending (due at due_at) → sending (leased) → delivered, or failed once retries are over. */
 export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/**
+ * The first-run checklist's steps, in the order an administrator takes them (issue 28): each is ticked
+ * from the project's real state (services/checklist.ts).
+ */
+export const CHECKLIST_STEPS = ['project', 'template', 'routing', 'key', 'delivery', 'test_email'] as const;
+export type ChecklistStep = (typeof CHECKLIST_STEPS)[number];

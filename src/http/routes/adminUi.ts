@@ -19,7 +19,7 @@ import {
   WEBHOOK_KINDS,
   WEBHOOK_PROVIDERS,
 } from '../../domain/statuses.js';
-import { IdParams } from '../../schemas/admin.js';
+import { IdParams, SiteKeyParams } from '../../schemas/admin.js';
 import {
   ContactDetail,
   ContactItem,
@@ -30,8 +30,12 @@ import {
   EmailPreviewResponse,
   PreviewBody,
   PreviewResponse,
+  ChecklistResponse,
+  TemplateGalleryResponse,
   UiMeta,
 } from '../../schemas/adminUi.js';
+import { checklist } from '../../services/checklist.js';
+import { templateGallery } from '../../services/demoTemplates.js';
 import { errors } from '../../schemas/common.js';
 import * as contacts from '../../services/contacts.js';
 import type { Deps } from '../../services/context.js';
@@ -74,6 +78,35 @@ export const adminUiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
     }),
+  );
+
+  app.get(
+    '/api/admin/ui/template-gallery',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Russian starting templates for the catalog events and cart steps; saved with POST /api/templates',
+        response: { 200: TemplateGalleryResponse, ...errs },
+      },
+    },
+    async () => ({ ok: true as const, items: templateGallery() }),
+  );
+
+  app.get(
+    '/api/admin/projects/:site_key/checklist',
+    {
+      config: { access: { project: 'params.site_key' } },
+      schema: {
+        tags,
+        security,
+        summary: 'First-run steps (project, template, routing, key, delivery, test e-mail), each done or not',
+        params: SiteKeyParams,
+        response: { 200: ChecklistResponse, ...errs },
+      },
+    },
+    async (req) => checklist(deps, req.params.site_key),
   );
 
   app.get(
