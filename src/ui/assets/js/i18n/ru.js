@@ -223,6 +223,49 @@ export default {
   'keys.saved': 'Права сохранены',
   'keys.saveRights': 'Сохранить права',
   'keys.create': 'Создать ключ',
+  'keys.permissionsHint': 'Что сайт может делать этим ключом. Без отмеченного разрешения запрос получит ошибку 403.',
+  'keys.perm.transactional_send': 'отправлять письма по событиям сайта (оплата, документ готов, итоги конкурса…)',
+  'keys.perm.cart_events_write': 'сообщать о заказах и оплатах: напоминания о неоплаченной корзине и их остановка',
+  'keys.perm.list_contacts_write': 'добавлять подписчиков в одну адресную книгу (выбирается ниже)',
+  'keys.catalogEventsHint':
+    'Письма только по отмеченным событиям. Ничего не отмечено — ключ не может отправить ни одного письма.',
+  'keys.extraEventsHint': 'События вне каталога: в запросе нужны только тип события и адрес.',
+  'keys.cartTypesHint': 'Для каких корзин ключ сообщает о заказах и оплатах. Ничего не отмечено — ни для каких.',
+  'keys.noEventsWarning': 'Этот ключ не может отправить ни одного события.',
+  'keys.noEventsHelp': 'Сайт получит ошибку 403 на каждое письмо. Отметьте события выше или выберите одно из двух:',
+  'keys.tickCatalog': 'Все события каталога ({n})',
+  'keys.tickRouted': 'События, настроенные в маршрутизации ({n})',
+  'keys.noEventsShort': 'ни одного',
+  'keys.snippetTitle': 'Готовый код для сайта на PHP',
+  'keys.snippetWithKey':
+    'Код уже содержит этот ключ: скопируйте его сейчас, ключ больше не будет показан. Храните файл вне общедоступной папки сайта.',
+  'keys.snippetPlaceholder':
+    'Полный ключ показывается только при создании: код берёт его из переменной окружения GATEWAY_API_KEY. Если ключ утерян, создайте новый и отключите этот.',
+  'keys.snippetHowTo':
+    'Скопируйте папку clients/php из репозитория шлюза в lib/edu-gateway-client рядом с файлом и запустите php send.php, сохранив код в send.php.',
+  'keys.snippetNone': 'Код появится, когда ключу будет разрешено хотя бы одно событие.',
+  'keys.snippetKeyComment': 'ключ …{last4}: полностью показан один раз, при создании',
+  'keys.sample.name': 'Анна',
+  'keys.sample.course_name': 'Инклюзивное образование',
+  'keys.sample.event_title': 'Весенний конкурс',
+  'keys.sample.work_title': 'Моя работа',
+  'keys.sample.publication_title': 'Моя статья',
+  'keys.sample.organization': 'Школа № 1',
+  'keys.sample.other': 'пример',
+  'keys.snippetPhp': `<?php
+// Клиент шлюза: папка clients/php из репозитория шлюза
+require __DIR__ . '/lib/edu-gateway-client/autoload.php';
+
+$gateway = new EduGateway\\Client(
+    {url},
+{key}
+);
+$answer = $gateway->{method}([
+{body}
+]);
+// Ответ шлюза: status — sent (отправлено), queued (в очереди), suppressed, failed или no_template
+echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
+`,
 
   'routing.routed': 'назначен',
   'routing.none': 'нет',
@@ -243,6 +286,12 @@ export default {
   'routing.saved': 'Маршрутизация сохранена',
   'routing.noTemplates': 'В проекте пока нет шаблонов: сначала создайте их на вкладке «Шаблоны».',
   'routing.save': 'Сохранить маршрутизацию',
+  'routing.firstKeys': 'Сначала — события, которые могут отправлять ключи проекта, и уже настроенные.',
+  'routing.firstCatalog': 'Сначала — события каталога: ключи проекта пока не могут отправлять ни одного события.',
+  'routing.others': 'Остальные события и шаги корзин ({n})',
+  'routing.othersHelpKeys':
+    'Ни один ключ проекта пока не может их отправить; разрешите их ключу, если сайт будет их присылать.',
+  'routing.othersHelp': 'Дополнительные события и напоминания о неоплаченных корзинах.',
 
   'templates.new': 'Новый шаблон',
   'templates.name': 'Имя (ключ шаблона)',
@@ -380,6 +429,7 @@ export default {
   'events.whyTitle': 'Почему отклонено',
   'events.why': '{code}, HTTP {status}: {reason}.',
   'events.whyUnknown': 'см. код выше',
+  'events.rightFix': 'Что исправить: поле {field} ключа, которым отправлен запрос. Потом нажмите «Повторить».',
   'events.payload': 'Тело запроса',
   'events.effects': 'Последствия',
   'events.noEffects': 'Ничего не записано.',
@@ -389,10 +439,10 @@ export default {
   'why.missing_api_key': 'нет заголовка X-API-Key',
   'why.invalid_api_key': 'ключ неизвестен или искажён',
   'why.api_key_disabled': 'ключ отключён',
-  'why.permission_denied': 'у ключа нет разрешения на эту точку API',
-  'why.event_type_not_allowed': 'типа события нет в allowed_api_events ключа',
-  'why.cart_type_not_allowed': 'типа корзины нет в allowed_cart_types ключа',
-  'why.template_not_allowed': 'назначенного шаблона нет в allowed_template_keys ключа',
+  'why.permission_denied': 'у ключа нет разрешения на эту точку API (поле «Разрешения» ключа)',
+  'why.event_type_not_allowed': 'этот тип события не отмечен в поле «Типы событий из каталога» ключа',
+  'why.cart_type_not_allowed': 'этот тип корзины не отмечен в поле «Типы корзин» ключа',
+  'why.template_not_allowed': 'назначенный шаблон не отмечен в поле «Ключи шаблонов» ключа',
   'why.payload_too_large': 'тело запроса больше допустимого',
   'why.unsupported_media_type': 'тело запроса отправлено не как application/json',
   'why.validation_error': 'обязательных полей не хватало или значения были неверны: сравните тело запроса с каталогом',
@@ -645,6 +695,31 @@ export default {
   'setup.badLink':
     'Ссылка недействительна: она уже использована, устарела или выдана другим запуском сервиса. Перезапустите сервис, чтобы получить новую, или выполните edu-gateway admin create-owner.',
   'setup.passwordHint': 'Не короче 10 символов; не из распространённых паролей.',
+  'firstRun.title': 'Первые шаги: до первого настоящего письма',
+  'firstRun.titleFor': 'Первые шаги проекта «{name}»',
+  'firstRun.about': 'Шесть шагов по порядку. Галочка ставится сама, когда шаг выполнен.',
+  'firstRun.done': 'готово',
+  'firstRun.todo': 'не сделано',
+  'firstRun.step.project': 'Создайте проект — ваш сайт',
+  'firstRun.step.template': 'Добавьте шаблон письма',
+  'firstRun.step.routing': 'Назначьте шаблон событию',
+  'firstRun.step.key': 'Выдайте ключ сайту',
+  'firstRun.step.delivery': 'Укажите почтовый сервер для отправки',
+  'firstRun.step.test_email': 'Отправьте себе пробное письмо',
+  'firstRun.hint.project': 'Название, адрес отправителя, язык и часовой пояс писем.',
+  'firstRun.hint.template': 'Проще всего начать с готового шаблона из галереи и поправить текст.',
+  'firstRun.hint.routing': 'Какое письмо уходит, когда сайт сообщает о событии (например, об оплате курса).',
+  'firstRun.hint.key': 'Ключ, с которым сайт отправляет события, и какие события ему разрешены.',
+  'firstRun.hint.delivery': 'Сервер, через который уходят письма (адрес smtp://… от вашего почтового сервиса).',
+  'firstRun.hint.test_email': 'Письмо с примером данных на ваш адрес: так видно, что почта доходит.',
+  'gallery.title': 'Начать с готового шаблона',
+  'gallery.about':
+    'Готовые русские письма для событий каталога и напоминаний о корзине. Шаблон сохраняется в проекте, и его можно сразу поправить.',
+  'gallery.event': 'Событие',
+  'gallery.optionHave': '{about} — {name} (уже есть в проекте)',
+  'gallery.subject': 'Тема письма: {subject}',
+  'gallery.create': 'Создать шаблон',
+  'gallery.created': 'Шаблон {name} создан: поправьте его и сохраните',
   'users.title': 'Учётные записи',
   'users.about':
     'Кто какими проектами управляет. Владельцы видят всё; администраторы проектов меняют свои проекты; наблюдатели только читают.',
