@@ -242,7 +242,7 @@ export default {
   'keys.snippetPlaceholder':
     'The full key is shown only when it is created: the code reads it from the GATEWAY_API_KEY environment variable. If the key is lost, create a new one and disable this one.',
   'keys.snippetHowTo':
-    "Copy clients/php of the gateway's repository to lib/edu-gateway-client next to the file, save the code as send.php and run php send.php.",
+    "Copy clients/php of the gateway's repository to lib/edu-gateway-client, save the code next to it as send.php and run {command}.",
   'keys.snippetNone': 'The code appears once the key may send at least one event.',
   'keys.snippetKeyComment': 'key …{last4}: shown in full once, when it was created',
   'keys.sample.name': 'Anna',
@@ -287,7 +287,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'routing.noTemplates': 'This project has no templates yet: create them in the Templates tab first.',
   'routing.save': 'Save routing',
   'routing.firstKeys': "First: the events the project's keys may send, and those already routed.",
-  'routing.firstCatalog': "First: the catalog's events (no key of the project may send an event yet).",
+  'routing.firstNoKey':
+    'First: the events this project has a template for (no key of the project may send an event yet).',
   'routing.others': 'Other events and cart steps ({n})',
   'routing.othersHelpKeys': 'No key of the project may send these yet; allow them to a key if the site will send them.',
   'routing.othersHelp': 'Further events and reminders of unpaid carts.',

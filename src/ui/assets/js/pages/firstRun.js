@@ -3,8 +3,8 @@
 // e-mail, each step ticked by the server from the project's real state, and the gallery of Russian
 // starting templates that makes the template step a matter of one click.
 import { api, describeError, enc } from '../api.js';
-import { badge, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
-import { hasKey, t } from '../i18n.js';
+import { badge, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
+import { hasKey, t, tNodes } from '../i18n.js';
 
 /** When a routing key's e-mail goes, in words: the catalog's sentence, or the cart step's delay. */
 export function routingKeyAbout(m, key) {
@@ -88,7 +88,8 @@ export async function galleryBox(ctx, site, m, existing) {
   const status = h('div', { 'aria-live': 'polite' });
   const chosen = () => gallery.items.find((g) => g.routing_key === pick.value);
   const show = () => {
-    subject.textContent = t('gallery.subject', { subject: chosen()?.subject ?? '' });
+    // The subject as written, Liquid tags and all: it is the template's source.
+    subject.replaceChildren(...tNodes('gallery.subject', { subject: code(chosen()?.subject ?? '') }));
   };
   pick.addEventListener('change', show);
   show();

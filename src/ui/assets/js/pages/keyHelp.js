@@ -2,9 +2,12 @@
 // Key rights that explain themselves (issue 28): a warning when a key may send no event, with the two
 // usual answers one click away, and a ready PHP snippet for the key (clients/php) that sends one of its
 // events with what this project's catalog and templates require.
-import { copyButton, h } from '../dom.js';
-import { hasKey, t } from '../i18n.js';
+import { code, copyButton, h } from '../dom.js';
+import { hasKey, t, tNodes } from '../i18n.js';
 import { requestNeeds } from './contract.js';
+
+// The command that runs the snippet saved as send.php (a command, not a sentence).
+const RUN = ['php', 'send.php'].join(' ');
 
 /** The key form's field names a 403 of the gateway points at (events.js links to them). */
 export const RIGHT_OF_ERROR = {
@@ -151,7 +154,7 @@ export function snippetBox(m, key, secret, routes, byName) {
     'div',
     { class: 'php-snippet', 'data-key': key.last4 },
     h('p', {}, secret ? t('keys.snippetWithKey') : t('keys.snippetPlaceholder')),
-    h('p', { class: 'muted' }, t('keys.snippetHowTo')),
+    h('p', { class: 'muted' }, ...tNodes('keys.snippetHowTo', { command: code(RUN) })),
     pre,
     copyButton(text, pre),
   );

@@ -166,7 +166,7 @@ export async function projectsPage(ctx) {
       { label: t('project.siteKey'), cell: (p) => h('a', { href: `/ui/projects/${enc(p.site_key)}` }, p.site_key) },
       { label: t('common.name'), cell: (p) => p.name },
       { label: t('project.senderShort'), cell: (p) => p.from_email },
-      { label: t('project.locale'), cell: (p) => p.locale },
+      { label: t('project.locale'), cell: (p) => t(`project.locale.${p.locale}`) },
       { label: t('project.timezone'), cell: (p) => p.timezone },
       { label: t('common.created'), cell: (p) => time(p.created_at) },
     ],

@@ -12,10 +12,11 @@ const unroutedBadge = () => badge(t('routing.none'), 'warn');
 
 export async function routingTab(ctx, p, m) {
   const site = p.site_key;
-  const [routing, templates, keys] = await Promise.all([
+  const [routing, templates, keys, gallery] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
     api('GET', `/api/admin/keys${qs({ site_key: site })}`),
+    api('GET', '/api/admin/ui/template-gallery'),
   ]);
   const routes = { ...routing.routes };
   const options = [['', t('routing.noTemplate')], ...templates.items.map((x) => [x.name, x.name])];
@@ -36,18 +37,22 @@ export async function routingTab(ctx, p, m) {
   };
   const cartSteps = m.cart_types.flatMap((c) => m.cart_steps.map((s) => `${c}_abandoned_cart_${s.step}`));
   const rows = [
-    ...m.catalog.map((e) => ({ key: e.event_type, kind: t('routing.kind.catalog'), catalog: true })),
+    ...m.catalog.map((e) => ({ key: e.event_type, kind: t('routing.kind.catalog') })),
     ...m.extra_event_types.map((x) => ({ key: x, kind: t('routing.kind.further') })),
-    ...cartSteps.map((key) => ({ key, kind: t('routing.kind.cartStep') })),
+    ...cartSteps.map((key) => ({ key, kind: t('routing.kind.cartStep'), cart: true })),
   ].map((r) => ({ ...r, about: routingKeyAbout(m, r.key) }));
-  // Issue 28: what the project's keys may send comes first, the rest folded. Before any key may send
-  // anything, the catalog's events come first (a course site starts there).
+  // Issue 28: what the project's keys may send comes first, with what is routed, the rest folded. Before
+  // any key may send anything: the events whose gallery template the project has (the first-run path
+  // creates one), else every event type; cart steps wait under the fold until a key may report carts.
   const active = keys.items.filter((k) => k.status === 'active');
   const events = new Set(active.flatMap((k) => k.rights.allowed_api_events ?? []));
   const carts = new Set(active.flatMap((k) => k.rights.allowed_cart_types ?? []));
-  const byKeys = (r) => events.has(r.key) || [...carts].some((c) => r.key.startsWith(`${c}_abandoned_cart_`));
   const anyKey = events.size + carts.size > 0;
-  const first = (r) => Boolean(routes[r.key]) || (anyKey ? byKeys(r) : Boolean(r.catalog));
+  const have = new Set(templates.items.map((x) => x.name));
+  const suggested = new Set(gallery.items.filter((g) => have.has(g.name)).map((g) => g.routing_key));
+  const byKeys = (r) => events.has(r.key) || [...carts].some((c) => r.key.startsWith(`${c}_abandoned_cart_`));
+  const byGallery = (r) => (suggested.size ? suggested.has(r.key) : !r.cart);
+  const first = (r) => Boolean(routes[r.key]) || (anyKey ? byKeys(r) : byGallery(r));
   const status = h('div', { 'aria-live': 'polite' });
   const count = h('p', { class: 'muted' });
   const onlyMissing = checkbox(t('routing.onlyMissing'), false);
@@ -128,7 +133,7 @@ export async function routingTab(ctx, p, m) {
     },
     templates.items.length ? null : h('p', { class: 'notice' }, t('routing.noTemplates')),
     count,
-    h('p', { class: 'muted' }, anyKey ? t('routing.firstKeys') : t('routing.firstCatalog')),
+    h('p', { class: 'muted' }, anyKey ? t('routing.firstKeys') : t('routing.firstNoKey')),
     onlyMissing,
     main,
     folded,
