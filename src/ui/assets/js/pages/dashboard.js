@@ -357,7 +357,6 @@ export async function dashboardPage(ctx) {
       h('h1', { tabindex: '-1' }, t('nav.dashboard')),
       h('div', { class: 'inline-controls' }, projectSel, daysSel, updated),
     ),
-    checklist,
     h(
       'p',
       { class: 'muted' },
@@ -366,6 +365,7 @@ export async function dashboardPage(ctx) {
         to: fmtDay(new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)),
       }),
     ),
+    checklist,
     content,
   );
 }
