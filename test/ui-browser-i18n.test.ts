@@ -186,7 +186,7 @@ describe('admin UI in Russian and English', { skip }, () => {
     await assertRussian('projects');
     await page.locator('main tbody a', { hasText: SITE }).click();
     await heading().filter({ hasText: 'Педагогические курсы (демо)' }).waitFor();
-    await page.locator('main p.muted', { hasText: 'шаблоны: Русский (ru), Europe/Moscow' }).waitFor();
+    await page.locator('main p.muted', { hasText: 'шаблоны: Русский, Europe/Moscow' }).waitFor();
     for (const [tab, h2] of [
       ['keys', 'Ключи API'],
       ['routing', 'Маршрутизация'],
@@ -200,6 +200,8 @@ describe('admin UI in Russian and English', { skip }, () => {
       await page.locator('.tab-body h2', { hasText: h2 }).waitFor();
       await assertRussian(`tab ${tab}`);
       if (tab === 'routing') {
+        // Events no key of the project may send are folded (issue 28): this catalog event is one of them.
+        await page.locator('details.routing-others > summary').click();
         await page
           .locator('td', { hasText: 'сразу после создания неоплаченного заказа на курс повышения квалификации' })
           .waitFor();
@@ -220,7 +222,7 @@ describe('admin UI in Russian and English', { skip }, () => {
     await page.getByLabel('Язык шаблонов').selectOption('en');
     await page.getByRole('button', { name: 'Сохранить', exact: true }).click();
     await page.locator('.toast', { hasText: 'Проект сохранён' }).waitFor();
-    await page.locator('main p.muted', { hasText: 'шаблоны: Английский (en), Asia/Yekaterinburg' }).waitFor();
+    await page.locator('main p.muted', { hasText: 'шаблоны: Английский, Asia/Yekaterinburg' }).waitFor();
     const p = (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find(
       (x: { site_key: string }) => x.site_key === SITE,
     );

@@ -215,3 +215,10 @@ export const STATUS_TONES: Record<
   unparsed: 'muted',
   none: 'warn',
 };
+
+/**
+ * The first-run checklist's steps, in the order an administrator takes them (issue 28): each is ticked
+ * from the project's real state (services/checklist.ts).
+ */
+export const CHECKLIST_STEPS = ['project', 'template', 'routing', 'key', 'delivery', 'test_email'] as const;
+export type ChecklistStep = (typeof CHECKLIST_STEPS)[number];

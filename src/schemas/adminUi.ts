@@ -3,7 +3,8 @@
 import { Type, type Static } from 'typebox';
 import { ConsentRecordView, ErasureView, SubscriptionView } from './consent.js';
 import { EmailListItem, EventView, Ok } from './admin.js';
-import { Cursor, Limit, ShortString, SiteKey } from './common.js';
+import { Cursor, Limit, ShortString, SiteKey, literalUnion } from './common.js';
+import { CHECKLIST_STEPS } from '../domain/statuses.js';
 import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -244,4 +245,31 @@ export const ContactDetail = Type.Object({
   topics: Type.Array(SubscriptionView),
   consent: Type.Array(ConsentRecordView),
   erasure: Type.Union([ErasureView, Type.Null()]),
+});
+
+export const ChecklistResponse = Type.Object({
+  ok: Ok,
+  site_key: Type.String(),
+  complete: Type.Boolean({ description: 'every step is done' }),
+  steps: Type.Array(
+    Type.Object({
+      step: literalUnion(CHECKLIST_STEPS),
+      done: Type.Boolean(),
+      count: Type.Integer({ minimum: 0, description: 'what the step counts (templates, routes, usable keys…)' }),
+    }),
+  ),
+});
+
+export const TemplateGalleryResponse = Type.Object({
+  ok: Ok,
+  items: Type.Array(
+    Type.Object({
+      routing_key: Type.String({ description: 'the event type or cart step the template is written for' }),
+      name: Type.String(),
+      subject: Type.String(),
+      html: Type.String(),
+      text: Type.String(),
+      tracking: Type.Boolean(),
+    }),
+  ),
 });

@@ -309,3 +309,18 @@ ${UNSUBSCRIBE}: {{ unsubscribe_url }}
 {% endif %}{% if preferences_url %}${PREFERENCES}: {{ preferences_url }}
 {% endif %}`,
 };
+
+/**
+ * The gallery of starting templates the admin UI offers (issue 28): the example project's Russian
+ * templates, one per catalog event and cart step, as source the administrator saves and then edits.
+ */
+export function templateGallery() {
+  return Object.entries(DEMO_TEMPLATES).map(([routingKey, [name, spec]]) => ({
+    routing_key: routingKey,
+    name,
+    subject: spec.subject,
+    html: demoHtml(spec),
+    text: demoText(spec),
+    tracking: spec.tracking !== false,
+  }));
+}

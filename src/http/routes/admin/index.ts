@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../../services/context.js';
 import { auditAdminRoutes } from './audit.js';
+import { checklistAdminRoutes } from './checklist.js';
 import { contactsAdminRoutes } from './contacts.js';
 import { dashboardAdminRoutes } from './dashboard.js';
 import { deliveryAdminRoutes } from './delivery.js';
@@ -23,6 +24,7 @@ import { usersAdminRoutes } from './users.js';
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   await app.register(auditAdminRoutes, { deps });
+  await app.register(checklistAdminRoutes, { deps });
   await app.register(contactsAdminRoutes, { deps });
   await app.register(dashboardAdminRoutes, { deps });
   await app.register(deliveryAdminRoutes, { deps });

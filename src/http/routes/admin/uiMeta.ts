@@ -19,7 +19,8 @@ import {
   WEBHOOK_KINDS,
   WEBHOOK_PROVIDERS,
 } from '../../../domain/statuses.js';
-import { UiMeta } from '../../../schemas/adminUi.js';
+import { TemplateGalleryResponse, UiMeta } from '../../../schemas/adminUi.js';
+import { templateGallery } from '../../../services/demoTemplates.js';
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 
@@ -61,5 +62,19 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
     }),
+  );
+
+  app.get(
+    '/api/admin/ui/template-gallery',
+    {
+      config: { access: { self: true } },
+      schema: {
+        tags,
+        security,
+        summary: 'Russian starting templates for the catalog events and cart steps; saved with POST /api/templates',
+        response: { 200: TemplateGalleryResponse, ...errs },
+      },
+    },
+    async () => ({ ok: true as const, items: templateGallery() }),
   );
 };

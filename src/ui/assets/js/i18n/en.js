@@ -224,6 +224,48 @@ export default {
   'keys.saved': 'Rights saved',
   'keys.saveRights': 'Save rights',
   'keys.create': 'Create key',
+  'keys.permissionsHint': 'What the site may do with this key. A request without the permission it needs gets a 403.',
+  'keys.perm.transactional_send': "send e-mails on the site's events (payment, document ready, contest results…)",
+  'keys.perm.cart_events_write': 'report orders and payments: reminders of unpaid carts, and stopping them',
+  'keys.perm.list_contacts_write': 'add subscribers to one address book (chosen below)',
+  'keys.catalogEventsHint': 'E-mails for the ticked events only. None ticked: the key cannot send a single e-mail.',
+  'keys.extraEventsHint': 'Events outside the catalog: a request needs only the event type and the address.',
+  'keys.cartTypesHint': 'Which carts the key reports orders and payments for. None ticked: none.',
+  'keys.noEventsWarning': 'This key cannot send a single event.',
+  'keys.noEventsHelp': 'The site would get a 403 for every e-mail. Tick events above, or choose one of these:',
+  'keys.tickCatalog': 'All catalog events ({n})',
+  'keys.tickRouted': 'The events routed in this project ({n})',
+  'keys.noEventsShort': 'none',
+  'keys.snippetTitle': 'Ready PHP code for the site',
+  'keys.snippetWithKey':
+    'The code holds this key: copy it now, the key will not be shown again. Keep the file outside the public folder of the site.',
+  'keys.snippetPlaceholder':
+    'The full key is shown only when it is created: the code reads it from the GATEWAY_API_KEY environment variable. If the key is lost, create a new one and disable this one.',
+  'keys.snippetHowTo':
+    "Copy clients/php of the gateway's repository to lib/edu-gateway-client, save the code next to it as send.php and run {command}.",
+  'keys.snippetNone': 'The code appears once the key may send at least one event.',
+  'keys.snippetKeyComment': 'key …{last4}: shown in full once, when it was created',
+  'keys.sample.name': 'Anna',
+  'keys.sample.course_name': 'Inclusive education',
+  'keys.sample.event_title': 'Spring contest',
+  'keys.sample.work_title': 'My work',
+  'keys.sample.publication_title': 'My article',
+  'keys.sample.organization': 'School No. 1',
+  'keys.sample.other': 'example',
+  'keys.snippetPhp': `<?php
+// The gateway's client: clients/php of the gateway's repository
+require __DIR__ . '/lib/edu-gateway-client/autoload.php';
+
+$gateway = new EduGateway\\Client(
+    {url},
+{key}
+);
+$answer = $gateway->{method}([
+{body}
+]);
+// The gateway's answer: status is sent, queued, suppressed, failed or no_template
+echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
+`,
 
   'routing.routed': 'routed',
   'routing.none': 'none',
@@ -244,6 +286,12 @@ export default {
   'routing.saved': 'Routing saved',
   'routing.noTemplates': 'This project has no templates yet: create them in the Templates tab first.',
   'routing.save': 'Save routing',
+  'routing.firstKeys': "First: the events the project's keys may send, and those already routed.",
+  'routing.firstNoKey':
+    'First: the events this project has a template for (no key of the project may send an event yet).',
+  'routing.others': 'Other events and cart steps ({n})',
+  'routing.othersHelpKeys': 'No key of the project may send these yet; allow them to a key if the site will send them.',
+  'routing.othersHelp': 'Further events and reminders of unpaid carts.',
 
   'templates.new': 'New template',
   'templates.name': 'Name (template key)',
@@ -380,6 +428,7 @@ export default {
   'events.whyTitle': 'Why it was rejected',
   'events.why': '{code} with HTTP {status}: {reason}.',
   'events.whyUnknown': 'see the code above',
+  'events.rightFix': 'What to fix: the {field} field of the key the request came with. Then replay it.',
   'events.payload': 'Payload',
   'events.effects': 'Effects',
   'events.noEffects': 'None recorded.',
@@ -389,10 +438,10 @@ export default {
   'why.missing_api_key': 'no X-API-Key header',
   'why.invalid_api_key': 'unknown or malformed key',
   'why.api_key_disabled': 'the key is disabled',
-  'why.permission_denied': 'the key lacks the permission for this endpoint',
-  'why.event_type_not_allowed': "the event type is not in the key's allowed_api_events",
-  'why.cart_type_not_allowed': "the cart type is not in the key's allowed_cart_types",
-  'why.template_not_allowed': "the routed template is not in the key's allowed_template_keys",
+  'why.permission_denied': "the key lacks the permission for this endpoint (the key's Permissions field)",
+  'why.event_type_not_allowed': "the event type is not ticked in the key's Event types from the catalog field",
+  'why.cart_type_not_allowed': "the cart type is not ticked in the key's Cart types field",
+  'why.template_not_allowed': "the routed template is not ticked in the key's Template keys field",
   'why.payload_too_large': 'the body was over the size limit',
   'why.unsupported_media_type': 'the body was not sent as application/json',
   'why.validation_error': 'required fields were missing or had wrong values: compare the payload with the catalog',
@@ -646,6 +695,31 @@ export default {
   'setup.badLink':
     'This setup link is not valid: it was used, has expired, or belongs to another start of the service. Restart the service for a new one, or run edu-gateway admin create-owner.',
   'setup.passwordHint': 'At least 10 characters; not a common password.',
+  'firstRun.title': 'First steps: to the first real e-mail',
+  'firstRun.titleFor': 'First steps of “{name}”',
+  'firstRun.about': 'Six steps in order. Each is ticked by itself once done.',
+  'firstRun.done': 'done',
+  'firstRun.todo': 'to do',
+  'firstRun.step.project': 'Create a project: your site',
+  'firstRun.step.template': 'Add an e-mail template',
+  'firstRun.step.routing': 'Route the template to an event',
+  'firstRun.step.key': 'Give the site a key',
+  'firstRun.step.delivery': 'Set the mail server to send through',
+  'firstRun.step.test_email': 'Send yourself a test e-mail',
+  'firstRun.hint.project': 'Name, sender address, language and time zone of the e-mails.',
+  'firstRun.hint.template': 'Easiest: start from a ready template of the gallery and edit its text.',
+  'firstRun.hint.routing': 'Which e-mail goes when the site reports an event (a course paid, say).',
+  'firstRun.hint.key': 'The key the site sends events with, and which events it may send.',
+  'firstRun.hint.delivery': 'The server the e-mails go through (an smtp://… address from your mail provider).',
+  'firstRun.hint.test_email': 'An e-mail with sample data to your address: it shows that mail arrives.',
+  'gallery.title': 'Start from a ready template',
+  'gallery.about':
+    'Ready Russian e-mails for the catalog events and cart reminders. The template is saved in the project, ready to edit.',
+  'gallery.event': 'Event',
+  'gallery.optionHave': '{about} — {name} (already in the project)',
+  'gallery.subject': 'Subject: {subject}',
+  'gallery.create': 'Create the template',
+  'gallery.created': 'Template {name} created: edit it and save',
   'users.title': 'Accounts',
   'users.about':
     'Who may administer which projects. Owners see everything; project admins change their projects; viewers only read them.',

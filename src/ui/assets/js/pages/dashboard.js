@@ -6,6 +6,7 @@ import { barChart, proportionTable } from '../charts.js';
 import { badge, confirmDialog, fmtDuration, fmtNumber, h, select, table, time, toast } from '../dom.js';
 import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
 import { cartStepsPart } from './engagement.js';
+import { dashboardChecklist } from './firstRun.js';
 
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
@@ -309,6 +310,8 @@ export async function dashboardPage(ctx) {
   const days = ctx.query.get('days') ?? '14';
   const url = `/api/admin/dashboard${qs({ site_key: site, days })}`;
   const [all, first] = await Promise.all([projects(), api('GET', url)]);
+  // After setup and while a project is on its way to its first e-mail: the steps, above the figures.
+  const checklist = await dashboardChecklist(all, site);
   const content = h('div', { 'aria-live': 'off' });
   const reload = async () => content.replaceChildren(draw(await api('GET', url), reload));
   content.replaceChildren(draw(first, reload));
@@ -362,6 +365,7 @@ export async function dashboardPage(ctx) {
         to: fmtDay(new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)),
       }),
     ),
+    checklist,
     content,
   );
 }

@@ -19,6 +19,7 @@ import {
 import { hasKey, t, tNodes } from '../i18n.js';
 import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
+import { rightLink } from './keyHelp.js';
 
 // What each error code of SPEC §1 means, for the person reading a rejected event (the log keeps the
 // code): the catalogue's `why.<code>`.
@@ -158,6 +159,12 @@ const replayable = (e) =>
   !e.effects?.dry_run &&
   e.http_status !== 429 &&
   (!e.accepted || (e.endpoint === 'transactional' && e.effects?.template_key === null));
+
+/** A refusal a key's right explains: which field of the key's form to change, as a link to it (issue 28). */
+function rightFix(e) {
+  const link = rightLink(e.error_code, e.site_key, e.key_last4);
+  return link ? h('p', { class: 'right-fix' }, ...tNodes('events.rightFix', { field: link })) : null;
+}
 
 /** Replay after fixing the configuration: a new event linked to this one; the answer is shown here. */
 function replayBox(ctx, e) {
@@ -328,6 +335,7 @@ export async function eventPage(ctx) {
               reason: why(e.error_code),
             }),
           ),
+          rightFix(e),
         ),
     replayable(e) ? replayBox(ctx, e) : null,
     e.effects?.replay_of && e.effects?.admin_replay

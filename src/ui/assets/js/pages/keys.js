@@ -3,6 +3,7 @@
 // and lives only in this page's memory), edit rights with checkboxes, disable after a confirmation.
 import { api, describeError, enc, qs } from '../api.js';
 import {
+  badge,
   checkbox,
   clear,
   code,
@@ -20,16 +21,21 @@ import {
 } from '../dom.js';
 import { fmtTime, statusLabel, t } from '../i18n.js';
 import { memberList, requestNeeds } from './contract.js';
+import { routingKeyAbout } from './firstRun.js';
+import { RIGHT_OF_ERROR, emptyEventsWarning, snippetBox } from './keyHelp.js';
 
-function checkGroup(legend, values, checked, name, hint) {
-  const boxes = values.map((v) => checkbox(v, checked.includes(v), { name, value: v }));
+/** A value with its meaning in words when there is one: `course_paid — после подтверждения оплаты`. */
+const labelled = (v, about) => (about ? h('span', {}, code(v), ' — ', about) : v);
+
+function checkGroup(legend, values, checked, name, { hint = '', describe = (_v) => '', id = '' } = {}) {
+  const boxes = values.map((v) => checkbox(labelled(v, describe(v)), checked.includes(v), { name, value: v }));
   const setAll = (on) =>
     boxes.forEach((b) => {
       b.querySelector('input').checked = on;
     });
   return h(
     'fieldset',
-    { class: 'checks' },
+    { class: 'checks', id: id || null, tabindex: id ? '-1' : null },
     h('legend', {}, legend),
     values.length > 4
       ? h(
@@ -45,7 +51,7 @@ function checkGroup(legend, values, checked, name, hint) {
 }
 
 /** The rights form of SPEC §2 (with the rate limit of §7); read() gives the body members. */
-function rightsEditor(m, key, lists, templateNames) {
+function rightsEditor(m, key, lists, templateNames, routes) {
   const r = key?.rights ?? {};
   const checked = (name) => r[name] ?? [];
   const templateKeys = [
@@ -75,26 +81,46 @@ function rightsEditor(m, key, lists, templateNames) {
     value: key?.rate_limit?.burst ?? '',
     placeholder: '100',
   });
+  // An empty event list grants nothing (unlike the template keys): said at once, with the two usual answers.
+  const eventBoxes = () => [...node.querySelectorAll('input[name="allowed_api_events"]')];
+  const warning = emptyEventsWarning(
+    m,
+    routes,
+    (names) => {
+      for (const b of eventBoxes()) if (names.includes(b.value)) b.checked = true;
+      warning.refresh();
+    },
+    () => eventBoxes().some((b) => b.checked),
+  );
   const node = h(
     'div',
-    { class: 'rights' },
+    { class: 'rights', onchange: () => warning.refresh() },
     field(t('common.name'), name, t('keys.nameHint')),
-    checkGroup(t('keys.permissions'), m.permissions, checked('permissions'), 'permissions'),
+    checkGroup(t('keys.permissions'), m.permissions, checked('permissions'), 'permissions', {
+      hint: t('keys.permissionsHint'),
+      describe: (p) => t(`keys.perm.${p}`),
+      id: 'right-permissions',
+    }),
     checkGroup(
       t('keys.catalogEvents'),
       m.catalog.map((e) => e.event_type),
       checked('allowed_api_events'),
       'allowed_api_events',
+      { hint: t('keys.catalogEventsHint'), describe: (e) => routingKeyAbout(m, e), id: 'right-allowed_api_events' },
     ),
-    checkGroup(t('keys.extraEvents'), m.extra_event_types, checked('allowed_api_events'), 'allowed_api_events'),
-    checkGroup(t('keys.cartTypes'), m.cart_types, checked('allowed_cart_types'), 'allowed_cart_types'),
-    checkGroup(
-      t('keys.templateKeys'),
-      templateKeys,
-      checked('allowed_template_keys'),
-      'allowed_template_keys',
-      t('keys.templateKeysHint'),
-    ),
+    warning.node,
+    checkGroup(t('keys.extraEvents'), m.extra_event_types, checked('allowed_api_events'), 'allowed_api_events', {
+      hint: t('keys.extraEventsHint'),
+    }),
+    checkGroup(t('keys.cartTypes'), m.cart_types, checked('allowed_cart_types'), 'allowed_cart_types', {
+      hint: t('keys.cartTypesHint'),
+      describe: (c) => t(`cart.${c}`),
+      id: 'right-allowed_cart_types',
+    }),
+    checkGroup(t('keys.templateKeys'), templateKeys, checked('allowed_template_keys'), 'allowed_template_keys', {
+      hint: t('keys.templateKeysHint'),
+      id: 'right-allowed_template_keys',
+    }),
     h(
       'div',
       { class: 'row' },
@@ -104,6 +130,7 @@ function rightsEditor(m, key, lists, templateNames) {
     ),
     field(t('keys.note'), note),
   );
+  warning.refresh();
   const values = (n) => [...node.querySelectorAll(`input[name="${n}"]:checked`)].map((i) => i.value);
   const read = () => {
     const rights = {
@@ -148,6 +175,8 @@ export async function keysTab(ctx, p, m) {
         { empty: t('keys.noEvents') },
       ),
       h('p', { class: 'muted' }, t('contract.starHelp')),
+      h('h3', {}, t('keys.snippetTitle')),
+      snippetBox(m, k, null, routing.routes, byName),
     );
   const templateNames = templates.items.map((t) => t.name);
   const tableBox = h('div', {});
@@ -182,11 +211,9 @@ export async function keysTab(ctx, p, m) {
           {
             label: t('keys.eventTypes'),
             cell: (k) =>
-              h(
-                'span',
-                { title: summary(k.rights.allowed_api_events) },
-                String(k.rights.allowed_api_events?.length ?? 0),
-              ),
+              k.rights.allowed_api_events?.length
+                ? h('span', { title: summary(k.rights.allowed_api_events) }, String(k.rights.allowed_api_events.length))
+                : badge(t('keys.noEventsShort'), 'warn'),
           },
           { label: t('keys.carts'), cell: (k) => summary(k.rights.allowed_cart_types) },
           { label: t('common.created'), cell: (k) => time(k.created_at) },
@@ -226,12 +253,14 @@ export async function keysTab(ctx, p, m) {
         h('h3', {}, t('keys.created', { name: k.name })),
         h('p', {}, t('keys.createdHelp')),
         h('div', { class: 'key-line' }, value, copyButton(k.key, value)),
+        h('h4', {}, t('keys.snippetTitle')),
+        snippetBox(m, k, k.key, routing.routes, byName),
       ),
     );
   }
 
   function drawForm(key) {
-    const editor = rightsEditor(m, key, lists.items, templateNames);
+    const editor = rightsEditor(m, key, lists.items, templateNames, routing.routes);
     const status = h('div', { 'aria-live': 'polite' });
     const heading = h(
       'h3',
@@ -285,6 +314,15 @@ export async function keysTab(ctx, p, m) {
   }
 
   drawTable(keys.items);
-  drawForm(null);
+  // From a refused event (events.js): the key's form, at the right that refused it.
+  const right = ctx.query.get('right');
+  const target = keys.items.find((k) => k.status === 'active' && k.last4 === ctx.query.get('key'));
+  drawForm(target ?? null);
+  if (right && Object.values(RIGHT_OF_ERROR).includes(right)) {
+    const set = formBox.querySelector(`#right-${right}`);
+    // The router focuses [data-autofocus] once the page is drawn.
+    set?.classList.add('pointed');
+    set?.setAttribute('data-autofocus', 'true');
+  }
   return h('div', {}, newKeyBox, tableBox, formBox);
 }

@@ -13,6 +13,7 @@ import { templatesTab } from './templates.js';
 import { layoutsTab } from './layouts.js';
 import { webhooksTab } from './webhooks.js';
 import { topicsTab } from './consent.js';
+import { projectChecklist } from './firstRun.js';
 
 // [key, page]: the tab's label is t(`project.tab.${key}`).
 /** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
@@ -165,7 +166,7 @@ export async function projectsPage(ctx) {
       { label: t('project.siteKey'), cell: (p) => h('a', { href: `/ui/projects/${enc(p.site_key)}` }, p.site_key) },
       { label: t('common.name'), cell: (p) => p.name },
       { label: t('project.senderShort'), cell: (p) => p.from_email },
-      { label: t('project.locale'), cell: (p) => p.locale },
+      { label: t('project.locale'), cell: (p) => t(`project.locale.${p.locale}`) },
       { label: t('project.timezone'), cell: (p) => p.timezone },
       { label: t('common.created'), cell: (p) => time(p.created_at) },
     ],
@@ -246,6 +247,7 @@ export async function projectPage(ctx) {
     ),
   );
   let body;
+  const checklist = await projectChecklist(p);
   try {
     body = await tab[1](ctx, p, m);
   } catch (e) {
@@ -281,6 +283,7 @@ export async function projectPage(ctx) {
         h('a', { class: 'button', href: `/ui/${qs({ site_key: site })}` }, t('nav.dashboard')),
       ),
     ),
+    checklist,
     edit,
     reportWebhooks(p, m),
     tabs,

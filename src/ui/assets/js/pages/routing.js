@@ -1,19 +1,22 @@
 // @ts-check
 // A project's routing (SPEC §6): every catalog event type, further event type and cart-chain step with a
 // template picker. Rows without a template stand out; saving replaces the whole routing at once.
-import { api, describeError, enc } from '../api.js';
-import { badge, checkbox, code, errorBox, fmtMinutes, h, select, table, toast } from '../dom.js';
-import { hasKey, t } from '../i18n.js';
+import { api, describeError, enc, qs } from '../api.js';
+import { badge, checkbox, code, errorBox, h, select, table, toast } from '../dom.js';
+import { t } from '../i18n.js';
 import { impactBox, impactOf, uncovered } from './contract.js';
+import { routingKeyAbout } from './firstRun.js';
 
 const routedBadge = () => badge(t('routing.routed'), 'ok');
 const unroutedBadge = () => badge(t('routing.none'), 'warn');
 
 export async function routingTab(ctx, p, m) {
   const site = p.site_key;
-  const [routing, templates] = await Promise.all([
+  const [routing, templates, keys, gallery] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
+    api('GET', `/api/admin/keys${qs({ site_key: site })}`),
+    api('GET', '/api/admin/ui/template-gallery'),
   ]);
   const routes = { ...routing.routes };
   const options = [['', t('routing.noTemplate')], ...templates.items.map((x) => [x.name, x.name])];
@@ -32,19 +35,24 @@ export async function routingTab(ctx, p, m) {
         )
       : '';
   };
-  // The catalog's descriptions come from the server in English; the catalogue has them in every language.
-  const about = (e) => (hasKey(`catalog.${e.event_type}`) ? t(`catalog.${e.event_type}`) : e.description);
-  const cartSteps = m.cart_types.flatMap((c) =>
-    m.cart_steps.map((s) => [
-      `${c}_abandoned_cart_${s.step}`,
-      t('routing.cartStepAbout', { cart: t(`cart.${c}`), step: fmtMinutes(s.delay_minutes) }),
-    ]),
-  );
+  const cartSteps = m.cart_types.flatMap((c) => m.cart_steps.map((s) => `${c}_abandoned_cart_${s.step}`));
   const rows = [
-    ...m.catalog.map((e) => ({ key: e.event_type, kind: t('routing.kind.catalog'), about: about(e) })),
-    ...m.extra_event_types.map((x) => ({ key: x, kind: t('routing.kind.further'), about: t('routing.furtherAbout') })),
-    ...cartSteps.map(([key, what]) => ({ key, kind: t('routing.kind.cartStep'), about: what })),
-  ];
+    ...m.catalog.map((e) => ({ key: e.event_type, kind: t('routing.kind.catalog') })),
+    ...m.extra_event_types.map((x) => ({ key: x, kind: t('routing.kind.further') })),
+    ...cartSteps.map((key) => ({ key, kind: t('routing.kind.cartStep'), cart: true })),
+  ].map((r) => ({ ...r, about: routingKeyAbout(m, r.key) }));
+  // Issue 28: what the project's keys may send comes first, with what is routed, the rest folded. Before
+  // any key may send anything: the events whose gallery template the project has (the first-run path
+  // creates one), else every event type; cart steps wait under the fold until a key may report carts.
+  const active = keys.items.filter((k) => k.status === 'active');
+  const events = new Set(active.flatMap((k) => k.rights.allowed_api_events ?? []));
+  const carts = new Set(active.flatMap((k) => k.rights.allowed_cart_types ?? []));
+  const anyKey = events.size + carts.size > 0;
+  const have = new Set(templates.items.map((x) => x.name));
+  const suggested = new Set(gallery.items.filter((g) => have.has(g.name)).map((g) => g.routing_key));
+  const byKeys = (r) => events.has(r.key) || [...carts].some((c) => r.key.startsWith(`${c}_abandoned_cart_`));
+  const byGallery = (r) => (suggested.size ? suggested.has(r.key) : !r.cart);
+  const first = (r) => Boolean(routes[r.key]) || (anyKey ? byKeys(r) : byGallery(r));
   const status = h('div', { 'aria-live': 'polite' });
   const count = h('p', { class: 'muted' });
   const onlyMissing = checkbox(t('routing.onlyMissing'), false);
@@ -70,27 +78,36 @@ export async function routingTab(ctx, p, m) {
     });
     pickers.set(r.key, sel);
   }
-  const grid = table(
-    [
-      { label: t('routing.key'), cell: (r) => code(r.key) },
-      { label: t('routing.kind'), cell: (r) => r.kind },
-      { label: t('routing.when'), cell: (r) => r.about },
-      { label: t('common.template'), cell: (r) => pickers.get(r.key) },
-      {
-        label: t('routing.state'),
-        cell: (r) => h('span', { class: 'route-state' }, routes[r.key] ? routedBadge() : unroutedBadge()),
-      },
-      {
-        label: t('routing.templateNeeds'),
-        cell: (r) => h('span', { class: 'route-needs-cell' }, needsCell(r.key, routes[r.key])),
-      },
-    ],
-    rows,
-    { rowClass: (r) => (routes[r.key] ? null : 'missing') },
-  );
-  onlyMissing
-    .querySelector('input')
-    .addEventListener('change', (ev) => grid.classList.toggle('only-missing', ev.target.checked));
+  const columns = [
+    { label: t('routing.key'), cell: (r) => code(r.key) },
+    { label: t('routing.kind'), cell: (r) => r.kind },
+    { label: t('routing.when'), cell: (r) => r.about },
+    { label: t('common.template'), cell: (r) => pickers.get(r.key) },
+    {
+      label: t('routing.state'),
+      cell: (r) => h('span', { class: 'route-state' }, routes[r.key] ? routedBadge() : unroutedBadge()),
+    },
+    {
+      label: t('routing.templateNeeds'),
+      cell: (r) => h('span', { class: 'route-needs-cell' }, needsCell(r.key, routes[r.key])),
+    },
+  ];
+  const grid = (part) => table(columns, part, { rowClass: (r) => (routes[r.key] ? null : 'missing') });
+  const main = grid(rows.filter(first));
+  const others = rows.filter((r) => !first(r));
+  const rest = grid(others);
+  const folded = others.length
+    ? h(
+        'details',
+        { class: 'routing-others' },
+        h('summary', {}, t('routing.others', { n: others.length })),
+        h('p', { class: 'muted' }, anyKey ? t('routing.othersHelpKeys') : t('routing.othersHelp')),
+        rest,
+      )
+    : null;
+  onlyMissing.querySelector('input').addEventListener('change', (ev) => {
+    for (const g of [main, rest]) g.classList.toggle('only-missing', ev.target.checked);
+  });
   updateCount();
 
   async function save(confirm) {
@@ -116,8 +133,10 @@ export async function routingTab(ctx, p, m) {
     },
     templates.items.length ? null : h('p', { class: 'notice' }, t('routing.noTemplates')),
     count,
+    h('p', { class: 'muted' }, anyKey ? t('routing.firstKeys') : t('routing.firstNoKey')),
     onlyMissing,
-    grid,
+    main,
+    folded,
     status,
     h(
       'div',

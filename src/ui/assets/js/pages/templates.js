@@ -8,15 +8,17 @@ import { t, tNodes } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 import { analysisPanel, versionsPanel } from './templateVersions.js';
 import { templateRatesPart } from './engagement.js';
+import { galleryBox } from './firstRun.js';
 
 const DEBOUNCE_MS = 300;
 
-export async function templatesTab(_ctx, p) {
+export async function templatesTab(ctx, p, m) {
   const site = p.site_key;
   const [templates, routing] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
   ]);
+  const gallery = await galleryBox(ctx, site, m, templates.items);
   const usedBy = (name) =>
     Object.entries(routing.routes)
       .filter(([, t]) => t === name)
@@ -29,6 +31,7 @@ export async function templatesTab(_ctx, p) {
       {},
       h('a', { class: 'button primary', href: `/ui/projects/${enc(site)}/templates/new` }, t('templates.new')),
     ),
+    gallery,
     pagedTable(
       [
         {

@@ -1,0 +1,135 @@
+// @ts-check
+// The first-run path (issue 28): a checklist project → template → routing → key → delivery → test
+// e-mail, each step ticked by the server from the project's real state, and the gallery of Russian
+// starting templates that makes the template step a matter of one click.
+import { api, describeError, enc } from '../api.js';
+import { badge, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
+import { hasKey, t, tNodes } from '../i18n.js';
+
+/** When a routing key's e-mail goes, in words: the catalog's sentence, or the cart step's delay. */
+export function routingKeyAbout(m, key) {
+  if (hasKey(`catalog.${key}`)) return t(`catalog.${key}`);
+  const cart = /^(.+)_abandoned_cart_(.+)$/.exec(key);
+  const step = cart && m.cart_steps.find((s) => s.step === cart[2]);
+  if (cart && step)
+    return t('routing.cartStepAbout', { cart: t(`cart.${cart[1]}`), step: fmtMinutes(step.delay_minutes) });
+  return m.catalog.find((e) => e.event_type === key)?.description ?? t('routing.furtherAbout');
+}
+
+// Where each step is done: the project's tab (the project step: the projects page, where one is created).
+const stepHref = (site, step) =>
+  step === 'project' || !site
+    ? '/ui/projects'
+    : `/ui/projects/${enc(site)}?tab=${{ template: 'templates', test_email: 'delivery' }[step] ?? step}`;
+
+const STEPS = ['project', 'template', 'routing', 'key', 'delivery', 'test_email'];
+
+/**
+ * The checklist of one project (`p` null: there is no project yet, and every step is still to do).
+ * `data` is GET …/checklist.
+ */
+export function checklistBox(p, data) {
+  const steps = data?.steps ?? STEPS.map((step) => ({ step, done: false, count: 0 }));
+  const next = steps.find((s) => !s.done)?.step;
+  return h(
+    'section',
+    { class: 'checklist', 'aria-labelledby': 'checklist-title' },
+    h('h2', { id: 'checklist-title' }, p ? t('firstRun.titleFor', { name: p.name }) : t('firstRun.title')),
+    h('p', { class: 'muted' }, t('firstRun.about')),
+    h(
+      'ol',
+      {},
+      steps.map((s) =>
+        h(
+          'li',
+          { class: s.done ? 'done' : s.step === next ? 'next' : 'todo', 'data-step': s.step },
+          s.done ? badge(t('firstRun.done'), 'ok') : badge(t('firstRun.todo'), s.step === next ? 'warn' : 'muted'),
+          ' ',
+          h('a', { href: stepHref(p?.site_key, s.step) }, t(`firstRun.step.${s.step}`)),
+          h('small', { class: 'muted' }, t(`firstRun.hint.${s.step}`)),
+        ),
+      ),
+    ),
+  );
+}
+
+/** A project's checklist, or null when it is complete or cannot be read (it is help, never a blocker). */
+export async function projectChecklist(p) {
+  const data = await api('GET', `/api/admin/projects/${enc(p.site_key)}/checklist`).catch(() => null);
+  return data && !data.complete ? checklistBox(p, data) : null;
+}
+
+/** On the dashboard: the path from nothing, or the first project (of those shown) still on its way. */
+export async function dashboardChecklist(all, site) {
+  if (!all.length) return checklistBox(null, null);
+  const shown = site ? all.filter((p) => p.site_key === site) : all.slice(0, 10);
+  for (const box of await Promise.all(shown.map(projectChecklist))) if (box) return box;
+  return null;
+}
+
+/**
+ * The gallery: a starting template per catalog event and cart step, in Russian. Choosing one saves it as
+ * a real template of the project (POST /api/templates) and opens it in the editor.
+ */
+export async function galleryBox(ctx, site, m, existing) {
+  const gallery = await api('GET', '/api/admin/ui/template-gallery');
+  const have = new Set(existing.map((x) => x.name));
+  const pick = select(
+    gallery.items.map((g) => [
+      g.routing_key,
+      have.has(g.name)
+        ? t('gallery.optionHave', { about: routingKeyAbout(m, g.routing_key), name: g.name })
+        : `${routingKeyAbout(m, g.routing_key)} — ${g.name}`,
+    ]),
+    gallery.items.find((g) => !have.has(g.name))?.routing_key ?? '',
+    { name: 'gallery' },
+  );
+  const subject = h('p', { class: 'muted gallery-subject' });
+  const status = h('div', { 'aria-live': 'polite' });
+  const chosen = () => gallery.items.find((g) => g.routing_key === pick.value);
+  const show = () => {
+    // The subject as written, Liquid tags and all: it is the template's source.
+    subject.replaceChildren(...tNodes('gallery.subject', { subject: code(chosen()?.subject ?? '') }));
+  };
+  pick.addEventListener('change', show);
+  show();
+  const create = async (ev) => {
+    ev.preventDefault();
+    status.replaceChildren();
+    const g = chosen();
+    if (!g) return;
+    const editor = `/ui/projects/${enc(site)}/templates/${enc(g.name)}`;
+    // Saving it again would make a new version over the administrator's edits: open it instead.
+    if (have.has(g.name)) return ctx.navigate(editor);
+    try {
+      await api('POST', '/api/templates', {
+        site_key: site,
+        name: g.name,
+        subject: g.subject,
+        html: g.html,
+        text: g.text,
+        tracking: g.tracking,
+      });
+      toast(t('gallery.created', { name: g.name }));
+      ctx.navigate(editor);
+    } catch (e) {
+      status.append(errorBox(describeError(e)));
+    }
+    return undefined;
+  };
+  return h(
+    'details',
+    { class: 'gallery', open: existing.length === 0, 'data-write': true },
+    h('summary', {}, t('gallery.title')),
+    h(
+      'form',
+      { class: 'stack', onsubmit: create },
+      h('p', { class: 'muted' }, t('gallery.about')),
+      h('label', { for: 'gallery-pick' }, t('gallery.event')),
+      Object.assign(pick, { id: 'gallery-pick' }),
+      subject,
+      status,
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, t('gallery.create'))),
+    ),
+  );
+}
