@@ -4,7 +4,7 @@ import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { generateKey, hashKey, last4 } from '../domain/keys.js';
 import { canonicalTimeZone } from '../domain/locale.js';
 
-import { AppError, notFound, validationError } from '../errors.js';
+import { notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
 import { findList, listLists } from '../repos/contacts.js';
@@ -116,16 +116,25 @@ function keyView(k: ApiKey) {
 
 async function checkListRight(db: Executor, project: Project, rights: Rights): Promise<void> {
   if ((rights.permissions ?? []).includes('list_contacts_write') && rights.list_id === undefined) {
-    throw validationError('A key with list_contacts_write must name its address book in rights.list_id', {
-      missing_fields: ['rights.list_id'],
-    });
+    throw validationError(
+      { reason: 'list_right_needs_list', params: { field: 'rights.list_id' } },
+      {
+        missing_fields: ['rights.list_id'],
+      },
+    );
   }
   if (rights.list_id !== undefined) {
     const list = await findList(db, rights.list_id);
     if (!list || list.project_id !== project.id) {
-      throw validationError(`Address book ${rights.list_id} does not belong to project ${project.site_key}`, {
-        invalid_fields: { 'rights.list_id': 'unknown address book of this project' },
-      });
+      throw validationError(
+        {
+          reason: 'list_not_in_project',
+          params: { list: rights.list_id, project: project.site_key, field: 'rights.list_id' },
+        },
+        {
+          invalid_fields: { 'rights.list_id': 'unknown address book of this project' },
+        },
+      );
     }
   }
 }
@@ -217,7 +226,7 @@ export async function setRouting(
       if (!t) invalid[`routes.${key}`] = `no template named ${name} in this project`;
       else rows.push({ routing_key: key, template_id: t.id });
     }
-    if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
+    if (Object.keys(invalid).length) throw validationError({ reason: 'routing_invalid' }, { invalid_fields: invalid });
     // SPEC §16: a route that makes members newly required is refused while recent requests lacked them.
     const needs = await loadNeedsConfig(trx, project.id);
     const impact = await impactOfChange(trx, project, needs, { ...needs, routes }, deps.clock.now());
@@ -240,8 +249,7 @@ async function requireProjectLists(
     if (!list || list.project_id !== project.id)
       invalid[path] = `address book ${id} does not exist in project ${project.site_key}`;
   }
-  if (Object.keys(invalid).length)
-    throw validationError('Unknown address books: nothing was changed', { invalid_fields: invalid });
+  if (Object.keys(invalid).length) throw validationError({ reason: 'lists_unknown' }, { invalid_fields: invalid });
 }
 
 export async function courseCategories(deps: Deps, siteKey: string) {
@@ -257,9 +265,12 @@ export async function setCourseCategories(deps: Deps, who: AuditActor, siteKey: 
     const seen = new Set<string>();
     for (const c of categories) {
       if (seen.has(c.id))
-        throw validationError(`Category id ${c.id} appears twice`, {
-          invalid_fields: { 'categories.id': `duplicate ${c.id}` },
-        });
+        throw validationError(
+          { reason: 'category_duplicate', params: { id: c.id } },
+          {
+            invalid_fields: { 'categories.id': `duplicate ${c.id}` },
+          },
+        );
       seen.add(c.id);
     }
     await requireProjectLists(
@@ -290,9 +301,12 @@ export async function setPaidLists(deps: Deps, who: AuditActor, siteKey: string,
     const before = await getPaidLists(trx, project.id);
     const bad = Object.keys(lists).filter((c) => !isCartType(c));
     if (bad.length)
-      throw validationError('Unknown cart types', {
-        invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
-      });
+      throw validationError(
+        { reason: 'cart_types_unknown' },
+        {
+          invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
+        },
+      );
     await requireProjectLists(
       trx,
       project,
@@ -310,9 +324,12 @@ function checkTimeZone(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   const canonical = canonicalTimeZone(name);
   if (!canonical)
-    throw validationError(`Unknown time zone ${name}: give an IANA name such as Europe/Moscow`, {
-      invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
-    });
+    throw validationError(
+      { reason: 'timezone_unknown', params: { timezone: name, field: 'timezone' } },
+      {
+        invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
+      },
+    );
   return canonical;
 }
 
@@ -399,8 +416,4 @@ export function projectView(p: Project) {
     default_layout: p.default_layout,
     ...trackingView(p.tracking),
   };
-}
-
-export function conflict(message: string): AppError {
-  return new AppError(409, 'conflict', message);
 }

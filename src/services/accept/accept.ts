@@ -172,7 +172,7 @@ export async function storedAnswer<T>(
     throw new AppError(
       422,
       'idempotency_key_reused',
-      'This idempotency_key was already used with a different request body',
+      { reason: 'idempotency_key_reused' },
       {
         idempotency_key: r.d.idempotency_key,
         original_event_id: rec.event_id,

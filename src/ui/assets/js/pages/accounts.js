@@ -8,7 +8,6 @@ import {
   code,
   confirmDialog,
   copyButton,
-  errorBox,
   field,
   h,
   jsonBlock,
@@ -18,6 +17,7 @@ import {
   time,
   toast,
 } from '../dom.js';
+import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 const ROLES = ['owner', 'project_admin', 'viewer'];
@@ -129,7 +129,7 @@ export async function usersPage() {
             clear(formBox);
             await refresh();
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },
@@ -267,7 +267,7 @@ export async function tokensPage(ctx) {
           name.value = '';
           await refresh();
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

@@ -8,7 +8,6 @@ import {
   code,
   confirmDialog,
   copyButton,
-  errorBox,
   field,
   h,
   pagedTable,
@@ -18,6 +17,7 @@ import {
   time,
   toast,
 } from '../dom.js';
+import { showError } from '../errors.js';
 import { fmtTime, statusLabel, t } from '../i18n.js';
 import { memberList, requestNeeds } from './contract.js';
 
@@ -266,7 +266,7 @@ export async function keysTab(ctx, p, m) {
             }
             await refresh();
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },

@@ -8,6 +8,7 @@ import { t, tNodes } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 import { analysisPanel, versionsPanel } from './templateVersions.js';
 import { templateRatesPart } from './engagement.js';
+import { showError } from '../errors.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -140,8 +141,14 @@ export async function templateEditorPage(ctx, isNew) {
   const showProblem = (e) => {
     if (!(e instanceof ApiError) || e.status !== 422) return false;
     const tp = e.detail.template_problem;
+    // A parse error with a reason reads in the UI's language (the catalogue's sentence); liquidjs's own
+    // words are English only.
     const found = tp
-      ? { [tp.part]: t('templates.problemAt', { line: tp.line, message: tp.message }) }
+      ? {
+          [tp.part]: e.detail.reason
+            ? describeError(e)
+            : t('templates.problemAt', { line: tp.line, message: tp.message }),
+        }
       : (e.detail.invalid_fields ?? {});
     let shown = false;
     for (const [part, text] of Object.entries(found)) {
@@ -267,7 +274,7 @@ export async function templateEditorPage(ctx, isNew) {
       clearProblems();
       const impact = impactOf(e);
       if (impact) status.append(impactBox(impact, () => save({ draft, confirm: true })) ?? '');
-      else if (!showProblem(e)) status.append(errorBox(describeError(e)));
+      else if (!showProblem(e)) showError(status, e);
       else status.append(errorBox(t('templates.notSaved')));
     }
   }
