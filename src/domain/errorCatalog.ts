@@ -133,7 +133,7 @@ export type CheckReason = (typeof CHECK_REASONS)[number];
 
 export const CHECK_SENTENCES: Record<CheckReason, Sentence> = {
   relay_ok: {
-    en: 'Connected: the mail server accepted the greeting, encryption and login',
+    en: 'Connected: the greeting, the encryption and the login all went through',
     ru: 'Соединение установлено: почтовый сервер принял приветствие, шифрование и вход',
   },
   capture: {
