@@ -4,7 +4,7 @@
 // event's fields; the HTML part shows in an iframe with sandbox="" (no scripts, no same-origin access).
 import { api, ApiError, describeError, enc, meta, qs } from '../api.js';
 import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
-import { t, tNodes } from '../i18n.js';
+import { language, t, tNodes } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 import { analysisPanel, versionsPanel } from './templateVersions.js';
 import { templateRatesPart } from './engagement.js';
@@ -141,13 +141,14 @@ export async function templateEditorPage(ctx, isNew) {
   const showProblem = (e) => {
     if (!(e instanceof ApiError) || e.status !== 422) return false;
     const tp = e.detail.template_problem;
-    // A parse error with a reason reads in the UI's language (the catalogue's sentence); liquidjs's own
-    // words are English only.
+    // liquidjs words its errors in English only: in another language the catalogue's sentence for the
+    // error's reason (it names the part, the line and the tag) replaces them.
     const found = tp
       ? {
-          [tp.part]: e.detail.reason
-            ? describeError(e)
-            : t('templates.problemAt', { line: tp.line, message: tp.message }),
+          [tp.part]:
+            e.detail.reason && language() !== 'en'
+              ? describeError(e)
+              : t('templates.problemAt', { line: tp.line, message: tp.message }),
         }
       : (e.detail.invalid_fields ?? {});
     let shown = false;
