@@ -3,11 +3,28 @@
 import { Resolver } from 'node:dns/promises';
 import nodemailer from 'nodemailer';
 import { dkimDnsRecord, type StoredSettings } from '../domain/delivery.js';
+import type { CheckReason } from '../domain/errorCatalog.js';
+
+/**
+ * What a failed check means, from nodemailer's error code, the socket's errno in its message, and the
+ * server's reply code: the administrator gets a sentence for it beside the raw reply.
+ */
+function failureReason(e: { code?: unknown; responseCode?: unknown; message?: unknown }): CheckReason {
+  const code = typeof e.code === 'string' ? e.code : '';
+  const text = `${code} ${typeof e.message === 'string' ? e.message : ''}`;
+  if (code === 'EAUTH' || e.responseCode === 535 || e.responseCode === 534) return 'auth_failed';
+  if (/ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ECONNRESET/.test(text)) return 'connection_refused';
+  if (/ENOTFOUND|EAI_AGAIN|EDNS/.test(text)) return 'host_not_found';
+  if (/ETIMEDOUT|timeout/i.test(text)) return 'timeout';
+  if (code === 'ETLS' || /certificate|\bTLS\b|SSL|wrong version number/i.test(text)) return 'tls_failed';
+  if (typeof e.responseCode === 'number' && e.responseCode >= 400) return 'refused';
+  return 'failed';
+}
 
 export async function verifyRelay(
   url: string,
   o: { timeoutMs: number; requireTLS: boolean },
-): Promise<{ ok: boolean; reply: string }> {
+): Promise<{ ok: boolean; reason: CheckReason; reply: string }> {
   const t = nodemailer.createTransport({
     url,
     connectionTimeout: o.timeoutMs,
@@ -19,15 +36,16 @@ export async function verifyRelay(
     await t.verify();
     return {
       ok: true,
+      reason: 'relay_ok',
       reply: 'connected; EHLO, STARTTLS (when offered or required) and AUTH (when configured) accepted',
     };
   } catch (err) {
-    const e = err as { response?: unknown; code?: unknown; message?: unknown };
+    const e = err as { response?: unknown; code?: unknown; message?: unknown; responseCode?: unknown };
     const reply =
       typeof e.response === 'string' && e.response
         ? e.response
         : `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? err)}`;
-    return { ok: false, reply };
+    return { ok: false, reason: failureReason(e), reply };
   } finally {
     t.close();
   }
@@ -50,6 +68,7 @@ export async function checkDkimDns(dkim: NonNullable<StoredSettings['dkim']>, lo
     const code = (err as { code?: unknown }).code;
     return {
       ok: false,
+      reason: 'dkim_not_found' as CheckReason,
       record: want,
       found: null,
       reply: `not found: no TXT record at ${want.name} (${typeof code === 'string' ? code : 'DNS unreachable'})`,
@@ -60,6 +79,7 @@ export async function checkDkimDns(dkim: NonNullable<StoredSettings['dkim']>, lo
   const match = texts.find((s) => p(s) === dkim.public_key) ?? null;
   return {
     ok: match !== null,
+    reason: (match ? 'dkim_found' : texts.length ? 'dkim_mismatch' : 'dkim_not_found') as CheckReason,
     record: want,
     found: texts,
     reply: match

@@ -1,7 +1,7 @@
 // Per-project delivery settings (SPEC §11): what a valid setting is, what of it is secret, and how the
 // stored form is shown with every secret masked. Pure functions; the service encrypts and stores.
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { validationError } from '../errors.js';
+import { validationError, type ErrorReason } from '../errors.js';
 
 export const TRANSPORT_ROLES = ['primary', 'fallback'] as const;
 export type TransportRole = (typeof TRANSPORT_ROLES)[number];
@@ -94,19 +94,26 @@ function splitUrl(raw: string, member: string): { url: URL; password: string | n
   try {
     url = new URL(raw.trim());
   } catch {
-    throw validationError(`${member} is not a valid URL`, { invalid_fields: { [member]: 'not a valid URL' } });
+    throw validationError(
+      { reason: 'smtp_url_invalid', params: { field: member } },
+      { invalid_fields: { [member]: 'not a valid URL' } },
+    );
   }
-  const problem =
+  const problem: [ErrorReason, string] | null =
     url.protocol !== 'smtp:' && url.protocol !== 'smtps:'
-      ? 'must start with smtp:// or smtps://'
+      ? ['smtp_url_scheme', 'must start with smtp:// or smtps://']
       : !url.hostname
-        ? 'has no host'
+        ? ['smtp_url_no_host', 'has no host']
         : url.pathname && url.pathname !== '/'
-          ? 'must not have a path'
+          ? ['smtp_url_path', 'must not have a path']
           : url.hash
-            ? 'must not have a fragment'
+            ? ['smtp_url_fragment', 'must not have a fragment']
             : null;
-  if (problem) throw validationError(`${member} ${problem}`, { invalid_fields: { [member]: problem } });
+  if (problem)
+    throw validationError(
+      { reason: problem[0], params: { field: member } },
+      { invalid_fields: { [member]: problem[1] } },
+    );
   const password = url.password ? decodeURIComponent(url.password) : null;
   url.password = '';
   return { url, password };
@@ -125,15 +132,21 @@ function dkimKey(pem: string): { fingerprint: string; public_key: string; key_ty
   try {
     key = createPrivateKey(pem);
   } catch {
-    throw validationError('dkim.private_key is not a PEM private key', {
-      invalid_fields: { 'dkim.private_key': 'not a PEM private key (RSA or Ed25519)' },
-    });
+    throw validationError(
+      { reason: 'dkim_key_not_pem', params: { field: 'dkim.private_key' } },
+      {
+        invalid_fields: { 'dkim.private_key': 'not a PEM private key (RSA or Ed25519)' },
+      },
+    );
   }
   const type = key.asymmetricKeyType;
   if (type !== 'rsa' && type !== 'ed25519')
-    throw validationError('dkim.private_key must be an RSA or Ed25519 key', {
-      invalid_fields: { 'dkim.private_key': `a ${type} key; DKIM takes RSA or Ed25519` },
-    });
+    throw validationError(
+      { reason: 'dkim_key_type', params: { field: 'dkim.private_key' } },
+      {
+        invalid_fields: { 'dkim.private_key': `a ${type} key; DKIM takes RSA or Ed25519` },
+      },
+    );
   const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
   // Ed25519 publishes the raw 32 bytes (RFC 8463); RSA the SubjectPublicKeyInfo.
   const published = type === 'ed25519' ? spki.subarray(spki.length - 32) : spki;
@@ -182,14 +195,23 @@ export function prepareDelivery(
     const domain = input.dkim.domain.trim().toLowerCase();
     const selector = input.dkim.selector.trim();
     if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,63}$/i.test(domain))
-      throw validationError('dkim.domain is not a domain name', { invalid_fields: { 'dkim.domain': 'not a domain' } });
+      throw validationError(
+        { reason: 'dkim_domain_invalid', params: { field: 'dkim.domain' } },
+        { invalid_fields: { 'dkim.domain': 'not a domain' } },
+      );
     if (!/^[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\.[A-Za-z0-9][A-Za-z0-9-]{0,62})*$/.test(selector))
-      throw validationError('dkim.selector is not a DNS label', {
-        invalid_fields: { 'dkim.selector': 'letters, digits and hyphens' },
-      });
+      throw validationError(
+        { reason: 'dkim_selector_invalid', params: { field: 'dkim.selector' } },
+        {
+          invalid_fields: { 'dkim.selector': 'letters, digits and hyphens' },
+        },
+      );
     const pem = input.dkim.private_key ?? previous?.secrets.dkim;
     if (!pem)
-      throw validationError('dkim.private_key is required', { invalid_fields: { 'dkim.private_key': 'required' } });
+      throw validationError(
+        { reason: 'dkim_key_required', params: { field: 'dkim.private_key' } },
+        { invalid_fields: { 'dkim.private_key': 'required' } },
+      );
     dkim = { domain, selector, ...dkimKey(pem) };
     secrets.dkim = pem;
   }

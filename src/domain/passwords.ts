@@ -2,6 +2,7 @@
 // parameters are stored with each hash (scrypt$N$r$p$salt$hash) so they can be raised later without
 // invalidating existing passwords.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import type { ErrorParams, ErrorReason, Said } from '../errors.js';
 
 export const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keyLength: 32, saltBytes: 16 } as const;
 export const PASSWORD_MIN_LENGTH = 10;
@@ -42,13 +43,24 @@ const COMMON = new Set([
   'parol12345',
 ]);
 
-/** Why a password is refused, or null when acceptable. */
-export function passwordProblem(password: string, email?: string): string | null {
-  if ([...password].length < PASSWORD_MIN_LENGTH) return `must be at least ${PASSWORD_MIN_LENGTH} characters long`;
-  if (password.length > PASSWORD_MAX_LENGTH) return `must be at most ${PASSWORD_MAX_LENGTH} characters long`;
+/** Why a password is refused (the reason of the error catalogue and the field's words), or null when acceptable. */
+export function passwordProblem(password: string, email?: string): { said: Said; text: string } | null {
+  const problem = (reason: ErrorReason, text: string, params: ErrorParams = {}) => ({
+    said: { reason, params: { field: 'password', ...params } },
+    text,
+  });
+  if ([...password].length < PASSWORD_MIN_LENGTH)
+    return problem('password_too_short', `must be at least ${PASSWORD_MIN_LENGTH} characters long`, {
+      min: PASSWORD_MIN_LENGTH,
+    });
+  if (password.length > PASSWORD_MAX_LENGTH)
+    return problem('password_too_long', `must be at most ${PASSWORD_MAX_LENGTH} characters long`, {
+      max: PASSWORD_MAX_LENGTH,
+    });
   const lower = password.toLowerCase();
-  if (COMMON.has(lower) || /^(.)\1+$/.test(password)) return 'is too common; choose another';
-  if (email && lower === email.toLowerCase()) return 'must not be the e-mail address';
+  if (COMMON.has(lower) || /^(.)\1+$/.test(password))
+    return problem('password_too_common', 'is too common; choose another');
+  if (email && lower === email.toLowerCase()) return problem('password_is_email', 'must not be the e-mail address');
   return null;
 }
 

@@ -1,6 +1,7 @@
 // Rules of webhook delivery (SPEC §13), as plain functions: when to retry, when to give up, when an
 // endpoint is disabled, which addresses are refused, and what a delivery's body is.
 import { BlockList, isIP } from 'node:net';
+import type { ErrorReason } from './errorCatalog.js';
 import type { WebhookKind } from './statuses.js';
 
 const HOUR = 3_600_000;
@@ -83,17 +84,25 @@ export function isPrivateAddress(address: string): boolean {
   return blocked.check(address, 'ipv6');
 }
 
+/** Why a URL is refused: the reason of the error catalogue and the words of `invalid_fields.url`. */
+export interface UrlProblem {
+  reason: ErrorReason;
+  text: string;
+}
+
 /** Problems of a URL as entered, before any name is resolved; null when it may be saved. */
-export function urlProblem(raw: string): string | null {
+export function urlProblem(raw: string): UrlProblem | null {
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    return 'is not a URL';
+    return { reason: 'webhook_url_invalid', text: 'is not a URL' };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http:// or https:// URL';
-  if (u.username || u.password) return 'must not carry a user name or password';
-  if (!u.hostname) return 'has no host';
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { reason: 'webhook_url_scheme', text: 'must be an http:// or https:// URL' };
+  if (u.username || u.password)
+    return { reason: 'webhook_url_credentials', text: 'must not carry a user name or password' };
+  if (!u.hostname) return { reason: 'webhook_url_no_host', text: 'has no host' };
   return null;
 }
 

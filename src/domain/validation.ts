@@ -93,12 +93,15 @@ export function assertNoProblems<T>(
   if (p.missing.length) parts.push(`missing ${p.missing.join(', ')}`);
   const bad = Object.keys(p.invalid);
   if (bad.length) parts.push(`invalid ${bad.join(', ')}`);
-  throw validationError(`Validation failed for ${report.what}: ${parts.join('; ')}`, {
-    event_type: report.eventType,
-    missing_fields: p.missing,
-    required_fields: report.required,
-    invalid_fields: p.invalid,
-  });
+  throw validationError(
+    { reason: 'fields_failed', params: { what: report.what, problems: parts.join('; ') } },
+    {
+      event_type: report.eventType,
+      missing_fields: p.missing,
+      required_fields: report.required,
+      invalid_fields: p.invalid,
+    },
+  );
 }
 
 /** Every problem of a body: schema violations, required names absent or blank, over-long `fields` strings. */

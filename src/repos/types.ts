@@ -31,9 +31,12 @@ export function decodeCursor(cursor: string | undefined): number | null {
   const m = /^id:([1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
   const id = m ? Number(m[1]) : NaN;
   if (!Number.isSafeInteger(id)) {
-    throw validationError('The cursor is not one this service gave out', {
-      invalid_fields: { 'querystring.cursor': 'is not a cursor from a previous page' },
-    });
+    throw validationError(
+      { reason: 'cursor_invalid' },
+      {
+        invalid_fields: { 'querystring.cursor': 'is not a cursor from a previous page' },
+      },
+    );
   }
   return id;
 }

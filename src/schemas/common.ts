@@ -26,7 +26,13 @@ export const ErrorEnvelope = Type.Object(
       error: Type.Object(
         {
           code: Type.String(),
-          message: Type.String(),
+          message: Type.String({ description: 'a sentence for people: English, or Russian on Accept-Language: ru' }),
+          reason: Type.Optional(Type.String({ description: 'a stable name of the case, where it has one (issue 28)' })),
+          params: Type.Optional(
+            Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]), {
+              description: 'the data the sentence names: field, limit, line, tag…',
+            }),
+          ),
         },
         { additionalProperties: true },
       ),

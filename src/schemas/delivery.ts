@@ -1,6 +1,7 @@
 // Per-project delivery (SPEC §11): the body of PUT …/delivery and what GET shows (secrets masked).
 import { Type, type Static } from 'typebox';
 import { DELIVERY_WARNINGS, STARTTLS_MODES, TRANSPORT_ROLES } from '../domain/delivery.js';
+import { CHECK_REASONS } from '../domain/errorCatalog.js';
 import { Email, literalUnion } from './common.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
@@ -107,7 +108,11 @@ export const DeliveryView = Type.Object({
   updated_at: NullableString,
 });
 
-const Check = Type.Object({ ok: Type.Boolean(), reply: Type.String() });
+// `reason` says what the server's reply means (a sentence of the error catalogue); `reply` is the reply as it came.
+const CheckReasonSchema = literalUnion(CHECK_REASONS, {
+  description: 'what the outcome means, one of the catalogue of check outcomes',
+});
+const Check = Type.Object({ ok: Type.Boolean(), reason: CheckReasonSchema, reply: Type.String() });
 
 export const VerifyView = Type.Object({
   ok: Type.Boolean(),
@@ -117,6 +122,7 @@ export const VerifyView = Type.Object({
   dkim: Type.Optional(
     Type.Object({
       ok: Type.Boolean(),
+      reason: CheckReasonSchema,
       reply: Type.String(),
       record: Type.Object({ name: Type.String(), type: Type.Literal('TXT'), value: Type.String() }),
       found: Type.Union([Type.Array(Type.String()), Type.Null()]),

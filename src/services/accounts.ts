@@ -43,13 +43,19 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest();
 export function normaliseAdminEmail(email: string): string {
   const e = email.trim();
   if (!isValidAddress(e))
-    throw validationError('Not an e-mail address', { invalid_fields: { email: 'is not an e-mail address' } });
+    throw validationError(
+      { reason: 'email_invalid', params: { field: 'email' } },
+      { invalid_fields: { email: 'is not an e-mail address' } },
+    );
   return canonicalAddress(e).toLowerCase();
 }
 
+const accountExists = (email: string) =>
+  new AppError(409, 'conflict', { reason: 'account_exists', params: { email, field: 'email' } });
+
 function checkPassword(password: string, email?: string): void {
   const problem = passwordProblem(password, email);
-  if (problem) throw validationError(`The password ${problem}`, { invalid_fields: { password: problem } });
+  if (problem) throw validationError(problem.said, { invalid_fields: { password: problem.text } });
 }
 
 /** Site keys to project ids; an unknown one is a 422 naming it. */
@@ -59,9 +65,12 @@ async function projectIds(db: Executor, role: AdminRole, siteKeys: string[] | un
   for (const key of new Set(siteKeys ?? [])) {
     const p = await findProjectBySiteKey(db, key);
     if (!p)
-      throw validationError(`Project ${key} does not exist`, {
-        invalid_fields: { projects: `unknown site key ${key}` },
-      });
+      throw validationError(
+        { reason: 'project_unknown', params: { project: key, field: 'projects' } },
+        {
+          invalid_fields: { projects: `unknown site key ${key}` },
+        },
+      );
     ids.push(p.id);
   }
   return ids;
@@ -101,7 +110,7 @@ export async function createUser(deps: Deps, who: AuditActor, input: NewUser): P
   return audited(deps, who, async (trx, note) => {
     const ids = await projectIds(trx, input.role, input.projects);
     const u = await insertUser(trx, { email, name: input.name?.trim() || email, password_hash, role: input.role }, now);
-    if (!u) throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists`);
+    if (!u) throw accountExists(email);
     await replaceUserProjects(trx, u.id, ids);
     const view = await viewOf(trx, u);
     note({ action: 'user.create', target: `user:${u.id}`, after: view });
@@ -141,10 +150,8 @@ export async function changeUser(deps: Deps, who: AuditActor, id: number, patch:
     const before = await viewOf(trx, u);
     const role = patch.role ?? u.role;
     const losesOwner = u.role === 'owner' && u.status === 'active' && (role !== 'owner' || patch.status === 'disabled');
-    if (losesOwner && (await activeOwners(trx)) <= 1)
-      throw new AppError(409, 'conflict', 'This is the last active owner: make another owner first');
-    if (email && email !== u.email && (await findUserByEmail(trx, email)))
-      throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists`);
+    if (losesOwner && (await activeOwners(trx)) <= 1) throw new AppError(409, 'conflict', { reason: 'last_owner' });
+    if (email && email !== u.email && (await findUserByEmail(trx, email))) throw accountExists(email);
     await updateUser(
       trx,
       id,
@@ -187,8 +194,7 @@ export async function ensureOwner(
   const existing = await findUserByEmail(deps.db.db, email);
   if (mode === 'create' && !existing) return createUser(deps, who, { ...input, email, role: 'owner' });
   if (!existing) throw notFound(`Account ${email}`);
-  if (mode === 'create')
-    throw new AppError(409, 'conflict', `An account with e-mail ${email} already exists; use admin reset-password`);
+  if (mode === 'create') throw new AppError(409, 'conflict', { reason: 'account_exists_reset', params: { email } });
   return changeUser(deps, who, existing.id, { password: input.password, status: 'active' });
 }
 
@@ -265,7 +271,7 @@ function requireAccount(p: Principal): number {
     throw new AppError(
       403,
       'permission_denied',
-      'The root token has no account: log in with an account to manage its tokens',
+      { reason: 'root_has_no_account' },
       {
         permission: 'account',
       },
@@ -283,9 +289,12 @@ export async function createToken(
   const now = deps.clock.now();
   const expires = input.expires_at !== undefined ? Date.parse(input.expires_at) : null;
   if (expires !== null && !(expires > now))
-    throw validationError('expires_at must be in the future', {
-      invalid_fields: { expires_at: 'is not in the future' },
-    });
+    throw validationError(
+      { reason: 'not_in_future', params: { field: 'expires_at' } },
+      {
+        invalid_fields: { expires_at: 'is not in the future' },
+      },
+    );
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   return audited(deps, who, async (trx, note) => {
     const row = await insertToken(

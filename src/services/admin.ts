@@ -3,7 +3,7 @@
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { canonicalTimeZone } from '../domain/locale.js';
 
-import { AppError, notFound, validationError } from '../errors.js';
+import { notFound, validationError } from '../errors.js';
 import type { Project } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
 import { findList, listLists } from '../repos/contacts.js';
@@ -128,7 +128,7 @@ export async function setRouting(
       if (!t) invalid[`routes.${key}`] = `no template named ${name} in this project`;
       else rows.push({ routing_key: key, template_id: t.id });
     }
-    if (Object.keys(invalid).length) throw validationError('The routing was not changed', { invalid_fields: invalid });
+    if (Object.keys(invalid).length) throw validationError({ reason: 'routing_invalid' }, { invalid_fields: invalid });
     // SPEC §16: a route that makes members newly required is refused while recent requests lacked them.
     const needs = await loadNeedsConfig(trx, project.id);
     const impact = await impactOfChange(trx, project, needs, { ...needs, routes }, deps.clock.now());
@@ -151,8 +151,7 @@ async function requireProjectLists(
     if (!list || list.project_id !== project.id)
       invalid[path] = `address book ${id} does not exist in project ${project.site_key}`;
   }
-  if (Object.keys(invalid).length)
-    throw validationError('Unknown address books: nothing was changed', { invalid_fields: invalid });
+  if (Object.keys(invalid).length) throw validationError({ reason: 'lists_unknown' }, { invalid_fields: invalid });
 }
 
 export async function courseCategories(deps: Deps, siteKey: string) {
@@ -168,9 +167,12 @@ export async function setCourseCategories(deps: Deps, who: AuditActor, siteKey: 
     const seen = new Set<string>();
     for (const c of categories) {
       if (seen.has(c.id))
-        throw validationError(`Category id ${c.id} appears twice`, {
-          invalid_fields: { 'categories.id': `duplicate ${c.id}` },
-        });
+        throw validationError(
+          { reason: 'category_duplicate', params: { id: c.id } },
+          {
+            invalid_fields: { 'categories.id': `duplicate ${c.id}` },
+          },
+        );
       seen.add(c.id);
     }
     await requireProjectLists(
@@ -201,9 +203,12 @@ export async function setPaidLists(deps: Deps, who: AuditActor, siteKey: string,
     const before = await getPaidLists(trx, project.id);
     const bad = Object.keys(lists).filter((c) => !isCartType(c));
     if (bad.length)
-      throw validationError('Unknown cart types', {
-        invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
-      });
+      throw validationError(
+        { reason: 'cart_types_unknown' },
+        {
+          invalid_fields: Object.fromEntries(bad.map((b) => [`lists.${b}`, 'unknown cart type'])),
+        },
+      );
     await requireProjectLists(
       trx,
       project,
@@ -221,9 +226,12 @@ function checkTimeZone(name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   const canonical = canonicalTimeZone(name);
   if (!canonical)
-    throw validationError(`Unknown time zone ${name}: give an IANA name such as Europe/Moscow`, {
-      invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
-    });
+    throw validationError(
+      { reason: 'timezone_unknown', params: { timezone: name, field: 'timezone' } },
+      {
+        invalid_fields: { timezone: 'not an IANA time zone name known to this service' },
+      },
+    );
   return canonical;
 }
 
@@ -310,8 +318,4 @@ export function projectView(p: Project) {
     default_layout: p.default_layout,
     ...trackingView(p.tracking),
   };
-}
-
-export function conflict(message: string): AppError {
-  return new AppError(409, 'conflict', message);
 }

@@ -28,16 +28,21 @@ function keyView(k: ApiKey) {
 
 async function checkListRight(db: Executor, project: Project, rights: Rights): Promise<void> {
   if ((rights.permissions ?? []).includes('list_contacts_write') && rights.list_id === undefined) {
-    throw validationError('A key with list_contacts_write must name its address book in rights.list_id', {
-      missing_fields: ['rights.list_id'],
-    });
+    throw validationError(
+      { reason: 'list_right_needs_list', params: { field: 'rights.list_id' } },
+      { missing_fields: ['rights.list_id'] },
+    );
   }
   if (rights.list_id !== undefined) {
     const list = await findList(db, rights.list_id);
     if (!list || list.project_id !== project.id) {
-      throw validationError(`Address book ${rights.list_id} does not belong to project ${project.site_key}`, {
-        invalid_fields: { 'rights.list_id': 'unknown address book of this project' },
-      });
+      throw validationError(
+        {
+          reason: 'list_not_in_project',
+          params: { list: rights.list_id, project: project.site_key, field: 'rights.list_id' },
+        },
+        { invalid_fields: { 'rights.list_id': 'unknown address book of this project' } },
+      );
     }
   }
 }

@@ -104,7 +104,10 @@ function time(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const t = Date.parse(v);
   if (Number.isNaN(t))
-    throw validationError(`${name} is not a date`, { invalid_fields: { [name]: 'is not an ISO 8601 date' } });
+    throw validationError(
+      { reason: 'date_invalid', params: { field: name } },
+      { invalid_fields: { [name]: 'is not an ISO 8601 date' } },
+    );
   return t;
 }
 

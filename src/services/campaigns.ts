@@ -34,7 +34,7 @@ async function checkTemplates(db: Executor, projectId: number, steps: SequenceSt
       invalid[`steps.${i}.template_id`] = `no template ${s.template_id} in this project`;
   }
   if (Object.keys(invalid).length)
-    throw validationError('The sequence refers to unknown templates', { invalid_fields: invalid });
+    throw validationError({ reason: 'sequence_templates_unknown' }, { invalid_fields: invalid });
 }
 
 export async function createSequence(
@@ -79,7 +79,7 @@ export async function setCartChains(
       else if (seq !== null) kept[cart] = seq;
     }
     if (Object.keys(invalid).length)
-      throw validationError('The cart chains were not changed', { invalid_fields: invalid });
+      throw validationError({ reason: 'cart_chains_invalid' }, { invalid_fields: invalid });
     // SPEC §16: a chain whose templates newly require members is refused while recent orders lacked them.
     const needs = await loadNeedsConfig(trx, project.id);
     const names = new Map((await listTemplates(trx, project.id)).map((t) => [t.id, t.name]));
@@ -114,7 +114,7 @@ export async function createCampaign(
     if (!template || template.project_id !== project.id) invalid.template_id = 'no such template in this project';
     const list = await findList(trx, input.list_id);
     if (!list || list.project_id !== project.id) invalid.list_id = 'no such address book in this project';
-    if (Object.keys(invalid).length) throw validationError('The campaign was not created', { invalid_fields: invalid });
+    if (Object.keys(invalid).length) throw validationError({ reason: 'campaign_invalid' }, { invalid_fields: invalid });
     const topic = topicOf(template!.topic, 'campaign');
     const campaignId = await insertCampaign(
       trx,

@@ -369,7 +369,7 @@ export async function replaceProjectTopics(deps: Deps, who: AuditActor, siteKey:
     for (const u of used)
       if (!next.some((t) => t.key === u.topic)) invalid.topics = `topic ${u.topic} is used by template ${u.name}`;
     if (Object.keys(invalid).length)
-      throw validationError('Invalid topics', { required_fields: ['topics'], invalid_fields: invalid });
+      throw validationError({ reason: 'topics_invalid' }, { required_fields: ['topics'], invalid_fields: invalid });
     await replaceTopics(trx, project.id, next, now);
     note({ action: 'topics.replace', site_key: siteKey, target: `project:${project.id}`, before, after: next });
     return { ok: true as const, site_key: siteKey, topics: next };

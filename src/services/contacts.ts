@@ -197,9 +197,12 @@ export async function addMember(deps: Deps, who: AuditActor, listId: number, con
     if (!list) throw notFound(`Address book ${listId}`);
     const c = await findContact(trx, contactId);
     if (!c || c.project_id !== list.project_id) {
-      throw validationError(`Contact ${contactId} does not exist in the project of address book ${listId}`, {
-        invalid_fields: { contact_id: 'unknown contact of this project' },
-      });
+      throw validationError(
+        { reason: 'contact_not_in_project', params: { contact: contactId, list: listId } },
+        {
+          invalid_fields: { contact_id: 'unknown contact of this project' },
+        },
+      );
     }
     const added = await addToList(trx, listId, contactId, deps.clock.now());
     const member = (isMember: boolean) => ({

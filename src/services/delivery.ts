@@ -13,6 +13,7 @@ import {
   type WebhookProvider,
 } from '../domain/delivery.js';
 import { AppError } from '../errors.js';
+import type { CheckReason } from '../domain/errorCatalog.js';
 import { upsertContact } from '../repos/contacts.js';
 import {
   allDeliveryRows,
@@ -202,8 +203,8 @@ export async function verifyDelivery(deps: Deps, who: AuditActor, siteKey: strin
 interface VerifyResult {
   ok: boolean;
   transport?: string;
-  primary: { ok: boolean; reply: string };
-  fallback?: { ok: boolean; reply: string };
+  primary: { ok: boolean; reason: CheckReason; reply: string };
+  fallback?: { ok: boolean; reason: CheckReason; reply: string };
   dkim?: Awaited<ReturnType<typeof checkDkimDns>>;
 }
 
@@ -212,7 +213,9 @@ async function checkRelays(deps: Deps, projectId: number): Promise<VerifyResult>
   const timeoutMs = deps.config.smtpTimeoutMs;
   if (!s) {
     const url = deps.config.smtpUrl;
-    const primary = url ? await verifyRelay(url, { timeoutMs, requireTLS: false }) : { ok: true, reply: 'capture' };
+    const primary = url
+      ? await verifyRelay(url, { timeoutMs, requireTLS: false })
+      : { ok: true, reason: 'capture' as const, reply: 'capture' };
     return { ok: primary.ok, transport: url ? 'installation' : 'capture', primary };
   }
   const relay = (role: 'primary' | 'fallback') => {
@@ -240,12 +243,17 @@ export async function testSend(
     const project = await requireProject(trx, siteKey);
     const template = await findTemplateByName(trx, project.id, body.template);
     if (!template)
-      throw new AppError(422, 'validation_error', `No template "${body.template}" in this project`, {
-        event_type: null,
-        missing_fields: [],
-        required_fields: [],
-        invalid_fields: { template: 'no such template in this project' },
-      });
+      throw new AppError(
+        422,
+        'validation_error',
+        { reason: 'test_template_unknown', params: { template: body.template, field: 'template' } },
+        {
+          event_type: null,
+          missing_fields: [],
+          required_fields: [],
+          invalid_fields: { template: 'no such template in this project' },
+        },
+      );
     const now = deps.clock.now();
     const contact = await upsertContact(trx, project.id, { email: body.to }, now);
     // A draft can be tried before it is published (SPEC §16); sample values fill every variable.

@@ -1,5 +1,5 @@
 // The outbox as the admin API and UI see it: lists, one e-mail, its preview, cancel and retry.
-import { notFound } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { attemptsLog } from '../repos/delivery.js';
 import { cancelEmail, retryEmail } from '../repos/emailActions.js';
 import {
@@ -16,7 +16,7 @@ import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
 import type { EmailsQuery } from '../schemas/admin.js';
 import { PAGE_SIZE } from '../schemas/common.js';
-import { conflict, projectFilter } from './admin.js';
+import { projectFilter } from './admin.js';
 import { enqueueEmailWebhooks } from './siteWebhooks/enqueue.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
@@ -87,8 +87,7 @@ export async function cancel(deps: Deps, who: AuditActor, id: number) {
   // The cancellation, its email.cancelled webhook and the audit row commit together; a refusal writes none.
   return audited(deps, who, async (trx, note) => {
     const before = await findEmailWithSite(trx, id);
-    if (!before || !(await cancelEmail(trx, id, now)))
-      throw actionRefused(before, id, now, 'cancelled', 'only a scheduled or queued e-mail can be cancelled');
+    if (!before || !(await cancelEmail(trx, id, now))) throw actionRefused(before, id, now, 'email_not_cancellable');
     const row = (await findEmail(trx, id))!;
     await enqueueEmailWebhooks(trx, [{ email: row, kind: 'email.cancelled', reason: 'cancelled_by_admin' }], now);
     note({
@@ -107,8 +106,7 @@ export async function retry(deps: Deps, who: AuditActor, id: number) {
   const now = deps.clock.now();
   const done = await audited(deps, who, async (trx, note) => {
     const before = await findEmailWithSite(trx, id);
-    if (!before || !(await retryEmail(trx, id, now)))
-      throw actionRefused(before, id, now, 'retried', 'only a failed e-mail can be retried');
+    if (!before || !(await retryEmail(trx, id, now))) throw actionRefused(before, id, now, 'email_not_retriable');
     const row = (await findEmail(trx, id))!;
     note({
       action: 'email.retry',
@@ -127,9 +125,8 @@ function actionRefused(
   row: (EmailRow & { site_key: string }) | undefined,
   id: number,
   now: number,
-  verb: string,
-  rule: string,
+  reason: 'email_not_cancellable' | 'email_not_retriable',
 ) {
   if (!row) return notFound(`E-mail ${id}`);
-  return conflict(`E-mail ${id} is ${emailDetail(row, now).status} and cannot be ${verb}: ${rule}`);
+  return new AppError(409, 'conflict', { reason, params: { id, status: emailDetail(row, now).status } });
 }

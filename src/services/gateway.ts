@@ -115,24 +115,30 @@ export async function transactional(
   const et = body.event_type;
   if (isAbsent(et)) {
     const missing = ['event_type', ...(isAbsent(body.email) ? ['email'] : [])];
-    throw validationError(`Missing required fields: ${missing.join(', ')}`, {
-      event_type: null,
-      missing_fields: missing,
-      required_fields: ['event_type', 'email'],
-    });
+    throw validationError(
+      { reason: 'missing_fields', params: { fields: missing.join(', ') } },
+      {
+        event_type: null,
+        missing_fields: missing,
+        required_fields: ['event_type', 'email'],
+      },
+    );
   }
   if (typeof et !== 'string') {
-    throw validationError('event_type must be a string', {
-      event_type: null,
-      required_fields: ['event_type', 'email'],
-      invalid_fields: { event_type: 'must be a string' },
-    });
+    throw validationError(
+      { reason: 'event_type_not_string', params: { field: 'event_type' } },
+      {
+        event_type: null,
+        required_fields: ['event_type', 'email'],
+        invalid_fields: { event_type: 'must be a string' },
+      },
+    );
   }
   if (!isKnownEventType(et)) {
     throw new AppError(
       422,
       'unknown_event_type',
-      `Unknown event type ${et}: it is neither in the catalog nor an extra event type`,
+      { reason: 'event_type_unknown', params: { event_type: et } },
       { event_type: et },
     );
   }

@@ -113,8 +113,15 @@ export function assertNoImpact(impact: ImpactEntry[], confirm: boolean | undefin
   throw new AppError(
     409,
     'template_impact',
-    `${first.would_fail_7d} of the ${first.requests_7d} ${first.event_type} requests of the last 7 days had no ` +
-      `${first.newly_required.join(', ')}; send the same body with "confirm": true to save anyway`,
+    {
+      reason: 'impact_recent_requests',
+      params: {
+        would_fail: first.would_fail_7d,
+        requests: first.requests_7d,
+        event_type: first.event_type,
+        fields: first.newly_required.join(', '),
+      },
+    },
     { impact },
   );
 }

@@ -54,9 +54,12 @@ export async function layoutChange(
 export async function requireLayout(db: Executor, projectId: number, name: string): Promise<LayoutRow> {
   const l = await findLayout(db, projectId, name);
   if (!l) {
-    throw validationError(`No layout named ${name} in this project`, {
-      invalid_fields: { default_layout: 'no such layout in this project' },
-    });
+    throw validationError(
+      { reason: 'layout_unknown', params: { layout: name, field: 'default_layout' } },
+      {
+        invalid_fields: { default_layout: 'no such layout in this project' },
+      },
+    );
   }
   return l;
 }
@@ -96,9 +99,12 @@ export async function saveLayout(deps: Deps, who: AuditActor, siteKey: string, n
   for (const part of ['html', 'text'] as const)
     if (uses[part] !== 1) invalid[part] = `must print {{ content }} exactly once (found ${uses[part]})`;
   if (Object.keys(invalid).length)
-    throw validationError('A layout prints {{ content }} exactly once in html and in text', {
-      invalid_fields: invalid,
-    });
+    throw validationError(
+      { reason: 'layout_content_once' },
+      {
+        invalid_fields: invalid,
+      },
+    );
   const now = deps.clock.now();
   const current = await requireProject(deps.db.db, siteKey);
   const change = await layoutChange(
@@ -133,10 +139,16 @@ export async function removeLayout(deps: Deps, who: AuditActor, siteKey: string,
     if (!l) throw notFound(`No layout ${name} in project ${siteKey}`);
     const users = await templatesUsingLayout(trx, project, name);
     if (users.length || project.default_layout === name) {
-      throw new AppError(409, 'conflict', `Layout ${name} is in use: ${users.join(', ') || 'the project default'}`, {
-        used_by: users,
-        project_default: project.default_layout === name,
-      });
+      const what = users.join(', ') || 'the project default';
+      throw new AppError(
+        409,
+        'conflict',
+        { reason: 'layout_in_use', params: { layout: name, users: what } },
+        {
+          used_by: users,
+          project_default: project.default_layout === name,
+        },
+      );
     }
     await deleteLayout(trx, project.id, name);
     note({ action: 'layout.delete', site_key: project.site_key, target: `layout:${name}`, before: { html: l.html } });

@@ -8,7 +8,7 @@ import { buildContext, renderEmail, type EmailInput } from '../delivery/render.j
 import { parseVariables, type TemplateVariable } from '../domain/templateContract.js';
 import { findLayout } from '../repos/layouts.js';
 import type { EmailRow, Project } from '../db/schema.js';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorParams, type ErrorReason } from '../errors.js';
 import { findContact } from '../repos/contacts.js';
 import { findTemplate, findTemplateByName } from '../repos/templates.js';
 import { parseJson, type Executor } from '../repos/types.js';
@@ -89,8 +89,28 @@ export function sampleRequest(
   };
 }
 
-export function templateProblemError(p: { part: string; line: number; message: string }): AppError {
-  return new AppError(422, 'validation_error', `The template does not parse: ${p.part}, line ${p.line}: ${p.message}`, {
+/**
+ * What a Liquid parse error says, as a reason of the error catalogue and the tag or filter it names, so
+ * the administrator reads it in their language (liquidjs words its messages in English only).
+ */
+function liquidReason(message: string): { reason: ErrorReason; params: ErrorParams } {
+  let m = /^tag (.+) not closed$/.exec(message);
+  if (m) return { reason: 'template_tag_not_closed', params: { tag: m[1] } };
+  if (/^output .+ not closed$/.test(message)) return { reason: 'template_output_not_closed', params: {} };
+  m = /^tag "(.+)" not found$/.exec(message);
+  if (m) return { reason: 'template_unknown_tag', params: { tag: m[1] } };
+  m = /^undefined filter: (.+)$/.exec(message);
+  if (m) return { reason: 'template_unknown_filter', params: { filter: m[1] } };
+  return { reason: 'template_syntax', params: {} };
+}
+
+export function templateProblemError(
+  p: { part: string; line: number; message: string },
+  kind?: 'template_mjml' | 'template_render_failed',
+): AppError {
+  const { reason, params } = kind ? { reason: kind, params: {} } : liquidReason(p.message);
+  const said = { reason, params: { part: p.part, line: p.line, detail: p.message, field: p.part, ...params } };
+  return new AppError(422, 'validation_error', said, {
     event_type: null,
     missing_fields: [],
     required_fields: [],
@@ -106,7 +126,10 @@ function render(input: Omit<EmailInput, 'settings'>, project: RenderProject) {
     // Parsing succeeded, so this is a runtime limit (a loop too long, output too big): the same as the
     // worker would hit, reported against the template rather than as a server error.
     const message = err instanceof Error ? err.message : String(err);
-    throw templateProblemError({ part: 'html', line: 1, message: `cannot be rendered: ${message}` });
+    throw templateProblemError(
+      { part: 'html', line: 1, message: `cannot be rendered: ${message}` },
+      'template_render_failed',
+    );
   }
 }
 

@@ -6,7 +6,7 @@
 // template-less send already holds its key (with the no_template answer), so its replay runs without the
 // key and can be done once only.
 import { REPEAT_ERROR_CODE } from '../domain/statuses.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, notFound, type ErrorParams, type ErrorReason } from '../errors.js';
 import { findKeyById } from '../repos/keys.js';
 import { findProjectById } from '../repos/projects.js';
 import { parseJson, type Executor } from '../repos/types.js';
@@ -19,12 +19,12 @@ import * as gateway from './gateway.js';
 
 const REPLAYABLE = ['transactional', 'order-created', 'purchase'];
 
-const conflict = (message: string) => new AppError(409, 'conflict', message);
+const conflict = (reason: ErrorReason, params?: ErrorParams) => new AppError(409, 'conflict', { reason, params });
 
 /** The event was replayed already (or by a replay that committed first). */
 class AlreadyReplayed extends AppError {
   constructor(id: number, by: number) {
-    super(409, 'conflict', `Event ${id} was already replayed as event ${by}`);
+    super(409, 'conflict', { reason: 'replay_done', params: { id, by } });
   }
 }
 
@@ -44,29 +44,24 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const db = deps.db.db;
   const ev = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
   if (!ev) throw notFound(`Event ${id}`);
-  if (!REPLAYABLE.includes(ev.endpoint))
-    throw conflict(`Only transactional, order-created and purchase events can be replayed, not ${ev.endpoint}`);
+  if (!REPLAYABLE.includes(ev.endpoint)) throw conflict('replay_endpoint', { endpoint: ev.endpoint });
   const effects = parseJson<Record<string, unknown>>(ev.effects, {});
   const templateLess = ev.accepted === 1 && ev.endpoint === 'transactional' && effects.template_key === null;
-  if (effects.dry_run) throw conflict('A dry run is not replayed: send the request without dry_run');
-  if (ev.error_code === REPEAT_ERROR_CODE)
-    throw conflict(
-      `This call repeats event ${Number(effects.repeat_of)} under the same idempotency key: that call did its work (see its e-mails), so there is nothing to replay`,
-    );
-  if (ev.accepted === 1 && !templateLess)
-    throw conflict('Only a refused event or a transactional send without a template can be replayed');
-  if (ev.http_status === 429) throw conflict('A rate-limited request is the site’s to send again');
+  if (effects.dry_run) throw conflict('replay_dry_run');
+  if (ev.error_code === REPEAT_ERROR_CODE) throw conflict('replay_repeat', { event: Number(effects.repeat_of) });
+  if (ev.accepted === 1 && !templateLess) throw conflict('replay_accepted');
+  if (ev.http_status === 429) throw conflict('replay_rate_limited');
   const body = parseJson<Record<string, unknown> | null>(ev.payload, null);
   if (!body || typeof body !== 'object' || Array.isArray(body) || '_truncated' in body)
-    throw conflict('The request body of this event is no longer kept (retention) or was not stored whole');
+    throw conflict('replay_no_body');
   const done = await replayOf(db, ev);
   if (done) throw new AlreadyReplayed(id, done.id);
 
   const project = await findProjectById(db, ev.project_id);
   if (!project) throw notFound(`Project of event ${id}`);
   const key = ev.key_id === null ? undefined : await findKeyById(db, ev.key_id);
-  if (!key) throw conflict('The API key of this event no longer exists');
-  if (key.status !== 'active') throw conflict(`The API key …${key.last4} of this event is disabled`);
+  if (!key) throw conflict('replay_key_gone');
+  if (key.status !== 'active') throw conflict('replay_key_disabled', { last4: key.last4 });
   const call: GatewayCall = {
     deps,
     project,

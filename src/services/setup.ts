@@ -60,18 +60,13 @@ export async function completeSetup(
   const now = deps.clock.now();
   const setup = deps.setup;
   if (!setup?.claim(input.code, now)) {
-    if (setup?.valid(input.code, now))
-      throw new AppError(409, 'conflict', 'The first owner is being created with this link right now');
-    throw new AppError(
-      404,
-      'not_found',
-      'This setup link is not valid: it was used, has expired, or belongs to another start of the service',
-    );
+    if (setup?.valid(input.code, now)) throw new AppError(409, 'conflict', { reason: 'setup_in_progress' });
+    throw new AppError(404, 'not_found', { reason: 'setup_link_invalid' });
   }
   try {
     if ((await countUsers(deps.db.db)) > 0) {
       setup.burn();
-      throw new AppError(409, 'conflict', 'The first owner already exists: log in instead');
+      throw new AppError(409, 'conflict', { reason: 'owner_exists' });
     }
     const user = await ensureOwner(
       deps,

@@ -46,15 +46,19 @@ export async function prepareSource(db: Executor, project: Project, input: Templ
   let compiled: string | null = null;
   if (input.format === 'mjml') {
     const out = await compileMjml(input.html);
-    if (!out.ok) throw templateProblemError({ part: 'html', line: out.line, message: `MJML: ${out.message}` });
+    if (!out.ok)
+      throw templateProblemError({ part: 'html', line: out.line, message: `MJML: ${out.message}` }, 'template_mjml');
     compiled = out.html;
   }
   const layoutName = input.layout ?? project.default_layout;
   const layout = layoutName ? await findLayout(db, project.id, layoutName) : undefined;
   if (input.layout && !layout) {
-    throw validationError(`No layout named ${input.layout} in this project`, {
-      invalid_fields: { layout: 'no such layout in this project' },
-    });
+    throw validationError(
+      { reason: 'layout_unknown', params: { layout: input.layout, field: 'layout' } },
+      {
+        invalid_fields: { layout: 'no such layout in this project' },
+      },
+    );
   }
   return {
     compiled_html: compiled,
@@ -129,13 +133,19 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
   const prepared = await prepareSource(db, project, { ...input, format, layout });
   // SPEC §18: a template's topic is one of its project's topics (null: the default of how it is used).
   if (input.topic && !(await listTopics(db, project.id)).some((t) => t.key === input.topic))
-    throw validationError(`Unknown topic ${input.topic}`, {
-      invalid_fields: { topic: 'no such topic in this project' },
-    });
+    throw validationError(
+      { reason: 'topic_unknown', params: { topic: input.topic, field: 'topic' } },
+      {
+        invalid_fields: { topic: 'no such topic in this project' },
+      },
+    );
   if (input.draft && !existingBefore) {
-    throw validationError('A new template is published by its first save; drafts are changes to a template', {
-      invalid_fields: { draft: 'the template does not exist yet: save it without draft first' },
-    });
+    throw validationError(
+      { reason: 'draft_needs_template' },
+      {
+        invalid_fields: { draft: 'the template does not exist yet: save it without draft first' },
+      },
+    );
   }
   const now = deps.clock.now();
   const impact = input.draft
@@ -272,7 +282,7 @@ export async function publishVersion(
   const { project, template } = await requireTemplate(db, siteKey, name);
   const v = await requireVersion(db, template, n);
   if (v.layout && !(await findLayout(db, project.id, v.layout)))
-    throw new AppError(409, 'conflict', `Version ${n} uses layout ${v.layout}, which no longer exists`);
+    throw new AppError(409, 'conflict', { reason: 'version_layout_gone', params: { version: n, layout: v.layout } });
   const now = deps.clock.now();
   const impact = await templateImpact(db, project, name, requiredMembers(parseVariables(v.variables)), now);
   assertNoImpact(impact, confirm);

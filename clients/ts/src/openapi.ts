@@ -2586,7 +2586,14 @@ export interface components {
       detail: {
         error: {
           code: string;
+          /** @description a sentence for people: English, or Russian on Accept-Language: ru */
           message: string;
+          /** @description the data the sentence names: field, limit, line, tag… */
+          params?: {
+            [key: string]: string | number;
+          };
+          /** @description a stable name of the case, where it has one (issue 28) */
+          reason?: string;
         } & {
           [key: string]: unknown;
         };

@@ -109,7 +109,8 @@ const denied = (message: string, permission: string) => new AppError(403, 'permi
 
 /** For a member of a body only an owner may set, on a route a project administrator may otherwise use. */
 export function requireOwner(req: FastifyRequest, what: string): void {
-  if (!req.principal || !isOwner(req.principal)) throw denied(`Only an owner may ${what}`, 'owner');
+  if (!req.principal || !isOwner(req.principal))
+    throw new AppError(403, 'permission_denied', { reason: 'owner_only', params: { what } }, { permission: 'owner' });
 }
 
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<Principal> {

@@ -5,6 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { onlyTextErrors, splitErrors } from '../../schemas/ajv.js';
+import { pickLanguage } from '../../domain/errorCatalog.js';
 import { AppError, validationError } from '../../errors.js';
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
@@ -38,8 +39,7 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
       },
     );
     // SPEC §10: a path or query carrying U+0000 or an unpaired surrogate is a bad request, not a bad field.
-    if (where !== 'body' && onlyTextErrors(fe.validation as never))
-      return new AppError(400, e.code, e.message, e.extra);
+    if (where !== 'body' && onlyTextErrors(fe.validation as never)) return new AppError(400, e.code, e.said, e.extra);
     return e;
   }
   if (fe.statusCode === 400 && (err instanceof SyntaxError || /JSON/i.test(fe.message))) {
@@ -56,9 +56,18 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
   );
 }
 
+/**
+ * Sends the envelope with `message` in the language of the request's Accept-Language (issue 28): a
+ * site or script that sends none keeps the English answer it always had.
+ */
 export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
-  return reply.code(e.status).type('application/json; charset=utf-8').send(e.toBody());
+  const asked = reply.request?.headers['accept-language'];
+  if (asked !== undefined) reply.header('content-language', pickLanguage(asked)).header('vary', 'Accept-Language');
+  return reply
+    .code(e.status)
+    .type('application/json; charset=utf-8')
+    .send(e.toBody(pickLanguage(asked)));
 }
 
 /** The answer to a failed request. A refused key's answer wins over anything wrong with the body it sent (SPEC §1 order). */

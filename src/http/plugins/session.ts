@@ -140,11 +140,7 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
     if (!SAFE_METHODS.has(req.method)) {
       const given = req.headers[CSRF_HEADER];
       if (typeof given !== 'string' || !sameText(given, row.csrf_token) || !sameOrigin(req)) {
-        throw new AppError(
-          403,
-          'csrf_failed',
-          "This change needs the session's CSRF token in the X-CSRF-Token header; reload the page and try again",
-        );
+        throw new AppError(403, 'csrf_failed', { reason: 'csrf_missing' });
       }
     }
     req.adminSessionRow = row;
@@ -166,7 +162,7 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
   });
   const tags = ['admin'];
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
-  const wrongLogin = () => new AppError(401, 'unauthorized', 'The e-mail address or the password is not valid');
+  const wrongLogin = () => new AppError(401, 'unauthorized', { reason: 'login_wrong' });
 
   app.post(
     SESSION_PATH,
@@ -195,12 +191,12 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
         throw new AppError(
           429,
           'rate_limited',
-          `Too many login attempts; try again in ${wait} s`,
+          { reason: 'login_too_many', params: { seconds: wait } },
           { retry_after_seconds: wait },
           { 'retry-after': String(wait) },
         );
       }
-      if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', 'Log in from the admin UI of this service');
+      if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', { reason: 'login_elsewhere' });
       let principal: Principal | null;
       if (token !== undefined && account === undefined && password === undefined) {
         principal = await principalOfBearer(deps, token.trim());
@@ -210,9 +206,14 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
           throw new AppError(401, 'unauthorized', badTokenMessage(deps));
         }
         if (principal.readOnly)
-          throw new AppError(403, 'permission_denied', 'A read-only token cannot open a UI session', {
-            permission: 'write',
-          });
+          throw new AppError(
+            403,
+            'permission_denied',
+            { reason: 'read_only_token_ui' },
+            {
+              permission: 'write',
+            },
+          );
       } else if (account !== undefined && password !== undefined && token === undefined) {
         const user = await checkLogin(deps, account, password);
         principal = user && (await principalOf(deps, user.id, 'session'));
@@ -222,9 +223,12 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
           throw wrongLogin();
         }
       } else {
-        throw validationError('Send either email and password, or token', {
-          missing_fields: token === undefined ? [email === undefined ? 'email' : 'password'] : [],
-        });
+        throw validationError(
+          { reason: 'login_body' },
+          {
+            missing_fields: token === undefined ? [email === undefined ? 'email' : 'password'] : [],
+          },
+        );
       }
       // A fresh token at every login (no session fixation); the previous session of this browser ends.
       const { token: secret, row } = await startSession(

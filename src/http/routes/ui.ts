@@ -8,6 +8,7 @@ import { extname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pickLanguage as pickMessageLanguage, uiErrorModule } from '../../domain/errorCatalog.js';
 import { AppError } from '../../errors.js';
 import { sendError } from '../plugins/errors.js';
 
@@ -85,23 +86,8 @@ async function shells(root: string): Promise<Map<string, Asset>> {
   return out;
 }
 
-/**
- * The UI language an Accept-Language header asks for (RFC 9110 §12.5.4): the supported language with
- * the highest weight, by its primary subtag (ru-RU is ru); English when none is asked for. Written
- * here because it is ten lines and the server needs nothing else from a negotiation library.
- */
-export function pickLanguage(header: string | undefined): (typeof UI_LANGUAGES)[number] {
-  let best: { lang: (typeof UI_LANGUAGES)[number]; q: number } | null = null;
-  for (const part of (header ?? '').split(',').slice(0, 50)) {
-    const [tag, ...params] = part.trim().split(';');
-    const primary = tag.trim().toLowerCase().split('-')[0];
-    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const q = qParam ? Number(qParam.slice(2)) : 1;
-    const lang = UI_LANGUAGES.find((l) => l === primary);
-    if (lang && Number.isFinite(q) && q > 0 && (!best || q > best.q)) best = { lang, q };
-  }
-  return best?.lang ?? UI_LANGUAGES[0];
-}
+/** The UI language an Accept-Language header asks for: the same negotiation as the API's `message`. */
+export const pickLanguage: (header: string | undefined) => (typeof UI_LANGUAGES)[number] = pickMessageLanguage;
 
 /** Every file under dir, keyed by its path relative to dir with forward slashes. */
 function loadTree(dir: string): Map<string, Asset> {
@@ -137,6 +123,8 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app
   const root = opts.root ?? UI_ROOT;
   const shell = await shells(root);
   const assets = loadTree(join(root, 'assets'));
+  // The error sentences come from the server's one catalogue, not from a copy among the UI's files.
+  assets.set('js/i18n/errors.js', asset(Buffer.from(uiErrorModule()), TYPES['.js']));
   const hide = { schema: { hide: true } };
 
   const page = async (req: FastifyRequest, reply: FastifyReply) => {

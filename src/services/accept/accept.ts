@@ -162,7 +162,7 @@ async function storedAnswer<T>(r: Incoming, rec: IdempotencyRecord, refresh?: (s
     throw new AppError(
       422,
       'idempotency_key_reused',
-      'This idempotency_key was already used with a different request body',
+      { reason: 'idempotency_key_reused' },
       {
         idempotency_key: r.d.idempotency_key,
         original_event_id: rec.event_id,

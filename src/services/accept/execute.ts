@@ -159,7 +159,9 @@ async function contactsOf(trx: Transaction<Database>, s: AcceptStatements, batch
       name: r.plan.contact.name ?? null,
       now: r.now,
     }));
-  const contacts: Map<string, ContactRef> = wanted.length ? await s.upsertContacts(trx, wanted) : new Map<string, ContactRef>();
+  const contacts: Map<string, ContactRef> = wanted.length
+    ? await s.upsertContacts(trx, wanted)
+    : new Map<string, ContactRef>();
   for (const r of batch) {
     if (!r.plan.contact.existing) continue;
     const c = await findContactByEmail(trx, r.call.project.id, normaliseEmail(r.plan.contact.email));

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Project, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/schema.js';
-import { hostOf, isPrivateAddress, urlProblem } from '../../domain/siteWebhooks.js';
+import { hostOf, isPrivateAddress, urlProblem, type UrlProblem } from '../../domain/siteWebhooks.js';
 import { AppError, notFound, validationError } from '../../errors.js';
 import { decodeCursor, encodeCursor, iso, parseJson, type Executor } from '../../repos/types.js';
 import {
@@ -25,8 +25,11 @@ import type { Deps } from '../context.js';
 import { deliveryBox } from '../delivery.js';
 import { systemResolver } from './send.js';
 
-const badUrl = (problem: string) =>
-  validationError(`url ${problem}`, { invalid_fields: { url: problem }, required_fields: ['url', 'events'] });
+const badUrl = (problem: UrlProblem) =>
+  validationError(
+    { reason: problem.reason, params: { field: 'url' } },
+    { invalid_fields: { url: problem.text }, required_fields: ['url', 'events'] },
+  );
 
 /**
  * Refuses a URL that is not http(s) or points at a loopback or private address. A host name is
@@ -38,8 +41,10 @@ async function checkUrl(deps: Deps, project: Project, raw: string): Promise<stri
   if (problem) throw badUrl(problem);
   if (deps.config.webhooks.allowPrivate || project.allow_private_webhooks === 1) return raw;
   const host = hostOf(new URL(raw));
-  const refused =
-    "points at a loopback or private address (an owner may allow those for this project: the project's allow_private_webhooks)";
+  const refused: UrlProblem = {
+    reason: 'webhook_url_private',
+    text: "points at a loopback or private address (an owner may allow those for this project: the project's allow_private_webhooks)",
+  };
   if (isIP(host)) {
     if (isPrivateAddress(host)) throw badUrl(refused);
     return raw;
@@ -204,7 +209,7 @@ export async function resend(deps: Deps, who: AuditActor, siteKey: string, id: n
     const d = await findDelivery(trx, endpoint.id, deliveryId);
     if (!d) throw notFound(`Delivery ${deliveryId}`);
     if (!(await resendDelivery(trx, d.id, deps.clock.now())))
-      throw new AppError(409, 'conflict', `Delivery ${deliveryId} is being sent right now; try again in a moment`);
+      throw new AppError(409, 'conflict', { reason: 'webhook_delivery_busy', params: { delivery: deliveryId } });
     note({
       action: 'webhook.resend',
       site_key: project.site_key,

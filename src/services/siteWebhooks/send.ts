@@ -29,7 +29,7 @@ export class RefusedAddress extends Error {}
 /** The address to connect to, after every check; throws RefusedAddress with the reason. */
 export async function checkedAddress(rawUrl: string, o: { allowPrivate: boolean; resolve: Resolver }): Promise<string> {
   const problem = urlProblem(rawUrl);
-  if (problem) throw new RefusedAddress(`URL ${problem}`);
+  if (problem) throw new RefusedAddress(`URL ${problem.text}`);
   const host = hostOf(new URL(rawUrl));
   let addresses: string[];
   if (isIP(host)) addresses = [host];

@@ -1,7 +1,8 @@
 // @ts-check
 // The admin API from the browser: same-origin fetch with the session cookie, the session's CSRF token on
 // every change, and the service's error envelope turned into an ApiError with its code and members.
-import { t } from './i18n.js';
+import { errorText } from './errors.js';
+import { language, t } from './i18n.js';
 
 let csrfToken = null;
 /** @type {(err: ApiError) => void} */
@@ -26,7 +27,8 @@ export class ApiError extends Error {
 }
 
 export async function api(method, path, body, { quiet401 = false } = {}) {
-  const headers = { accept: 'application/json' };
+  // The server's `message` then speaks the UI's language too (the UI shows its own sentence anyway).
+  const headers = { accept: 'application/json', 'accept-language': language() };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res;
@@ -80,13 +82,11 @@ export async function projects() {
   return (await api('GET', '/api/admin/projects')).items;
 }
 
-/** A readable sentence for an ApiError, with the field-level reasons of a 422 when there are any. */
+/**
+ * One sentence for an error, in the UI's language (see errors.js). It used to append each field's
+ * reason to the message, which already said the same: the administrator read every error twice.
+ */
 export function describeError(e) {
   if (!(e instanceof ApiError)) return String(e?.message ?? e);
-  const parts = [e.message];
-  const invalid = e.detail.invalid_fields ?? {};
-  for (const [k, v] of Object.entries(invalid)) parts.push(`${k}: ${v}`);
-  if (Array.isArray(e.detail.missing_fields) && e.detail.missing_fields.length)
-    parts.push(t('error.missing', { fields: e.detail.missing_fields.join(', ') }));
-  return parts.join(' · ');
+  return errorText(e);
 }

@@ -56,7 +56,6 @@ export default {
 
   'error.http': 'HTTP {status}',
   'error.network': 'The service cannot be reached. Is it running?',
-  'error.missing': 'missing: {fields}',
 
   'pager.label': 'Pages',
   'pager.prev': '← Previous',
@@ -1016,4 +1015,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'engagement.templateRates': 'Last 30 days',
   'engagement.ratesNote':
     'Opens and clicks count people only (scanners, privacy proxies and prefetching are left out). Opens are a lower bound: many mail programs do not load images.',
+  // Errors in the administrator's language (issue 28): the sentences themselves come from the server's
+  // catalogue (/ui/assets/js/i18n/errors.js); these are the UI's own words around them.
+  'errors.withFields': '{sentence}. Fields: {fields}',
+  'errors.serverReply': 'Server reply: {reply}',
 };

@@ -56,7 +56,6 @@ export default {
 
   'error.http': 'HTTP {status}',
   'error.network': 'Сервис недоступен. Он запущен?',
-  'error.missing': 'не хватает: {fields}',
 
   'pager.label': 'Страницы',
   'pager.prev': '← Назад',
@@ -1018,4 +1017,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'engagement.templateRates': 'За последние 30 дней',
   'engagement.ratesNote':
     'Открытия и переходы — только людьми (сканеры, прокси конфиденциальности и предзагрузка не учитываются). Открытий на деле больше: многие почтовые программы не загружают картинки.',
+  // Ошибки на языке администратора (issue 28): сами фразы приходят из каталога сервера
+  // (/ui/assets/js/i18n/errors.js); здесь только слова интерфейса вокруг них.
+  'errors.withFields': '{sentence}. Поля: {fields}',
+  'errors.serverReply': 'Ответ сервера: {reply}',
 };

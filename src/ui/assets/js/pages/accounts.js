@@ -8,7 +8,6 @@ import {
   code,
   confirmDialog,
   copyButton,
-  errorBox,
   field,
   h,
   jsonBlock,
@@ -18,6 +17,7 @@ import {
   time,
   toast,
 } from '../dom.js';
+import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 const roleLabel = (r) => t(`role.${r}`);
@@ -128,7 +128,7 @@ export async function usersPage() {
             clear(formBox);
             await refresh();
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },
@@ -266,7 +266,7 @@ export async function tokensPage(ctx) {
           name.value = '';
           await refresh();
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

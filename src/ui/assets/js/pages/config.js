@@ -1,9 +1,10 @@
 // @ts-check
 // Per-project purchase and cart configuration (SPEC §3, §6): course categories, the address book of
 // paid orders per cart type, and the cart chain (the routed 1 h/1 d/3 d steps, or a sequence).
-import { api, describeError, enc, qs } from '../api.js';
-import { badge, code, errorBox, field, fmtMinutes, h, select, table, toast } from '../dom.js';
+import { api, enc, qs } from '../api.js';
+import { badge, code, field, fmtMinutes, h, select, table, toast } from '../dom.js';
 import { t } from '../i18n.js';
+import { showError } from '../errors.js';
 
 const listOptions = (lists) => lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`]);
 
@@ -20,7 +21,7 @@ function saveForm(children, save, label = t('common.save')) {
           await save();
           toast(t('common.saved'));
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },
@@ -233,7 +234,7 @@ function sequenceForm(site, templates, onSaved) {
           toast(t('chain.sequenceCreated', { id: r.sequence_id }));
           onSaved();
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

@@ -2,9 +2,10 @@
 // Consent and a person's data (SPEC §18): the project's topics (a tab of the project page), and on a
 // contact's page its subscriptions, its consent records (source, time, text version, IP), the export
 // and the erasure, asked for with a confirmation that names the address.
-import { api, describeError, enc } from '../api.js';
-import { badge, checkbox, code, confirmDialog, errorBox, field, h, table, time, toast } from '../dom.js';
+import { api, enc } from '../api.js';
+import { badge, checkbox, code, confirmDialog, field, h, table, time, toast } from '../dom.js';
 import { t } from '../i18n.js';
+import { showError } from '../errors.js';
 
 const yesNo = (v) => (v === null || v === undefined ? '—' : v ? t('consent.yes') : t('consent.no'));
 
@@ -40,7 +41,7 @@ export async function topicsTab(ctx, p) {
       toast(t('topics.saved'));
       ctx.navigate(`/ui/projects/${enc(p.site_key)}?tab=topics`, { replace: true, keepFocus: true });
     } catch (e) {
-      status.append(errorBox(describeError(e)));
+      showError(status, e);
     }
   };
   return h(
@@ -98,7 +99,7 @@ export function consentSection(ctx, d) {
       toast(r.status === 'done' ? t('contacts.erased') : t('contacts.erasing'));
       ctx.navigate(`/ui/contacts/${c.id}`, { replace: true });
     } catch (e) {
-      status.append(errorBox(describeError(e)));
+      showError(status, e);
     }
   };
   const erasure = d.erasure

@@ -1,12 +1,13 @@
 // @ts-check
 // Contacts (SPEC §4): search by e-mail, and one person's page: status (changeable, admin_blocked
 // included), address books, and the events and e-mails for that person.
-import { api, describeError, enc, meta, projects, qs } from '../api.js';
-import { code, errorBox, facts, field, h, jsonBlock, select, statusBadge, table, time, toast } from '../dom.js';
+import { api, enc, meta, projects, qs } from '../api.js';
+import { code, facts, field, h, jsonBlock, select, statusBadge, table, time, toast } from '../dom.js';
 import { statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
 import { emailColumns } from './emails.js';
 import { consentSection } from './consent.js';
+import { showError } from '../errors.js';
 
 export async function contactsPage(ctx) {
   const q = ctx.query;
@@ -95,7 +96,7 @@ export async function contactPage(ctx) {
           toast(t('contacts.statusSet', { status: statusLabel(statusSel.value) }));
           ctx.navigate(`/ui/contacts/${id}`, { replace: true, focus: 'select[name="status"]' });
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

@@ -3,7 +3,8 @@
 // relays and looks the DKIM record up; a test send goes to any address with a template's sample data.
 import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, facts, field, h, select, table, toast } from '../dom.js';
-import { t } from '../i18n.js';
+import { catalogueSentence, showError } from '../errors.js';
+import { t, tNodes } from '../i18n.js';
 import { trackingSettingsPart } from './trackingSettings.js';
 
 const STARTTLS = () => [
@@ -14,6 +15,7 @@ const STARTTLS = () => [
 function transportFields(role, cur) {
   const url = h('input', {
     name: `${role}_url`,
+    'data-field': `${role}.smtp_url`,
     spellcheck: 'false',
     maxlength: '2000',
     value: cur?.smtp_url ?? '',
@@ -74,13 +76,20 @@ function breakerTable(d) {
   );
 }
 
+/** A check's outcome: what it means in words, and the server's reply as it came, as the detail. */
 function checkResult(label, r) {
+  const meaning = catalogueSentence(`check.${r.reason}`);
   return h(
-    'p',
-    { class: r.ok ? 'ok-text' : 'error-text' },
-    badge(r.ok ? t('delivery.ok') : t('delivery.failed'), r.ok ? 'ok' : 'bad'),
-    ` ${label}: `,
-    code(r.reply),
+    'div',
+    { class: `check-result ${r.ok ? 'ok-text' : 'error-text'}`, 'data-reason': r.reason ?? '' },
+    h(
+      'p',
+      {},
+      badge(r.ok ? t('delivery.ok') : t('delivery.failed'), r.ok ? 'ok' : 'bad'),
+      ` ${label}: `,
+      meaning ?? code(r.reply),
+    ),
+    meaning ? h('p', { class: 'muted' }, ...tNodes('errors.serverReply', { reply: code(r.reply) })) : null,
   );
 }
 
@@ -99,10 +108,11 @@ export async function deliveryTab(ctx, p, m) {
   const fromEmail = input('from_email', d.from_email, { inputmode: 'email', maxlength: '254' });
   const replyTo = input('reply_to', d.reply_to, { inputmode: 'email', maxlength: '254' });
   const quota = input('daily_quota', d.daily_quota, { type: 'number', min: '1' });
-  const dkimDomain = input('dkim_domain', d.dkim?.domain, { maxlength: '253' });
-  const dkimSelector = input('dkim_selector', d.dkim?.selector, { maxlength: '63' });
+  const dkimDomain = input('dkim_domain', d.dkim?.domain, { maxlength: '253', 'data-field': 'dkim.domain' });
+  const dkimSelector = input('dkim_selector', d.dkim?.selector, { maxlength: '63', 'data-field': 'dkim.selector' });
   const dkimKey = h('textarea', {
     name: 'dkim_key',
+    'data-field': 'dkim.private_key',
     rows: '4',
     spellcheck: 'false',
     placeholder: d.dkim?.private_key_set ? t('delivery.keyKept') : t('delivery.keyPlaceholder'),
@@ -135,7 +145,7 @@ export async function deliveryTab(ctx, p, m) {
           toast(t('delivery.saved'));
           reload();
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },
@@ -204,7 +214,7 @@ export async function deliveryTab(ctx, p, m) {
                   toast(t('delivery.cleared'));
                   reload();
                 } catch (e) {
-                  status.append(errorBox(describeError(e)));
+                  showError(status, e);
                 }
               },
             },
@@ -239,7 +249,7 @@ export async function deliveryTab(ctx, p, m) {
   const tpl = select(
     templates.items.map((x) => [x.name, x.name]),
     templates.items[0]?.name ?? '',
-    { name: 'test_template' },
+    { name: 'test_template', 'data-field': 'template' },
   );
   // type=text: browsers refuse an internationalised address (ирина@пример.рф) that the API accepts.
   const to = h('input', {
@@ -271,7 +281,7 @@ export async function deliveryTab(ctx, p, m) {
             ),
           );
         } catch (e) {
-          testOut.append(errorBox(describeError(e)));
+          showError(testOut, e);
         }
       },
     },

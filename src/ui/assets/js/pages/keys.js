@@ -9,7 +9,6 @@ import {
   code,
   confirmDialog,
   copyButton,
-  errorBox,
   field,
   h,
   pagedTable,
@@ -19,6 +18,7 @@ import {
   time,
   toast,
 } from '../dom.js';
+import { showError } from '../errors.js';
 import { fmtTime, statusLabel, t } from '../i18n.js';
 import { memberList, requestNeeds } from './contract.js';
 import { routingKeyAbout } from './firstRun.js';
@@ -295,7 +295,7 @@ export async function keysTab(ctx, p, m) {
             }
             await refresh();
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },

@@ -1,10 +1,11 @@
 // @ts-check
 // Address books: the project's list (a tab) with a create form, and one book's members, paged by the
 // server, with a form that adds a contact (created first when the address is new to the project).
-import { api, ApiError, describeError, enc, qs } from '../api.js';
-import { errorBox, field, h, pagedTable, statusBadge, table, time, toast } from '../dom.js';
+import { api, ApiError, enc, qs } from '../api.js';
+import { field, h, pagedTable, statusBadge, table, time, toast } from '../dom.js';
 import { fmtNumber, t } from '../i18n.js';
 import { cursorPager } from '../paging.js';
+import { showError } from '../errors.js';
 
 export async function listsTab(ctx, p) {
   const site = p.site_key;
@@ -41,7 +42,7 @@ export async function listsTab(ctx, p) {
             toast(r.created ? t('lists.created', { id: r.list_id }) : t('lists.exists', { id: r.list_id }));
             ctx.navigate(`/ui/projects/${enc(site)}${qs({ tab: 'lists' })}`, { replace: true, keepFocus: true });
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },
@@ -90,7 +91,7 @@ export async function listPage(ctx) {
           toast(r.added ? t('lists.added', { email: who }) : t('lists.already', { email: who }));
           ctx.navigate(`/ui/projects/${enc(site)}/lists/${listId}`, { replace: true, keepFocus: true });
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

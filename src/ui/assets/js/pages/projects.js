@@ -14,6 +14,7 @@ import { layoutsTab } from './layouts.js';
 import { webhooksTab } from './webhooks.js';
 import { topicsTab } from './consent.js';
 import { projectChecklist } from './firstRun.js';
+import { showError } from '../errors.js';
 
 // [key, page]: the tab's label is t(`project.tab.${key}`).
 /** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
@@ -126,7 +127,7 @@ function projectForm(p, onSaved) {
             : await api('POST', '/api/sites', { site_key: siteKey.value.trim(), ...body });
           onSaved(r);
         } catch (e) {
-          status.append(errorBox(describeError(e)));
+          showError(status, e);
         }
       },
     },

@@ -1,8 +1,9 @@
 // @ts-check
 // First run (SPEC §14): the one-time link printed by `serve` opens this page; the first owner chooses
 // an e-mail and a password, and is logged in.
-import { api, ApiError, describeError } from '../api.js';
+import { api, ApiError } from '../api.js';
 import { errorBox, field, h } from '../dom.js';
+import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 export async function setupPage(ctx) {
@@ -46,7 +47,8 @@ export async function setupPage(ctx) {
           ctx.loggedIn(session);
           ctx.navigate('/ui/', { replace: true });
         } catch (e) {
-          status.append(errorBox(e instanceof ApiError && e.status === 404 ? t('setup.badLink') : describeError(e)));
+          if (e instanceof ApiError && e.status === 404) status.append(errorBox(t('setup.badLink')));
+          else showError(status, e);
         } finally {
           button.disabled = false;
         }

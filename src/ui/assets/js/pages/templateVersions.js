@@ -6,6 +6,7 @@ import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, h, table, time, toast } from '../dom.js';
 import { t } from '../i18n.js';
 import { impactBox, impactOf, variablesList } from './contract.js';
+import { showError } from '../errors.js';
 
 /** The analysis panel: variables, routed events, impact. `update(body)` refreshes it. */
 export function analysisPanel(site, name) {
@@ -80,7 +81,7 @@ export async function versionsPanel(site, name, onPublished) {
     } catch (e) {
       const impact = impactOf(e);
       if (impact) status.append(impactBox(impact, () => publish(n, true)) ?? '');
-      else status.append(errorBox(describeError(e)));
+      else showError(status, e);
     }
   }
 

@@ -4,11 +4,12 @@
 // event's fields; the HTML part shows in an iframe with sandbox="" (no scripts, no same-origin access).
 import { api, ApiError, describeError, enc, meta, qs } from '../api.js';
 import { code, errorBox, field, h, pagedTable, select, time, toast } from '../dom.js';
-import { t, tNodes } from '../i18n.js';
+import { language, t, tNodes } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 import { analysisPanel, versionsPanel } from './templateVersions.js';
 import { templateRatesPart } from './engagement.js';
 import { galleryBox } from './firstRun.js';
+import { showError } from '../errors.js';
 
 const DEBOUNCE_MS = 300;
 
@@ -143,8 +144,15 @@ export async function templateEditorPage(ctx, isNew) {
   const showProblem = (e) => {
     if (!(e instanceof ApiError) || e.status !== 422) return false;
     const tp = e.detail.template_problem;
+    // liquidjs words its errors in English only: in another language the catalogue's sentence for the
+    // error's reason (it names the part, the line and the tag) replaces them.
     const found = tp
-      ? { [tp.part]: t('templates.problemAt', { line: tp.line, message: tp.message }) }
+      ? {
+          [tp.part]:
+            e.detail.reason && language() !== 'en'
+              ? describeError(e)
+              : t('templates.problemAt', { line: tp.line, message: tp.message }),
+        }
       : (e.detail.invalid_fields ?? {});
     let shown = false;
     for (const [part, text] of Object.entries(found)) {
@@ -270,7 +278,7 @@ export async function templateEditorPage(ctx, isNew) {
       clearProblems();
       const impact = impactOf(e);
       if (impact) status.append(impactBox(impact, () => save({ draft, confirm: true })) ?? '');
-      else if (!showProblem(e)) status.append(errorBox(describeError(e)));
+      else if (!showProblem(e)) showError(status, e);
       else status.append(errorBox(t('templates.notSaved')));
     }
   }

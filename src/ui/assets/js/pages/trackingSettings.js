@@ -1,8 +1,9 @@
 // @ts-check
 // A project's tracking settings (SPEC §17) on its delivery tab: open pixel and click tracking switches,
 // and the UTM parameters added to links that have none. Saved with PATCH /api/admin/projects/{site_key}.
-import { api, describeError, enc } from '../api.js';
-import { checkbox, errorBox, field, h, toast } from '../dom.js';
+import { api, enc } from '../api.js';
+import { checkbox, field, h, toast } from '../dom.js';
+import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 /**
@@ -17,7 +18,13 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
   const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
   /** @param {'source' | 'medium' | 'campaign'} name */
   const utmInput = (name) =>
-    h('input', { name: `utm_${name}`, maxlength: '200', spellcheck: 'false', value: p.utm?.[name] ?? '' });
+    h('input', {
+      name: `utm_${name}`,
+      'data-field': `utm.${name}`,
+      maxlength: '200',
+      spellcheck: 'false',
+      value: p.utm?.[name] ?? '',
+    });
   const source = utmInput('source');
   const medium = utmInput('medium');
   const campaign = utmInput('campaign');
@@ -46,7 +53,7 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
           toast(t('tracking.saved'));
           onSaved();
         } catch (e) {
-          out.append(errorBox(describeError(e)));
+          showError(out, e);
         }
       },
     },

@@ -9,7 +9,6 @@ import {
   code,
   confirmDialog,
   copyButton,
-  errorBox,
   field,
   h,
   pagedTable,
@@ -18,6 +17,7 @@ import {
   toast,
 } from '../dom.js';
 import { fmtTime, t } from '../i18n.js';
+import { showError } from '../errors.js';
 
 function attemptsList(d) {
   if (!d.attempts_log.length) return h('p', { class: 'muted' }, t('webhooks.noAttempts'));
@@ -221,7 +221,7 @@ export async function webhooksTab(ctx, p) {
             await refresh();
             secretBox.querySelector('h3')?.focus();
           } catch (e) {
-            status.append(errorBox(describeError(e)));
+            showError(status, e);
           }
         },
       },

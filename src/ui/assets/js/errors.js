@@ -1,0 +1,79 @@
+// @ts-check
+// Errors in the administrator's language (issue 28): the sentence of an error's reason (else of its code)
+// from the server's catalogue, shown once, beside the form field it concerns when there is one.
+import { h } from './dom.js';
+import sentences from './i18n/errors.js';
+import { language, t } from './i18n.js';
+
+const fill = (text, params = {}) =>
+  text.replace(/\{(\w+)\}/g, (all, name) => (name in params ? String(params[name]) : all));
+
+/** A catalogue sentence (`code.x`, `reason.x`, `check.x`) in the UI's language, or null when it has none. */
+export function catalogueSentence(key, params) {
+  const text = sentences[language()]?.[key] ?? sentences.en[key];
+  return text === undefined ? null : fill(text, params);
+}
+
+/** The API field names an error is about: its `params.field`, else the fields a 422 names. */
+function fieldsOf(detail) {
+  if (typeof detail.params?.field === 'string') return [detail.params.field];
+  return [...(detail.missing_fields ?? []), ...Object.keys(detail.invalid_fields ?? {})];
+}
+
+/**
+ * One sentence for an API error `{status, code, message, detail}`: the reason's, else (in English) the
+ * server's own message, else the code's with the fields it names. Errors made in the browser (network)
+ * keep their message, which already comes from the UI's catalogue.
+ */
+export function errorText(e) {
+  const detail = e.detail ?? {};
+  if (detail.reason) {
+    const s = catalogueSentence(`reason.${detail.reason}`, detail.params);
+    if (s !== null) return s;
+  }
+  const generic = catalogueSentence(`code.${e.code}`);
+  if (language() === 'en' || generic === null) return e.message;
+  const fields = fieldsOf(detail);
+  return fields.length ? t('errors.withFields', { sentence: generic, fields: fields.join(', ') }) : generic;
+}
+
+const CONTROLS = 'input, textarea, select';
+
+/** The control of a form for an API field name: data-field, else name (dots written as underscores). */
+function controlFor(form, field) {
+  for (const sel of [`[data-field="${field}"]`, `[name="${field}"]`, `[name="${field.replace(/\./g, '_')}"]`]) {
+    const el = form.querySelector(sel);
+    if (el?.matches(CONTROLS)) return el;
+  }
+  return null;
+}
+
+function clearFieldErrors(form) {
+  for (const p of form.querySelectorAll('.field-error')) p.remove();
+  for (const el of form.querySelectorAll('[aria-invalid="true"]')) el.removeAttribute('aria-invalid');
+}
+
+/**
+ * Shows an API error once: beside the field of the enclosing form it concerns (marked aria-invalid and
+ * described by the sentence), else in `status`. A later error, or typing in the field, clears it.
+ */
+export function showError(status, e, text = errorText(e)) {
+  const form = status.closest('form');
+  if (form) clearFieldErrors(form);
+  const control =
+    form && e?.detail
+      ? fieldsOf(e.detail)
+          .map((f) => controlFor(form, f))
+          .find(Boolean)
+      : null;
+  if (!control) {
+    status.append(h('p', { class: 'error', role: 'alert' }, text));
+    return;
+  }
+  const id = `${control.id || control.getAttribute('name')}-error`;
+  const p = h('p', { class: 'error field-error', id, role: 'alert' }, text);
+  control.after(p);
+  control.setAttribute('aria-invalid', 'true');
+  control.setAttribute('aria-errormessage', id);
+  control.addEventListener('input', () => clearFieldErrors(form), { once: true });
+}
