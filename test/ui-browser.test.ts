@@ -213,14 +213,19 @@ describe('admin UI in a browser', { skip }, () => {
     await go(`/ui/projects/${SITE}?tab=keys`);
     await page.locator('.rights').getByLabel('Name', { exact: true }).fill('site backend');
     for (const right of ['transactional_send', 'cart_events_write', 'contest_results', 'course']) {
-      await page.locator('.rights').getByLabel(right, { exact: true }).check();
+      // Each right is labelled by its code and, since issue 28, a description in words after it.
+      await page
+        .locator('.rights label', { has: page.locator('code', { hasText: new RegExp(`^${right}$`) }) })
+        .locator('input')
+        .check();
     }
     await page.getByRole('button', { name: 'Create key' }).click();
     const shown = page.locator('.new-key code.secret');
     await shown.waitFor();
     apiKey = (await shown.textContent())!.trim();
     assert.match(apiKey, /^egw_live_[A-Za-z0-9]{40,}$/);
-    assert.ok(await page.locator('.new-key').getByRole('button', { name: 'Copy' }).isVisible());
+    // The key's own Copy button comes first; the PHP snippet below it has one too.
+    assert.ok(await page.locator('.new-key').getByRole('button', { name: 'Copy' }).first().isVisible());
     await page.locator('td', { hasText: `…${apiKey.slice(-4)}` }).waitFor();
     await shot('project-keys');
 

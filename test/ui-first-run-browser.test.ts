@@ -32,7 +32,7 @@ const SITE = 'kursy-pk';
  * inside is a code, an address or an example, and is not judged.
  */
 const ALLOWED = new Set(
-  'E-mail HTML MJML Liquid SMTP STARTTLS DKIM SPF DMARC VERP HTTP HTTPS API JSON PHP URL ID From Reply-To TLS SSL IP CSV UTC PostgreSQL SQLite Postmark Mailgun SendGrid Amazon SES SNS ARN Unisender Go PEM RSA'.split(
+  'E-mail HTML MJML Liquid SMTP STARTTLS DKIM SPF DMARC VERP HTTP HTTPS API JSON PHP URL ID From Reply-To TLS SSL IP CSV UTC PostgreSQL SQLite Postmark Mailgun SendGrid Amazon SES SNS ARN Unisender Go PEM RSA UTM'.split(
     ' ',
   ),
 );

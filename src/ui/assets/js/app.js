@@ -54,10 +54,16 @@ const NAV = [
   { key: 'tokens', href: '/ui/tokens', shown: (account) => account.id !== null },
 ];
 
+/** @type {{ session: any, renderSeq: number, leave: Array<() => void> }} */
 const state = { session: null, renderSeq: 0, leave: [] };
-const main = () => document.getElementById('main');
+/** The page's <main>, which index.html always has. */
+const main = () => /** @type {HTMLElement} */ (document.getElementById('main'));
 
-/** focus: a selector of what gets the focus after the page is drawn (default: its heading). */
+/**
+ * focus: a selector of what gets the focus after the page is drawn (default: its heading).
+ * @param {string} url
+ * @param {{ replace?: boolean, state?: any, keepFocus?: boolean, focus?: string | null }} [options]
+ */
 export function navigate(url, { replace = false, state: histState = null, keepFocus = false, focus = null } = {}) {
   if (replace) history.replaceState(histState, '', url);
   else history.pushState(histState, '', url);
@@ -133,6 +139,7 @@ export function loggedIn(session) {
   document.body.toggleAttribute('data-not-owner', session.account.role !== 'owner');
 }
 
+/** @param {{ keepFocus?: boolean, focus?: string | null }} [options] */
 async function render({ keepFocus = false, focus = null } = {}) {
   const seq = ++state.renderSeq;
   for (const fn of state.leave.splice(0)) fn();
@@ -145,7 +152,7 @@ async function render({ keepFocus = false, focus = null } = {}) {
   drawTopbar(route?.nav);
   const target = main();
   const ctx = {
-    params: route ? route.re.exec(path).slice(1).map(decodeURIComponent) : [],
+    params: route ? (route.re.exec(path) ?? []).slice(1).map(decodeURIComponent) : [],
     query: new URLSearchParams(location.search),
     state: history.state ?? {},
     navigate,
@@ -182,7 +189,9 @@ async function render({ keepFocus = false, focus = null } = {}) {
   const h1 = target.querySelector('h1');
   document.title = t('app.documentTitle', { page: h1?.textContent ?? t('app.admin') });
   if (!keepFocus)
-    ((focus && document.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target).focus();
+    /** @type {HTMLElement} */ (
+      (focus && document.querySelector(focus)) || target.querySelector('[data-autofocus]') || h1 || target
+    ).focus();
   return undefined;
 }
 

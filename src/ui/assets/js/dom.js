@@ -201,9 +201,8 @@ export function checkbox(label, checked, attrs = {}) {
 
 /** A short-lived message in the polite live region. */
 export function toast(message, tone = 'ok') {
-  const box = document.getElementById('toasts');
   const el = h('div', { class: `toast ${tone}` }, message);
-  box.append(el);
+  document.getElementById('toasts')?.append(el);
   setTimeout(() => el.remove(), tone === 'bad' ? 8000 : 4000);
 }
 
@@ -252,8 +251,8 @@ export function copyButton(text, target) {
             const range = document.createRange();
             range.selectNodeContents(target);
             const sel = document.getSelection();
-            sel.removeAllRanges();
-            sel.addRange(range);
+            sel?.removeAllRanges();
+            sel?.addRange(range);
           }
           toast(t('copy.blocked'), 'warn');
         }

@@ -56,8 +56,9 @@ export const intlLocale = () => locale;
 
 /** Switches the language and remembers the choice; the caller draws the page again. */
 export function setLanguage(l) {
-  if (!supported(l)) return;
-  lang = supported(l);
+  const chosen = supported(l);
+  if (!chosen) return;
+  lang = chosen;
   locale = localeFor(lang);
   plurals = new Intl.PluralRules(locale);
   document.documentElement.lang = lang;

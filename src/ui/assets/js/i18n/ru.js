@@ -961,9 +961,9 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'tracking.utmHelp':
     'Метки UTM добавляются к ссылкам, в которых своих меток нет, чтобы в веб-аналитике сайта было видно, что человек пришёл из письма. Пустые поля — без меток.',
   'tracking.utmSource': 'utm_source (источник)',
-  'tracking.utmSourceHint': 'Например: newsletter',
+  'tracking.utmSourceHint': 'Откуда пришёл посетитель: например, название рассылки латиницей',
   'tracking.utmMedium': 'utm_medium (канал)',
-  'tracking.utmMediumHint': 'Например: email',
+  'tracking.utmMediumHint': 'Канал, по которому пришёл посетитель: для писем — почта, латиницей',
   'tracking.utmCampaign': 'utm_campaign (кампания)',
   'tracking.utmCampaignHint': '{{ template_key }} подставит ключ шаблона письма',
   'tracking.saved': 'Настройки отслеживания сохранены',

@@ -54,7 +54,7 @@ export async function layoutsTab(_ctx, p) {
         toast(t('layouts.saved', { name: name.value.trim() }));
         await draw();
         drawForm(null);
-      } catch (e) {
+      } catch (/** @type {any} */ e) {
         const impact = impactOf(e);
         const invalid = e?.detail?.invalid_fields;
         status.append(
