@@ -65,8 +65,11 @@ export async function recordChoices(
   choices: Choice[],
   source: ConsentSource,
   now: number,
-  /** The sentence the stopped e-mails record (leaving everything says the contact unsubscribed). */
-  stopReason: string = topicStopSentence.contact_unsubscribed,
+  /**
+   * Set by leaveAll: the sentence the stopped e-mails record (the contact unsubscribed), and no topic
+   * notice to the site, whose one contact.unsubscribed leaveAll sends itself.
+   */
+  leavingAll: { stopReason: string } | null = null,
 ): Promise<void> {
   if (choices.length === 0) return;
   await insertConsentRecords(
@@ -96,11 +99,11 @@ export async function recordChoices(
     await setContactStatus(trx, contact.id, 'active', now, ['unsubscribed'], { reason: 'consent' });
   }
   for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
-  await suppressTopics(trx, contact.id, left, now, stopReason);
+  await suppressTopics(trx, contact.id, left, now, leavingAll?.stopReason ?? topicStopSentence.contact_unsubscribed);
   // A person who leaves a topic from an e-mail or the preference page: the site hears of it as of a full
-  // unsubscribe, with the topics. The site's own calls (`api`) are not echoed back; leaveAll sends its own.
+  // unsubscribe, with the topics. The site's own calls (`api`) are not echoed back.
   const via = PERSON_VIA[source];
-  if (via && left.length > 0 && !leavingAll.has(trx))
+  if (via && left.length > 0 && !leavingAll)
     await enqueueSiteWebhooks(trx, contact.project_id, 'contact.unsubscribed', topicNotice(contact, via, left), now);
 }
 
@@ -110,8 +113,6 @@ const PERSON_VIA: Partial<Record<ConsentSource, string>> = {
   list_unsubscribe: 'link',
   preference_page: 'preference_page',
 };
-/** Transactions inside leaveAll, whose one contact.unsubscribed covers every topic. */
-const leavingAll = new WeakSet<object>();
 
 /** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
 async function keepChoice(trx: Executor, contactId: number, topic: string, now: number) {
@@ -146,20 +147,15 @@ export async function leaveAll(
   meta: { ip?: string | null; user_agent?: string | null } = {},
 ): Promise<void> {
   const topics = (await listTopics(trx, contact.project_id)).filter((t) => t.key !== TRANSACTIONAL);
-  leavingAll.add(trx);
-  try {
-    await recordChoices(
-      trx,
-      { ...contact, status: 'active' },
-      topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
-      source,
-      now,
-      // The same words as the suppression rule of an unsubscribed contact (domain/suppression.ts).
-      suppressionReason('unsubscribed', 'cart')!,
-    );
-  } finally {
-    leavingAll.delete(trx);
-  }
+  await recordChoices(
+    trx,
+    { ...contact, status: 'active' },
+    topics.map((t) => ({ topic: t.key, granted: false, ...meta })),
+    source,
+    now,
+    // The same words as the suppression rule of an unsubscribed contact (domain/suppression.ts).
+    { stopReason: suppressionReason('unsubscribed', 'cart')! },
+  );
   if (contact.status !== 'active') return;
   const reason = source === 'preference_page' ? 'preference_page' : 'unsubscribe_link';
   if (await setContactStatus(trx, contact.id, 'unsubscribed', now, ['active'], { reason }))
