@@ -114,6 +114,7 @@ describe(
       for (const p of procs) {
         if (p.child.exitCode !== null) continue;
         const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
+        p.child.kill('SIGCONT'); // a failure may leave one paused
         p.child.kill('SIGTERM');
         await exited;
       }
@@ -152,13 +153,38 @@ describe(
         }
       };
       for (const p of procs) await until(() => up(p.port), 60_000, `healthy worker (${p.out()})`);
-      // E-mails arrive in small waves while both workers poll, so both take part.
+      // Each worker is made to claim half of the e-mails (the other one paused with SIGSTOP meanwhile), so
+      // both then send at once through the shared cap, whatever the timing of their polls.
+      const unclaimed = async () =>
+        Number(
+          (
+            await db.db
+              .selectFrom('scheduled_emails')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('status', 'in', ['scheduled', 'queued'])
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const started = Date.now();
-      for (let i = 0; i < N; i++) {
-        const c = await addContact(db, s.projectId, `r${i}@example.org`);
-        await addEmail(db, { projectId: s.projectId, templateId: s.templateId, contactId: c, to: `r${i}@example.org` });
-        if (i % 3 === 2) await new Promise((r) => setTimeout(r, 60));
+      let made = 0;
+      for (const [claimer, paused] of [
+        [procs[1], procs[0]],
+        [procs[0], procs[1]],
+      ]) {
+        paused.child.kill('SIGSTOP');
+        claimer.child.kill('SIGCONT');
+        for (const end = made + N / 2; made < end; made++) {
+          const c = await addContact(db, s.projectId, `r${made}@example.org`);
+          await addEmail(db, {
+            projectId: s.projectId,
+            templateId: s.templateId,
+            contactId: c,
+            to: `r${made}@example.org`,
+          });
+        }
+        await until(async () => (await unclaimed()) === 0, 30_000, `claim by one worker (${claimer.out()})`);
       }
+      procs[1].child.kill('SIGCONT');
       await until(() => timed.at.length >= N, 120_000, `${N} messages (${procs.map((p) => p.out()).join('\n')})`);
       const workers = await db.db
         .selectFrom('scheduled_emails')
