@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type { PoolClient } from 'pg';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -18,9 +18,17 @@ export interface Db {
   close(): Promise<void>;
 }
 
-// int8 (bigserial ids, counts) as JS numbers: ids stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+// Each driver is loaded with the first database of its kind: a process on SQLite (the default) never
+// loads pg, one on PostgreSQL never loads better-sqlite3 (resident memory counts, issue 29).
+const importPg = () =>
+  import('pg').then(({ default: pg }) => {
+    // int8 (bigserial ids, counts) as JS numbers: ids stay far below 2^53.
+    pg.types.setTypeParser(20, (v) => Number(v));
+    pg.types.setTypeParser(1700, (v) => Number(v));
+    return pg;
+  });
+let pgLoaded: ReturnType<typeof importPg> | null = null;
+const loadPg = () => (pgLoaded ??= importPg());
 
 export interface DbOptions {
   /** PostgreSQL only: a schema to create and use (tests isolate themselves this way). */
@@ -41,6 +49,7 @@ export function schemaUrl(url: string, schema: string): string {
 
 export async function openDatabase(url: string, opts: DbOptions = {}): Promise<Db> {
   if (isPostgresUrl(url)) {
+    const pg = await loadPg();
     if (opts.schema) {
       const admin = new pg.Client({ connectionString: url });
       await admin.connect();
@@ -63,7 +72,8 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
   }
   const path = url.replace(/^sqlite:/, '') || ':memory:';
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const conn = new SQLite(path);
+  const { default: SQLiteDatabase } = await import('better-sqlite3');
+  const conn = new SQLiteDatabase(path);
   conn.pragma('journal_mode = WAL');
   // Every commit is on disk before it is answered. Said explicitly: better-sqlite3 is built with
   // SQLITE_DEFAULT_WAL_SYNCHRONOUS=1, so a database reopened in WAL mode would otherwise run at NORMAL
@@ -104,7 +114,7 @@ function preparedOnce(conn: SQLite.Database): { prepare(sql: string): SQLite.Sta
  */
 export const PREPARED = '/* prepared */ ';
 
-function namePreparedStatements(client: pg.PoolClient): void {
+function namePreparedStatements(client: PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   // Only the form Kysely uses, (text, values) awaited; every other call goes through as it was.
   (client as { query: unknown }).query = (...args: unknown[]) => {
@@ -127,6 +137,7 @@ function statementName(text: string): string {
 }
 
 export async function dropSchema(url: string, schema: string): Promise<void> {
+  const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -3,7 +3,8 @@
 // the elements (Gmail and others drop <style>). A fragment is wrapped; a document (MJML's output, or an
 // author's own) keeps its head and gets what it lacks. Positions come from htmlparser2's tokenizer, so
 // markup inside comments, scripts or attribute values is never mistaken for a tag.
-import juice from 'juice';
+import { createRequire } from 'node:module';
+import type Juice from 'juice';
 import { Parser } from 'htmlparser2';
 
 // The five characters that matter in text and quoted attribute values (the subject in <title>, lang).
@@ -79,6 +80,12 @@ export function wholeDocument(html: string, subject: string, lang: string): stri
 }
 
 /** <style> rules inlined into the elements; media queries stay in a <style> block (juice). */
+// juice (with cheerio under it, ~25 MiB resident) is loaded with the first e-mail rendered, not at start:
+// an API-only process may never render one (issue 29). require keeps rendering synchronous.
+const require = createRequire(import.meta.url);
+let juice: typeof Juice | null = null;
+
 export function inlineCss(html: string): string {
+  juice ??= require('juice') as typeof Juice;
   return juice(html, { preserveMediaQueries: true, preserveFontFaces: true, applyWidthAttributes: true });
 }

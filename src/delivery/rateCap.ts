@@ -2,7 +2,8 @@
 // 1/rate apart. In Redis (REDIS_URL) the slot counter is one key per transport shared by every worker
 // process, timed by the Redis server's clock; without Redis each process keeps its own (documented: N
 // processes then send up to N times the rate).
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from '../redis.js';
 
 export interface RateCap {
   readonly kind: 'memory' | 'redis';
@@ -41,7 +42,7 @@ export class RedisRateCap implements RateCap {
   private readonly redis: Redis;
   private readonly fallback = new MemoryRateCap();
   constructor(url: string, onError: (err: unknown) => void = () => {}) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
+    this.redis = newRedis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
     this.redis.on('error', onError);
     this.redis.defineCommand('egwSlot', { numberOfKeys: 1, lua: SCRIPT });
   }

@@ -3,7 +3,6 @@
 // reply code and recipient in the text, in any charset), or an auto-reply (RFC 3834). Never throws: what
 // cannot be read is an `unparsed` report with the reason in its diagnostic.
 import { createHash } from 'node:crypto';
-import { simpleParser } from 'mailparser';
 import { classifyDsn, classifyText, findEnhancedStatus, findSmtpCode } from '../domain/bounces.js';
 import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData, textVerdict } from '../domain/bounceWording.js';
 import type { ReportKind } from '../domain/statuses.js';
@@ -297,7 +296,13 @@ const plainParts = (root: MimePart) =>
     .map((p) => p.body)
     .join('\n');
 
+// mailparser is loaded with the first report read, not at start: only a bounce listener or a provider
+// receiver reads reports, and it costs ~18 MiB of resident memory in every process (issue 29).
+const loadParser = () => import('mailparser').then((m) => m.simpleParser);
+let parser: ReturnType<typeof loadParser> | null = null;
+
 async function readText(raw: Buffer, root: MimePart): Promise<{ text: string; subject: string }> {
+  const simpleParser = await (parser ??= loadParser());
   try {
     // mailparser undoes transfer encodings and every charset, ISO-2022-JP included, and turns HTML to text.
     const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipHtmlToText: false });

@@ -1,6 +1,7 @@
 // Per-key rate limits (SPEC §7): a token bucket of `burst` tokens refilled at `per_second`. Counted in
 // Redis when REDIS_URL is set (one bucket shared by every API process), in memory otherwise.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis } from '../redis.js';
 import type { RateLimit } from '../schemas/common.js';
 import type { Clock } from './context.js';
 
@@ -84,7 +85,7 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly onError: (err: unknown) => void = () => {},
     private readonly prefix = 'egw:rl:',
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    this.redis = newRedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
     this.redis.on('error', (err) => this.onError(err));
     this.redis.defineCommand('egwTake', { numberOfKeys: 1, lua: SCRIPT });
   }
