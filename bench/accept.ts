@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { BEFORE_REF, buildBefore, loadBeforeProject, type BeforeBuild } from './before.js';
 import {
   acceptBody,
   freePort,
@@ -138,6 +139,64 @@ const HANDWRITTEN: Record<Kind, string> = {
   postgres: 'hand-written pg, event row + graphile-worker add_job',
 };
 
+const prefixed = (p: string, o: Record<string, string | number>) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [p + k, v]));
+
+/**
+ * The gateway's `serve` (ROLE=api) under the load, endpoint by endpoint, each answer checked as
+ * committed: this checkout's build, or another commit's (`before`, bench/before.ts).
+ */
+async function measureGateway(
+  kind: Kind,
+  before: BeforeBuild | null,
+  baseline: Record<Endpoint, LoadResult>,
+  hand: LoadResult,
+): Promise<{ figures: Record<string, string | number>; rps: Record<Endpoint, number>; committed: boolean }> {
+  const figures: Record<string, string | number> = {};
+  const rps = {} as Record<Endpoint, number>;
+  let committed = true;
+  const label = before ? `${kind} at ${before.sha}` : kind;
+  const b = await freshDatabase(kind, !before);
+  try {
+    const key = before ? await loadBeforeProject(before, b) : (await loadBenchProject(b)).key;
+    const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`, before?.cli);
+    const idle = gw.rssMb();
+    figures.idle_rss_mb = Math.round(idle);
+    log(`${label.padEnd(9)} serve (ROLE=api, ${RUNTIME}) idle RSS ${idle.toFixed(0)} MiB after start`);
+    try {
+      for (const e of ENDPOINTS) {
+        const r = await hammer(gw.port, e, key, true, gw);
+        const v = await verifyCommitted(b, e, r);
+        committed &&= v.ok;
+        rps[e] = r.rps;
+        const ratio = r.rps / baseline[e].rps;
+        const vsHand = e === 'transactional' ? r.rps / hand.rps : NaN;
+        log(
+          `${label.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
+            (e === 'transactional' ? `vs hand-written ${vsHand.toFixed(2)}  ` : '') +
+            `CPU ${r.cpuUs.toFixed(0)} us/req  ` +
+            `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)  (${load1()})`,
+        );
+        const short = e === 'transactional' ? 'tx' : 'order';
+        figures[`${short}_rps`] = Math.round(r.rps);
+        figures[`${short}_p50_ms`] = r.p50;
+        figures[`${short}_p99_ms`] = r.p99;
+        figures[`${short}_ratio`] = Number(ratio.toFixed(2));
+        figures[`${short}_cpu_us`] = Math.round(r.cpuUs);
+        if (e === 'transactional') figures.tx_vs_hand = Number(vsHand.toFixed(2));
+        figures[`${short}_non2xx`] = r.non2xx;
+      }
+    } finally {
+      const rss = await gw.stop();
+      figures.peak_rss_mb = Math.round(rss);
+      log(`${label.padEnd(9)} serve (ROLE=api, ${RUNTIME}) peak RSS ${rss.toFixed(0)} MiB`);
+    }
+  } finally {
+    await b.cleanup();
+  }
+  return { figures, rps, committed };
+}
+
 export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, string | number>> {
   log(`== accept path: ${CONNECTIONS} connections, ${DURATION_S} s per run (+${WARMUP_S} s warm-up); ${machine()}`);
   const out: Record<string, string | number> = {};
@@ -174,44 +233,23 @@ export async function runAccept(kinds: Kind[] = KINDS): Promise<Record<string, s
   }
 
   let allCommitted = true;
+  const before = BEFORE_REF ? buildBefore(BEFORE_REF) : null;
   for (const kind of kinds) {
-    const b = await freshDatabase(kind);
-    try {
-      const demo = await loadBenchProject(b);
-      const gw = await spawnGateway('serve', { DATABASE_URL: b.url, ROLE: 'api' }, `accept-${kind}`);
-      const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
-      const idle = gw.rssMb();
-      out[`${tag}_idle_rss_mb`] = Math.round(idle);
-      log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) idle RSS ${idle.toFixed(0)} MiB after start`);
-      try {
-        for (const e of ENDPOINTS) {
-          const r = await hammer(gw.port, e, demo.key, true, gw);
-          const v = await verifyCommitted(b, e, r);
-          allCommitted &&= v.ok;
-          const ratio = r.rps / baseline[e].rps;
-          const vsHand = e === 'transactional' ? r.rps / hand[kind].rps : NaN;
-          log(
-            `${kind.padEnd(9)} ${e.padEnd(14)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  ratio ${ratio.toFixed(2)}  ` +
-              (e === 'transactional' ? `vs hand-written ${vsHand.toFixed(2)}  ` : '') +
-              `CPU ${r.cpuUs.toFixed(0)} us/req  ` +
-              `non-2xx ${r.non2xx} errors ${r.errors}  committed: ${v.ok ? 'all' : `MISSING events ${v.missing} e-mails ${v.emailsMissing}`} (${r.eventIds.length} checked)  (${load1()})`,
-          );
-          const short = e === 'transactional' ? 'tx' : 'order';
-          out[`${tag}_${short}_rps`] = Math.round(r.rps);
-          out[`${tag}_${short}_p50_ms`] = r.p50;
-          out[`${tag}_${short}_p99_ms`] = r.p99;
-          out[`${tag}_${short}_ratio`] = Number(ratio.toFixed(2));
-          out[`${tag}_${short}_cpu_us`] = Math.round(r.cpuUs);
-          if (e === 'transactional') out[`${tag}_tx_vs_hand`] = Number(vsHand.toFixed(2));
-          out[`${tag}_${short}_non2xx`] = r.non2xx;
-        }
-      } finally {
-        const rss = await gw.stop();
-        out[`${tag}_peak_rss_mb`] = Math.round(rss);
-        log(`${kind.padEnd(9)} serve (ROLE=api, ${RUNTIME}) peak RSS ${rss.toFixed(0)} MiB`);
-      }
-    } finally {
-      await b.cleanup();
+    const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+    const after = await measureGateway(kind, null, baseline, hand[kind]);
+    allCommitted &&= after.committed;
+    Object.assign(out, prefixed(`${tag}_`, after.figures));
+    if (!before) continue;
+    // The same load on the gateway as it was at BENCH_BEFORE, right after, on the same machine.
+    const was = await measureGateway(kind, before, baseline, hand[kind]);
+    allCommitted &&= was.committed;
+    Object.assign(out, prefixed(`${tag}_before_`, was.figures));
+    for (const e of ENDPOINTS) {
+      const short = e === 'transactional' ? 'tx' : 'order';
+      out[`${tag}_${short}_vs_before`] = Number((after.rps[e] / was.rps[e]).toFixed(2));
+      log(
+        `${kind.padEnd(9)} ${e.padEnd(14)} this checkout / ${before.sha}: ${(after.rps[e] / was.rps[e]).toFixed(2)}×`,
+      );
     }
   }
   out.load_avg = loadavg()[0].toFixed(2);

@@ -71,13 +71,16 @@ export interface BenchDb {
   cleanup(): Promise<void>;
 }
 
-/** A fresh database: a SQLite file in a temp dir, or a PostgreSQL schema of its own. Migrated. */
-export async function freshDatabase(kind: Kind): Promise<BenchDb> {
+/**
+ * A fresh database: a SQLite file in a temp dir, or a PostgreSQL schema of its own. Migrated, unless
+ * `migrate` is false (for a gateway of another version, which migrates it itself).
+ */
+export async function freshDatabase(kind: Kind, migrate = true): Promise<BenchDb> {
   if (kind === 'postgres') {
     const schema = `bench_${randomBytes(4).toString('hex')}`;
     const url = schemaUrl(PG_URL, schema);
     const db = await openDatabase(PG_URL, { schema, poolSize: 4 });
-    await migrateToLatest(db);
+    if (migrate) await migrateToLatest(db);
     return {
       kind,
       url,
@@ -92,7 +95,7 @@ export async function freshDatabase(kind: Kind): Promise<BenchDb> {
   const dir = mkdtempSync(join(tmpdir(), 'egw-bench-'));
   const url = `sqlite:${join(dir, 'bench.db')}`;
   const db = await openDatabase(url);
-  await migrateToLatest(db);
+  if (migrate) await migrateToLatest(db);
   return {
     kind,
     url,
@@ -269,10 +272,12 @@ export async function spawnGateway(
   command: 'serve' | 'worker',
   env: Record<string, string>,
   name: string,
+  /** Another build's compiled CLI (bench/before.ts); this checkout's by default. */
+  cli?: string,
 ): Promise<Child> {
   const port = command === 'serve' ? await freePort() : undefined;
   return spawnNode(
-    RUNTIME === 'tsx' ? 'src/cli.ts' : relative(ROOT, ensureBuilt()),
+    cli ?? (RUNTIME === 'tsx' ? 'src/cli.ts' : relative(ROOT, ensureBuilt())),
     [command],
     {
       ADMIN_TOKEN,

@@ -3,6 +3,8 @@
 //   BENCH_ONLY=accept,lag  a subset (accept, delivery, e2e, lag, size, impact, tracking)
 //   BENCH_DB=sqlite        one engine (sqlite or postgres); PostgreSQL from BENCH_DATABASE_URL,
 //                          TEST_DATABASE_URL or postgres://postgres@127.0.0.1:5432/test
+//   BENCH_BEFORE=<ref>     the accept bench also runs the gateway built from that commit, right after
+//                          this one's, and prints this/before per endpoint (bench/before.ts)
 //   BENCH_PROFILE=1        run the spawned processes under --cpu-prof (.bench/profiles/, read them with
 //                          npx tsx bench/profile-summary.ts <file>)
 // The delivery bench uses postfix's smtp-sink when installed (apt-get install postfix), else an
