@@ -3,16 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { siteKeysOf } from '../../../repos/access.js';
 import { AuditItem, AuditQuery } from '../../../schemas/accounts.js';
 import { Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import { auditLog } from '../../../services/audit.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const auditAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -20,8 +14,7 @@ export const auditAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'The audit log, newest first; an administrator of some projects sees only theirs',
         querystring: AuditQuery,
         response: {
@@ -30,7 +23,7 @@ export const auditAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
             items: Type.Array(AuditItem),
             next_cursor: Type.Union([Type.String(), Type.Null()]),
           }),
-          ...errs,
+          ...adminErrorsWithConflict,
         },
       },
     },

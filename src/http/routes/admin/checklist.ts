@@ -3,15 +3,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { SiteKeyParams } from '../../../schemas/admin.js';
 import { ChecklistResponse } from '../../../schemas/adminUi.js';
-import { errors } from '../../../schemas/common.js';
 import { checklist } from '../../../services/checklist.js';
 import type { Deps } from '../../../services/context.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const checklistAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -19,11 +13,10 @@ export const checklistAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'First-run steps (project, template, routing, key, delivery, test e-mail), each done or not',
         params: SiteKeyParams,
-        response: { 200: ChecklistResponse, ...errs },
+        response: { 200: ChecklistResponse, ...adminErrorsWithConflict },
       },
     },
     async (req) => checklist(deps, req.params.site_key),

@@ -9,12 +9,7 @@ import { errors } from '../../../schemas/common.js';
 import { ErasureView } from '../../../schemas/consent.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -22,12 +17,11 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { object: { kind: 'contact', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "Set a contact's status",
         params: IdParams,
         body: ContactStatusBody,
-        response: { 200: Type.Object({ ok: Ok, contact_id: Type.Integer(), status: Type.String() }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, contact_id: Type.Integer(), status: Type.String() }), ...adminErrors },
       },
     },
     async (req) => contacts.changeStatus(deps, auditActor(req), req.params.id, req.body.status),
@@ -38,8 +32,7 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Find contacts by (part of) their e-mail address, newest first',
         querystring: ContactsQuery,
         response: {
@@ -60,8 +53,7 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { object: { kind: 'contact', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'One contact with its address books, and its latest events and e-mails',
         params: IdParams,
         response: { 200: ContactDetail, ...errors(401, 403, 404, 409, 422, 500) },
@@ -75,12 +67,11 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { object: { kind: 'contact', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary:
           'Everything held about the contact as one JSON document (contact, subscriptions, consent, events, e-mails, reports, orders, books), streamed',
         params: IdParams,
-        response: { 200: Type.Unknown({ description: 'the JSON document' }), ...errs },
+        response: { 200: Type.Unknown({ description: 'the JSON document' }), ...adminErrors },
       },
     },
     async (req, reply) => {
@@ -98,12 +89,11 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { object: { kind: 'contact', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary:
           'Erase the person: every stored copy of the address, name and fields; in_progress while a long history is erased in the background',
         params: IdParams,
-        response: { 200: ErasureView, ...errs },
+        response: { 200: ErasureView, ...adminErrors },
       },
     },
     async (req) => erasure.eraseContact(deps, auditActor(req), req.params.id),

@@ -2,15 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { scopeOf } from '../../plugins/access.js';
 import { DashboardQuery, DashboardResponse } from '../../../schemas/adminUi.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { dashboard } from '../../../services/dashboard.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -18,11 +12,10 @@ export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Dashboard figures: events, e-mails, outbox and cart recovery over the last days (UTC)',
         querystring: DashboardQuery,
-        response: { 200: DashboardResponse, ...errs },
+        response: { 200: DashboardResponse, ...adminErrorsWithConflict },
       },
     },
     async (req) => dashboard(deps, req.query, scopeOf(req)),

@@ -3,15 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as delivery from '../../../services/delivery.js';
 import { auditActor } from '../../plugins/access.js';
 import { SiteKeyParams } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../../schemas/delivery.js';
 import type { Deps } from '../../../services/context.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.put(
@@ -19,12 +13,11 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "Replace the project's delivery settings; a password or DKIM key left out is kept",
         params: SiteKeyParams,
         body: DeliveryBody,
-        response: { 200: DeliveryView, ...errs },
+        response: { 200: DeliveryView, ...adminErrors },
       },
     },
     async (req) => delivery.putDelivery(deps, auditActor(req), req.params.site_key, req.body),
@@ -35,11 +28,10 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "The project's delivery settings, every secret masked",
         params: SiteKeyParams,
-        response: { 200: DeliveryView, ...errs },
+        response: { 200: DeliveryView, ...adminErrors },
       },
     },
     async (req) => delivery.getDelivery(deps, req.params.site_key),
@@ -50,11 +42,10 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "Back to the installation's SMTP_URL (or the capture transport)",
         params: SiteKeyParams,
-        response: { 200: DeliveryView, ...errs },
+        response: { 200: DeliveryView, ...adminErrors },
       },
     },
     async (req) => delivery.deleteDelivery(deps, auditActor(req), req.params.site_key),
@@ -65,11 +56,10 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Connect, EHLO, STARTTLS and AUTH on each relay; check the DKIM record in DNS',
         params: SiteKeyParams,
-        response: { 200: VerifyView, ...errs },
+        response: { 200: VerifyView, ...adminErrors },
       },
     },
     async (req) => delivery.verifyDelivery(deps, auditActor(req), req.params.site_key),
@@ -80,12 +70,11 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Send one test e-mail of a template with sample data; it counts in no statistics',
         params: SiteKeyParams,
         body: TestSendBody,
-        response: { 200: TestSendView, ...errs },
+        response: { 200: TestSendView, ...adminErrors },
       },
     },
     async (req) => delivery.testSend(deps, auditActor(req), req.params.site_key, req.body),

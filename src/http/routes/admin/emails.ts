@@ -6,12 +6,7 @@ import { EmailDetail, EmailListItem, EmailsQuery, IdParams, Page } from '../../.
 import { EmailActionResponse, EmailPreviewResponse } from '../../../schemas/adminUi.js';
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -19,11 +14,10 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Scheduled and sent e-mails, newest first',
         querystring: EmailsQuery,
-        response: { 200: Page(EmailListItem), ...errs },
+        response: { 200: Page(EmailListItem), ...adminErrors },
       },
     },
     async (req) => outbox.emails(deps, req.query, scopeOf(req)),
@@ -34,11 +28,10 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'One e-mail with its rendered subject, html, text and headers',
         params: IdParams,
-        response: { 200: EmailDetail, ...errs },
+        response: { 200: EmailDetail, ...adminErrors },
       },
     },
     async (req) => outbox.email(deps, req.params.id),
@@ -49,8 +42,7 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'The e-mail as sent, or, before it is rendered, as its template renders it now',
         params: IdParams,
         response: { 200: EmailPreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
@@ -64,8 +56,7 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Cancel a scheduled or queued e-mail (409 once it is being sent or done)',
         params: IdParams,
         response: { 200: EmailActionResponse, ...errors(401, 403, 404, 409, 422, 500) },
@@ -79,8 +70,7 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'email', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Send a failed e-mail again now (attempts start over)',
         params: IdParams,
         response: { 200: EmailActionResponse, ...errors(401, 403, 404, 409, 422, 500) },

@@ -8,12 +8,7 @@ import { ReplayAnswer } from '../../../schemas/siteWebhooks.js';
 import type { Deps } from '../../../services/context.js';
 import { replayEvent } from '../../../services/replay.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const eventsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -21,11 +16,10 @@ export const eventsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Chronology of incoming API events, newest first (order=asc for the story of one order)',
         querystring: EventsQuery,
-        response: { 200: Page(EventView), ...errs },
+        response: { 200: Page(EventView), ...adminErrors },
       },
     },
     async (req) => chronology.events(deps, req.query, scopeOf(req)),
@@ -36,11 +30,10 @@ export const eventsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Statistics of incoming API events',
         querystring: StatsQuery,
-        response: { 200: StatsResponse, ...errs },
+        response: { 200: StatsResponse, ...adminErrors },
       },
     },
     async (req) => chronology.statistics(deps, req.query, scopeOf(req)),
@@ -51,10 +44,9 @@ export const eventsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'event', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         params: IdParams,
-        response: { 200: Type.Object({ ok: Ok, event: EventView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, event: EventView }), ...adminErrors },
       },
     },
     async (req) => chronology.event(deps, req.params.id),
@@ -65,8 +57,7 @@ export const eventsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { object: { kind: 'event', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Run a refused or template-less event again as a new event linked to it (replay_of)',
         description:
           "With the original key's rights as they are now and under its idempotency key: what was already sent is not sent again. 409 for an event that cannot be replayed or was already.",

@@ -3,15 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import { auditActor, scopeOf } from '../../plugins/access.js';
 import { CreateKeyBody, CreatedKey, IdParams, KeyView, Ok, UpdateKeyBody } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const keysAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -19,11 +13,10 @@ export const keysAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Create an API key; the full key is in this answer only',
         body: CreateKeyBody,
-        response: { 201: CreatedKey, ...errs },
+        response: { 201: CreatedKey, ...adminErrors },
       },
     },
     async (req, reply) => {
@@ -37,11 +30,10 @@ export const keysAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'List API keys (never the key itself)',
         querystring: Type.Object({ site_key: Type.Optional(Type.String()) }),
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(KeyView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(KeyView) }), ...adminErrors },
       },
     },
     async (req) => admin.apiKeys(deps, req.query.site_key, scopeOf(req)),
@@ -52,12 +44,11 @@ export const keysAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       config: { access: { object: { kind: 'key', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "Change a key's name, rights or rate limit",
         params: IdParams,
         body: UpdateKeyBody,
-        response: { 200: KeyView, ...errs },
+        response: { 200: KeyView, ...adminErrors },
       },
     },
     async (req) => admin.changeApiKey(deps, auditActor(req), req.params.id, req.body),
@@ -68,11 +59,10 @@ export const keysAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async 
     {
       config: { access: { object: { kind: 'key', id: 'params.id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Disable a key; it stops working on the next request',
         params: IdParams,
-        response: { 200: Type.Object({ id: Type.Integer(), status: Type.Literal('disabled') }), ...errs },
+        response: { 200: Type.Object({ id: Type.Integer(), status: Type.Literal('disabled') }), ...adminErrors },
       },
     },
     async (req) => {

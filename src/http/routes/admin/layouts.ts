@@ -7,12 +7,7 @@ import { errors } from '../../../schemas/common.js';
 import { LayoutBody, LayoutList, LayoutParams, LayoutSaved } from '../../../schemas/templates.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 const read = { access: { project: 'params.site_key' } } as const;
 
@@ -24,11 +19,10 @@ export const layoutsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: read,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "The project's layouts",
         params: SiteKeyParams,
-        response: { 200: LayoutList, ...errs },
+        response: { 200: LayoutList, ...adminErrors },
       },
     },
     async (req) => layouts.layouts(deps, req.params.site_key),
@@ -38,7 +32,7 @@ export const layoutsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     '/api/admin/projects/:site_key/layouts/:name',
     {
       config: read,
-      schema: { tags, security, summary: 'One layout', params: LayoutParams, response: { 200: LayoutSaved, ...errs } },
+      schema: { ...ADMIN, summary: 'One layout', params: LayoutParams, response: { 200: LayoutSaved, ...adminErrors } },
     },
     async (req) => layouts.layout(deps, req.params.site_key, req.params.name),
   );
@@ -48,14 +42,13 @@ export const layoutsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: write,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary:
           'Create or replace a layout; html and text each print {{ content }} exactly once; 409 template_impact ' +
           'when templates in it would newly require members recent requests lacked, unless confirm',
         params: LayoutParams,
         body: LayoutBody,
-        response: { 200: LayoutSaved, ...errs, ...errors(409) },
+        response: { 200: LayoutSaved, ...adminErrors, ...errors(409) },
       },
     },
     async (req) => layouts.saveLayout(deps, auditActor(req), req.params.site_key, req.params.name, req.body),
@@ -66,13 +59,12 @@ export const layoutsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: write,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Delete a layout; 409 while a published template or the project default uses it',
         params: LayoutParams,
         response: {
           200: Type.Object({ ok: Ok, name: Type.String(), deleted: Type.Literal(true) }),
-          ...errs,
+          ...adminErrors,
           ...errors(409),
         },
       },

@@ -2,15 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import { ListView, Ok, SiteKeyParams } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const listsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -18,10 +12,9 @@ export const listsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         params: SiteKeyParams,
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(ListView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(ListView) }), ...adminErrors },
       },
     },
     async (req) => admin.lists(deps, req.params.site_key),
@@ -32,8 +25,7 @@ export const listsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         params: SiteKeyParams,
         response: {
           200: Type.Object({
@@ -47,7 +39,7 @@ export const listsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
             ),
             cart_chains: Type.Record(Type.String(), Type.Integer()),
           }),
-          ...errs,
+          ...adminErrors,
         },
       },
     },

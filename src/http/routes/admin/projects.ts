@@ -6,12 +6,7 @@ import { Ok, ProjectPatchBody, ProjectView, SiteKeyParams } from '../../../schem
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -19,10 +14,9 @@ export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { filter: 'query.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'All projects',
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(ProjectView) }), ...adminErrors },
       },
     },
     async (req) => admin.projects(deps, scopeOf(req)),
@@ -33,13 +27,12 @@ export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary:
           "Change a project's name, sender, time zone, locale or (owners) private webhook addresses; absent members stay as they are",
         params: SiteKeyParams,
         body: ProjectPatchBody,
-        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs, ...errors(409) },
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...adminErrors, ...errors(409) },
       },
     },
     async (req) => {
@@ -53,11 +46,10 @@ export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Resume the campaigns and cart chains a complaint rate above 0.3 % paused',
         params: SiteKeyParams,
-        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, project: ProjectView }), ...adminErrors },
       },
     },
     async (req) => admin.resumeProjectMarketing(deps, auditActor(req), req.params.site_key),

@@ -18,12 +18,7 @@ import {
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 const CartChainsBody = Type.Object(
   {
@@ -42,7 +37,7 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     '/api/admin/projects/:site_key/routing',
     {
       config: { access: { project: 'params.site_key' } },
-      schema: { tags, security, params: SiteKeyParams, response: { 200: RoutingResponse, ...errs } },
+      schema: { ...ADMIN, params: SiteKeyParams, response: { 200: RoutingResponse, ...adminErrors } },
     },
     async (req) => admin.routing(deps, req.params.site_key),
   );
@@ -52,14 +47,13 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary:
           'Replace the routing (event type or cart step -> template name); 409 template_impact when recent ' +
           'requests would fail, unless confirm',
         params: SiteKeyParams,
         body: RoutingBody,
-        response: { 200: RoutingResponse, ...errs, ...errors(409) },
+        response: { 200: RoutingResponse, ...adminErrors, ...errors(409) },
       },
     },
     async (req) => admin.setRouting(deps, auditActor(req), req.params.site_key, req.body.routes, req.body.confirm),
@@ -69,7 +63,7 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     '/api/admin/projects/:site_key/course-categories',
     {
       config: { access: { project: 'params.site_key' } },
-      schema: { tags, security, params: SiteKeyParams, response: { 200: CategoriesResponse, ...errs } },
+      schema: { ...ADMIN, params: SiteKeyParams, response: { 200: CategoriesResponse, ...adminErrors } },
     },
     async (req) => admin.courseCategories(deps, req.params.site_key),
   );
@@ -79,12 +73,11 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Replace the course-category table',
         params: SiteKeyParams,
         body: CategoriesBody,
-        response: { 200: CategoriesResponse, ...errs },
+        response: { 200: CategoriesResponse, ...adminErrors },
       },
     },
     async (req) => admin.setCourseCategories(deps, auditActor(req), req.params.site_key, req.body.categories),
@@ -94,7 +87,7 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     '/api/admin/projects/:site_key/paid-lists',
     {
       config: { access: { project: 'params.site_key' } },
-      schema: { tags, security, params: SiteKeyParams, response: { 200: PaidListsResponse, ...errs } },
+      schema: { ...ADMIN, params: SiteKeyParams, response: { 200: PaidListsResponse, ...adminErrors } },
     },
     async (req) => admin.paidLists(deps, req.params.site_key),
   );
@@ -104,12 +97,11 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Set the address book of paid orders per cart type',
         params: SiteKeyParams,
         body: PaidListsBody,
-        response: { 200: PaidListsResponse, ...errs },
+        response: { 200: PaidListsResponse, ...adminErrors },
       },
     },
     async (req) => admin.setPaidLists(deps, auditActor(req), req.params.site_key, req.body.lists),
@@ -120,8 +112,7 @@ export const routingAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags: ['admin'],
-        security,
+        ...ADMIN,
         summary: 'Per cart type, a sequence replacing the default 1 h/1 d/3 d chain (null restores the default)',
         params: SiteKeyParams,
         body: CartChainsBody,

@@ -4,15 +4,9 @@ import * as accounts from '../../../services/accounts.js';
 import { auditActor } from '../../plugins/access.js';
 import { SessionView } from '../../../schemas/accounts.js';
 import { Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const sessionsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -20,10 +14,9 @@ export const sessionsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Your open UI sessions',
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(SessionView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(SessionView) }), ...adminErrorsWithConflict },
       },
     },
     async (req) => accounts.sessions(deps, req.principal!),
@@ -34,11 +27,10 @@ export const sessionsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     {
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'End one of your UI sessions',
         params: Type.Object({ session_id: Type.String({ pattern: '^[0-9a-f]{16}$' }) }),
-        response: { 200: Type.Object({ ok: Ok }), ...errs },
+        response: { 200: Type.Object({ ok: Ok }), ...adminErrorsWithConflict },
       },
     },
     async (req) => accounts.endOwnSession(deps, req.principal!, auditActor(req), req.params.session_id),

@@ -18,10 +18,8 @@ import {
 import type { Deps } from '../../../services/context.js';
 import * as webhooks from '../../../services/siteWebhooks/endpoints.js';
 import { auditActor } from '../../plugins/access.js';
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
-const tags = ['admin'];
-const security = [{ adminToken: [] }];
-const errs = errors(401, 403, 404, 422, 500);
 const base = '/api/admin/projects/:site_key/webhooks';
 
 export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
@@ -30,12 +28,11 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Add a webhook endpoint; its signing secret is in this answer only',
         params: SiteKeyParams,
         body: CreateWebhookBody,
-        response: { 201: CreatedWebhook, ...errs },
+        response: { 201: CreatedWebhook, ...adminErrors },
       },
     },
     async (req, reply) => {
@@ -49,11 +46,10 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "The project's webhook endpoints (never their secrets), disabled ones with the reason",
         params: SiteKeyParams,
-        response: { 200: WebhookList, ...errs },
+        response: { 200: WebhookList, ...adminErrors },
       },
     },
     async (req) => webhooks.listWebhooks(deps, req.params.site_key),
@@ -64,12 +60,11 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Change the URL, kinds or description; `enabled: true` turns a disabled endpoint back on',
         params: WebhookParams,
         body: PatchWebhookBody,
-        response: { 200: WebhookAnswer, ...errs },
+        response: { 200: WebhookAnswer, ...adminErrors },
       },
     },
     async (req) => webhooks.changeWebhook(deps, auditActor(req), req.params.site_key, req.params.id, req.body),
@@ -80,11 +75,10 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Remove an endpoint with its deliveries',
         params: WebhookParams,
-        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...errs },
+        response: { 200: Type.Object({ ok: Type.Literal(true) }), ...adminErrors },
       },
     },
     async (req) => webhooks.removeWebhook(deps, auditActor(req), req.params.site_key, req.params.id),
@@ -95,12 +89,11 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "An endpoint's deliveries, newest first, each with every attempt",
         params: WebhookParams,
         querystring: DeliveriesQuery,
-        response: { 200: DeliveryList, ...errs },
+        response: { 200: DeliveryList, ...adminErrors },
       },
     },
     async (req) => webhooks.webhookDeliveries(deps, req.params.site_key, req.params.id, req.query),
@@ -111,8 +104,7 @@ export const siteWebhooksAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> 
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Send a delivery again now, with the same webhook-id',
         params: DeliveryParams,
         response: { 200: ResendAnswer, ...errors(401, 403, 404, 409, 422, 500) },

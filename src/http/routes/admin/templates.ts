@@ -32,12 +32,7 @@ import { templateStats } from '../../../services/engagement.js';
 import { previewTemplate, previewVersion } from '../../../services/preview.js';
 import { analyzeDraft } from '../../../services/templateEditor.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -45,10 +40,9 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         params: SiteKeyParams,
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TemplateView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TemplateView) }), ...adminErrors },
       },
     },
     async (req) => admin.templates(deps, req.params.site_key),
@@ -76,8 +70,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'body.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Render unsaved template source with sample values; 422 names the part and line that does not parse',
         body: PreviewBody,
         response: { 200: PreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
@@ -91,11 +84,10 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'One template as published, with its variables',
         params: TemplateParams,
-        response: { 200: Type.Object({ ok: Ok, template: TemplateView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, template: TemplateView }), ...adminErrors },
       },
     },
     async (req) => templates.getTemplate(deps, req.params.site_key, req.params.name),
@@ -106,11 +98,10 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Versions, newest first',
         params: TemplateParams,
-        response: { 200: VersionList, ...errs },
+        response: { 200: VersionList, ...adminErrors },
       },
     },
     async (req) => templates.versions(deps, req.params.site_key, req.params.name),
@@ -121,11 +112,10 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'One whole version',
         params: VersionParams,
-        response: { 200: VersionView, ...errs },
+        response: { 200: VersionView, ...adminErrors },
       },
     },
     async (req) => templates.version(deps, req.params.site_key, req.params.name, req.params.n),
@@ -136,11 +126,10 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Line changes of subject, html and text from the published version to version n',
         params: VersionParams,
-        response: { 200: VersionDiff, ...errs },
+        response: { 200: VersionDiff, ...adminErrors },
       },
     },
     async (req) => templates.versionDiff(deps, req.params.site_key, req.params.name, req.params.n),
@@ -151,12 +140,11 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key', write: true } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Make version n the live one (an older one: a rollback); 409 template_impact unless confirm',
         params: VersionParams,
         body: Type.Optional(PublishBody),
-        response: { 200: Published, ...errs, ...errors(409) },
+        response: { 200: Published, ...adminErrors, ...errors(409) },
       },
     },
     async (req) =>
@@ -175,12 +163,11 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Render a saved version (default: the published one) with sample values or a stored event',
         params: TemplateParams,
         body: VersionPreviewBody,
-        response: { 200: VersionPreviewResponse, ...errs },
+        response: { 200: VersionPreviewResponse, ...adminErrors },
       },
     },
     async (req) => previewVersion(deps, req.params.site_key, req.params.name, req.body),
@@ -191,11 +178,10 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
     {
       config: { access: { project: 'body.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Variables of unsaved source, the events routed to the template and the impact a save would have',
         body: AnalyzeBody,
-        response: { 200: AnalyzeResponse, ...errs },
+        response: { 200: AnalyzeResponse, ...adminErrors },
       },
     },
     async (req) => analyzeDraft(deps, req.body),

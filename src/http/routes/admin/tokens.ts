@@ -4,15 +4,9 @@ import * as accounts from '../../../services/accounts.js';
 import { auditActor } from '../../plugins/access.js';
 import { CreateTokenBody, CreatedToken, TokenView } from '../../../schemas/accounts.js';
 import { IdParams, Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -21,11 +15,10 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       // Any account, viewers too: a token never has more rights than its account.
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Create a personal API token for Authorization: Bearer; the token is in this answer only',
         body: CreateTokenBody,
-        response: { 201: CreatedToken, ...errs },
+        response: { 201: CreatedToken, ...adminErrorsWithConflict },
       },
     },
     async (req, reply) => {
@@ -40,10 +33,9 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Your personal tokens (never the token itself)',
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TokenView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(TokenView) }), ...adminErrorsWithConflict },
       },
     },
     async (req) => accounts.tokens(deps, req.principal!),
@@ -55,11 +47,10 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       // Revoking is allowed to a read-only token too: giving up access is never an escalation.
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Revoke one of your personal tokens; it stops working at the next request',
         params: IdParams,
-        response: { 200: Type.Intersect([Type.Object({ ok: Ok }), TokenView]), ...errs },
+        response: { 200: Type.Intersect([Type.Object({ ok: Ok }), TokenView]), ...adminErrorsWithConflict },
       },
     },
     async (req) => accounts.revokeOwnToken(deps, req.principal!, auditActor(req), req.params.id),

@@ -3,15 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as consent from '../../../services/consent.js';
 import { auditActor } from '../../plugins/access.js';
 import { SiteKeyParams } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import { TopicsBody, TopicsResponse } from '../../../schemas/consent.js';
 import type { Deps } from '../../../services/context.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 422, 500);
+import { ADMIN, adminErrors } from '../schemaParts.js';
 
 export const topicsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -19,11 +13,10 @@ export const topicsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { project: 'params.site_key' } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "The project's consent topics (SPEC §18)",
         params: SiteKeyParams,
-        response: { 200: TopicsResponse, ...errs },
+        response: { 200: TopicsResponse, ...adminErrors },
       },
     },
     async (req) => consent.topics(deps, req.params.site_key),
@@ -34,12 +27,11 @@ export const topicsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Replace the topics; transactional, cart_reminders and newsletters are kept when left out',
         params: SiteKeyParams,
         body: TopicsBody,
-        response: { 200: TopicsResponse, ...errs },
+        response: { 200: TopicsResponse, ...adminErrors },
       },
     },
     async (req) => consent.replaceProjectTopics(deps, auditActor(req), req.params.site_key, req.body.topics),

@@ -21,14 +21,8 @@ import {
 } from '../../../domain/statuses.js';
 import { TemplateGalleryResponse, UiMeta } from '../../../schemas/adminUi.js';
 import { templateGallery } from '../../../services/demoTemplates.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -36,10 +30,9 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'The catalog, rights vocabularies and statuses the admin UI offers in its forms',
-        response: { 200: UiMeta, ...errs },
+        response: { 200: UiMeta, ...adminErrorsWithConflict },
       },
     },
     async () => ({
@@ -69,10 +62,9 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { self: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Russian starting templates for the catalog events and cart steps; saved with POST /api/templates',
-        response: { 200: TemplateGalleryResponse, ...errs },
+        response: { 200: TemplateGalleryResponse, ...adminErrorsWithConflict },
       },
     },
     async () => ({ ok: true as const, items: templateGallery() }),

@@ -4,15 +4,9 @@ import * as accounts from '../../../services/accounts.js';
 import { auditActor } from '../../plugins/access.js';
 import { CreateUserBody, PatchUserBody, UserView } from '../../../schemas/accounts.js';
 import { IdParams, Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['admin'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(401, 403, 404, 409, 422, 500);
+import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
 
 export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -20,11 +14,10 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { owner: true, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Create an administrator account (owners only)',
         body: CreateUserBody,
-        response: { 201: Type.Object({ ok: Ok, user: UserView }), ...errs },
+        response: { 201: Type.Object({ ok: Ok, user: UserView }), ...adminErrorsWithConflict },
       },
     },
     async (req, reply) => {
@@ -39,10 +32,9 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { owner: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Administrator accounts (owners only)',
-        response: { 200: Type.Object({ ok: Ok, items: Type.Array(UserView) }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, items: Type.Array(UserView) }), ...adminErrorsWithConflict },
       },
     },
     async () => accounts.users(deps),
@@ -53,12 +45,11 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { owner: true, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: "Change an account's name, e-mail, password, role or projects (owners only)",
         params: IdParams,
         body: PatchUserBody,
-        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...adminErrorsWithConflict },
       },
     },
     async (req) => ({
@@ -72,11 +63,10 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
     {
       config: { access: { owner: true, write: true } },
       schema: {
-        tags,
-        security,
+        ...ADMIN,
         summary: 'Disable an account: its sessions and tokens stop at the next request (owners only)',
         params: IdParams,
-        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...errs },
+        response: { 200: Type.Object({ ok: Ok, user: UserView }), ...adminErrorsWithConflict },
       },
     },
     async (req) => ({

@@ -3,15 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as automation from '../../../services/campaigns.js';
 import { auditActor } from '../../plugins/access.js';
 import { Id, IdParams, Ok } from '../../../schemas/admin.js';
-import { SiteKey, errors } from '../../../schemas/common.js';
+import { SiteKey } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 const CampaignBody = Type.Object(
   {
@@ -40,8 +35,7 @@ export const campaignsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Send a template to the active contacts of an address book, now or at send_at',
         body: CampaignBody,
         response: {
@@ -52,7 +46,7 @@ export const campaignsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
             recipients: Type.Integer(),
             send_at: Type.String(),
           }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },
@@ -64,8 +58,7 @@ export const campaignsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { object: { kind: 'campaign', id: 'params.id' } } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Campaign statistics',
         params: IdParams,
         response: {
@@ -78,7 +71,7 @@ export const campaignsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
             send_at: Type.String(),
             ...Counts,
           }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },

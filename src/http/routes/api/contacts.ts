@@ -3,15 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as contacts from '../../../services/contacts.js';
 import { auditActor } from '../../plugins/access.js';
 import { ContactUpsertBody, Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 export const contactsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -19,13 +13,12 @@ export const contactsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Create or update a contact',
         body: ContactUpsertBody,
         response: {
           200: Type.Object({ ok: Ok, site_key: Type.String(), contact_id: Type.Integer(), status: Type.String() }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },

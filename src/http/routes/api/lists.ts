@@ -3,15 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as contacts from '../../../services/contacts.js';
 import { auditActor } from '../../plugins/access.js';
 import { ListBody, ListIdParams, ListMemberBody, MemberView, Ok } from '../../../schemas/admin.js';
-import { Cursor, Limit, errors } from '../../../schemas/common.js';
+import { Cursor, Limit } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 export const listsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -19,13 +14,12 @@ export const listsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Create an address book (an existing name returns the existing book)',
         body: ListBody,
         response: {
           200: Type.Object({ ok: Ok, site_key: Type.String(), list_id: Type.Integer(), created: Type.Boolean() }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },
@@ -37,14 +31,13 @@ export const listsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       config: { access: { object: { kind: 'list', id: 'params.list_id' }, write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Add a contact to an address book',
         params: ListIdParams,
         body: ListMemberBody,
         response: {
           200: Type.Object({ ok: Ok, list_id: Type.Integer(), contact_id: Type.Integer(), added: Type.Boolean() }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },
@@ -56,8 +49,7 @@ export const listsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       config: { access: { object: { kind: 'list', id: 'params.list_id' } } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Contacts of an address book',
         params: ListIdParams,
         querystring: Type.Object({ limit: Limit, cursor: Cursor }),
@@ -68,7 +60,7 @@ export const listsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
             items: Type.Array(MemberView),
             next_cursor: Type.Union([Type.String(), Type.Null()]),
           }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },

@@ -3,15 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as automation from '../../../services/campaigns.js';
 import { auditActor } from '../../plugins/access.js';
 import { Id, Ok } from '../../../schemas/admin.js';
-import { SiteKey, errors } from '../../../schemas/common.js';
+import { SiteKey } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 const Step = Type.Object(
   { template_id: Id, delay_minutes: Type.Integer({ minimum: 0, maximum: 525_600 }) },
@@ -33,11 +28,13 @@ export const sequencesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Create an automatic chain of templates with delays',
         body: SequenceBody,
-        response: { 200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }), ...errs },
+        response: {
+          200: Type.Object({ ok: Ok, site_key: Type.String(), sequence_id: Type.Integer() }),
+          ...legacyErrors,
+        },
       },
     },
     async (req) => automation.createSequence(deps, auditActor(req), req.body),

@@ -3,15 +3,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import { auditActor } from '../../plugins/access.js';
 import { Ok, SiteBody } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 export const sitesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.post(
@@ -19,8 +13,7 @@ export const sitesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       config: { access: { project: 'body.site_key', create: true, write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Create or update a project',
         body: SiteBody,
         response: {
@@ -32,7 +25,7 @@ export const sitesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
             timezone: Type.String(),
             locale: Type.String(),
           }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },

@@ -2,15 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as automation from '../../../services/campaigns.js';
 import { Ok } from '../../../schemas/admin.js';
-import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 const IntMap = Type.Record(Type.String(), Type.Integer());
 
@@ -20,8 +14,7 @@ export const statsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
     {
       config: { access: { owner: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Overall service statistics',
         response: {
           200: Type.Object({
@@ -50,7 +43,7 @@ export const statsApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
             }),
             outbox: Type.Object({ due: Type.Integer(), oldest_due_age_seconds: Type.Number() }),
           }),
-          ...errs,
+          ...legacyErrors,
         },
       },
     },

@@ -1,17 +1,12 @@
 // The API document's legacy unpaid-order event (admin token).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { auditActor } from '../../plugins/access.js';
-import { Email, FieldsObject, ShortString, SiteKey, errors } from '../../../schemas/common.js';
+import { Email, FieldsObject, ShortString, SiteKey } from '../../../schemas/common.js';
 import { OrderCreatedResponse } from '../../../schemas/gateway.js';
 import type { Deps } from '../../../services/context.js';
 import { unpaidOrder } from '../../../services/unpaidOrder.js';
 import { Type } from 'typebox';
-
-const tags = ['legacy'];
-
-const security = [{ adminToken: [] }];
-
-const errs = errors(400, 401, 403, 404, 413, 415, 422, 500);
+import { LEGACY, legacyErrors } from '../schemaParts.js';
 
 const UnpaidOrderBody = Type.Object(
   {
@@ -31,11 +26,10 @@ export const unpaidOrdersApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = 
     {
       config: { access: { project: 'body.site_key', write: true } },
       schema: {
-        tags,
-        security,
+        ...LEGACY,
         summary: 'Legacy: an unpaid course order (same effect as order-created with cart_type course)',
         body: UnpaidOrderBody,
-        response: { 200: OrderCreatedResponse, ...errs },
+        response: { 200: OrderCreatedResponse, ...legacyErrors },
       },
     },
     async (req) => unpaidOrder(deps, auditActor(req), req.body),
