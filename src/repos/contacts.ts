@@ -98,6 +98,9 @@ export interface ContactWanted {
 
 const WANTED = { project_id: 'bigint', email: 'text', name: 'text', now: 'bigint' } as const;
 
+/** What both statements of upsertContactsMany return per contact. */
+type UpsertedContact = ContactRef & { project_id: number };
+
 /**
  * upsertContact for many contacts at once (PostgreSQL; at most one row per project and address, no
  * fields), by NAME_RULE. One statement inserts the new contacts, renames the known ones whose name
@@ -118,13 +121,7 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
       name: c.name,
       status: c.status,
     });
-  const written = await sql<{
-    id: number;
-    project_id: number;
-    email: string;
-    name: string | null;
-    status: ContactStatus;
-  }>`
+  const written = await sql<UpsertedContact>`
     ${sql.raw(PREPARED)}insert into contacts (project_id, email, name, fields, status, created_at, updated_at)
     select u.project_id, u.email, u.name, '{}', 'active', u.now, u.now
     from ${unnest(rows, WANTED, true)}
@@ -135,13 +132,7 @@ export async function upsertContactsMany(db: Executor, wanted: ContactWanted[]):
   const known = rows.filter((r) => !out.has(contactKey(r.project_id, r.email)));
   if (!known.length) return out;
   // A new statement: it also sees a contact another transaction committed while the upsert ran.
-  const found = await sql<{
-    id: number;
-    project_id: number;
-    email: string;
-    name: string | null;
-    status: ContactStatus;
-  }>`
+  const found = await sql<UpsertedContact>`
     ${sql.raw(PREPARED)}select c.id, c.project_id, c.email, c.name, c.status from contacts c
     join ${unnest(known, { project_id: 'bigint', email: 'text' })} on c.project_id = u.project_id and c.email = u.email`.execute(
     db,
