@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { ContactStatus, EmailRow, ProjectLocale } from '../db/schema.js';
 import { builtInTopics, TRANSACTIONAL, type Topic } from '../domain/consent.js';
 import type { ConsentSource } from '../domain/statuses.js';
+import { emailFromRow } from './flagRows.js';
 import { iso, type Executor } from './types.js';
 
 export async function listTopics(db: Executor, projectId: number): Promise<Topic[]> {
@@ -267,7 +268,7 @@ export async function suppressPendingOfTopics(
 ): Promise<EmailRow[]> {
   const wanted = topics.filter((t) => t !== TRANSACTIONAL);
   if (wanted.length === 0) return [];
-  return db
+  const rows = await db
     .updateTable('scheduled_emails')
     .set({ status: 'suppressed', last_error: reason, updated_at: now })
     .where('contact_id', '=', contactId)
@@ -275,4 +276,5 @@ export async function suppressPendingOfTopics(
     .where(EMAIL_TOPIC, 'in', wanted)
     .returningAll()
     .execute();
+  return rows.map(emailFromRow);
 }
