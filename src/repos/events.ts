@@ -20,6 +20,22 @@ export async function findEventRow(db: Executor, id: number): Promise<EventRow |
   return row && eventFromRow(row);
 }
 
+/** The stored payloads of a project's accepted requests of one event type since `since` (the impact check). */
+export function acceptedPayloads(
+  db: Executor,
+  q: { projectId: number; eventType: string; endpoints: string[]; since: number },
+) {
+  return db
+    .selectFrom('events')
+    .select('payload')
+    .where('project_id', '=', q.projectId)
+    .where('event_type', '=', q.eventType)
+    .where('created_at', '>=', q.since)
+    .where('accepted', '=', toFlag(true))
+    .where('endpoint', 'in', q.endpoints)
+    .execute();
+}
+
 /** The accepted replay of the event (effects end with the marker the accept executor writes), but `except`. */
 export function replayOf(db: Executor, ev: { id: number; project_id: number }, except?: number) {
   let q = db
