@@ -18,5 +18,5 @@ export function fromFlag(v: unknown): boolean {
   return false;
 }
 
-/** A row as the repositories return it: the named flag columns as booleans. */
-export type WithBooleans<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: boolean };
+/** A row as the repositories give and take it: the named flag columns as booleans (optional stays optional). */
+export type WithBooleans<Row, K extends keyof Row> = { [P in keyof Row]: P extends K ? boolean : Row[P] };

@@ -123,5 +123,5 @@ export type TemplateVersionRow = WithBooleans<Selectable<TemplateVersionsTable>,
 export type EventRow = WithBooleans<Selectable<EventsTable>, 'accepted'>;
 export type EmailRow = WithBooleans<Selectable<ScheduledEmailsTable>, 'is_test'>;
 /** `is_test` left out: not a test send (the column's default). */
-export type NewEmail = Omit<Insertable<ScheduledEmailsTable>, 'is_test'> & { is_test?: boolean };
+export type NewEmail = WithBooleans<Insertable<ScheduledEmailsTable>, 'is_test'>;
 export type NewEvent = WithBooleans<Insertable<EventsTable>, 'accepted'>;
