@@ -33,55 +33,57 @@ export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimO
   if (o.limit <= 0) return [];
   const lock = <T extends { forUpdate(): T; skipLocked(): T }>(q: T): T =>
     dialect === 'postgres' ? q.forUpdate().skipLocked() : q;
-  const rows = await db
-    .with('expired', (qb) =>
-      lock(
-        qb
-          .selectFrom('scheduled_emails')
-          .select('id')
-          .where(IS_SENDING)
-          .where('locked_until', '<', o.now)
-          .orderBy('locked_until')
+  return (
+    db
+      .with('expired', (qb) =>
+        lock(
+          qb
+            .selectFrom('scheduled_emails')
+            .select('id')
+            .where(IS_SENDING)
+            .where('locked_until', '<', o.now)
+            .orderBy('locked_until')
+            .limit(o.limit),
+        ),
+      )
+      .with('pending', (qb) =>
+        lock(
+          qb
+            .selectFrom('scheduled_emails')
+            .select('id')
+            .where(IS_PENDING)
+            .where('due_at', '<=', o.now)
+            .orderBy('due_at')
+            .limit(o.limit),
+        ),
+      )
+      .updateTable('scheduled_emails')
+      .set({
+        status: 'sending',
+        // Claimed, not handed over: a purchase or an administrator may still cancel it (startSends).
+        send_started_at: null,
+        locked_by: o.workerId,
+        locked_until: o.now + o.leaseMs,
+        updated_at: o.now,
+        attempts: sql<number>`case when status = 'sending' then attempts + 1 else attempts end`,
+        last_error: sql<string | null>`case when status = 'sending' then ${LEASE_EXPIRED_NOTE} else last_error end`,
+      })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom(
+            eb.selectFrom('expired').select('id').unionAll(eb.selectFrom('pending').select('id')).as('candidates'),
+          )
+          .select('candidates.id')
           .limit(o.limit),
-      ),
-    )
-    .with('pending', (qb) =>
-      lock(
-        qb
-          .selectFrom('scheduled_emails')
-          .select('id')
-          .where(IS_PENDING)
-          .where('due_at', '<=', o.now)
-          .orderBy('due_at')
-          .limit(o.limit),
-      ),
-    )
-    .updateTable('scheduled_emails')
-    .set({
-      status: 'sending',
-      // Claimed, not handed over: a purchase or an administrator may still cancel it (startSends).
-      send_started_at: null,
-      locked_by: o.workerId,
-      locked_until: o.now + o.leaseMs,
-      updated_at: o.now,
-      attempts: sql<number>`case when status = 'sending' then attempts + 1 else attempts end`,
-      last_error: sql<string | null>`case when status = 'sending' then ${LEASE_EXPIRED_NOTE} else last_error end`,
-    })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom(
-          eb.selectFrom('expired').select('id').unionAll(eb.selectFrom('pending').select('id')).as('candidates'),
-        )
-        .select('candidates.id')
-        .limit(o.limit),
-    )
-    // Re-checked on the row itself: the claim is only valid if the row is still claimable.
-    .where((eb) =>
-      eb.or([eb.and([IS_PENDING, eb('due_at', '<=', o.now)]), eb.and([IS_SENDING, eb('locked_until', '<', o.now)])]),
-    )
-    .returningAll()
-    .execute();
-  return rows.map(emailFromRow);
+      )
+      // Re-checked on the row itself: the claim is only valid if the row is still claimable.
+      .where((eb) =>
+        eb.or([eb.and([IS_PENDING, eb('due_at', '<=', o.now)]), eb.and([IS_SENDING, eb('locked_until', '<', o.now)])]),
+      )
+      .returningAll()
+      .execute()
+      .then((rows) => rows.map(emailFromRow))
+  );
 }
 
 /** Extends the lease of e-mails this worker still holds (long SMTP sessions outlive one lease). */
