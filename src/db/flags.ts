@@ -14,7 +14,7 @@ export const toFlag = (b: boolean): Flag => (b ? 1 : 0);
 export function fromFlag(v: unknown): boolean {
   if (typeof v === 'boolean') return v;
   if (typeof v === 'number' || typeof v === 'bigint') return Number(v) === 1;
-  if (typeof v === 'string') return v.trim() === '1' || v === 'true';
+  if (typeof v === 'string') return v === '1';
   return false;
 }
 
