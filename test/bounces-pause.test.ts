@@ -4,6 +4,7 @@
 // administrator resumes them (a viewer may not). Both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { toFlag } from '../src/db/flags.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { createCaptureTransport, type Transport } from '../src/delivery/transports.js';
 import { MARKETING_PAUSED_ERROR } from '../src/repos/outbox.js';
@@ -74,7 +75,7 @@ for (const d of DIALECTS) {
         due_at: now,
         sent_at: now,
         attempts: 1,
-        is_test: isTest ? 1 : 0,
+        is_test: toFlag(isTest),
         created_at: now,
         updated_at: now,
       };

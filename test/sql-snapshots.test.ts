@@ -116,7 +116,7 @@ const EVENT: NewEvent & { id: number } = {
   order_id: null,
   idempotency_key: 'k',
   http_status: 200,
-  accepted: 1,
+  accepted: true,
   error_code: null,
   payload: '{}',
   effects: '{}',

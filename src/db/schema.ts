@@ -3,6 +3,7 @@
 // stored as text and parsed in the repositories. test/schema-drift.test.ts compares these types with the
 // columns the migrations make, on both engines.
 import type { Insertable, Selectable } from 'kysely';
+import type { WithBooleans } from './flags.js';
 import type { ContactStatus, EmailKind, EmailStatus } from '../domain/statuses.js';
 import type {
   ProjectsTable,
@@ -105,18 +106,22 @@ export interface Database {
   email_reports: EmailReportsTable;
 }
 
-export type Project = Selectable<ProjectsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type ContactRow = Selectable<ContactsTable>;
-export type TemplateRow = Selectable<TemplatesTable>;
-export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
 export type LayoutRow = Selectable<TemplateLayoutsTable>;
 export type OrderRow = Selectable<OrdersTable>;
-export type EventRow = Selectable<EventsTable>;
-export type EmailRow = Selectable<ScheduledEmailsTable>;
-export type NewEmail = Insertable<ScheduledEmailsTable>;
-export type NewEvent = Insertable<EventsTable>;
 export type EmailReportRow = Selectable<EmailReportsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+
+// Rows with flag columns as the repositories give and take them: the flags as booleans (flags.ts). The
+// repositories convert with the mappers of repos/flagRows.ts.
+export type Project = WithBooleans<Selectable<ProjectsTable>, 'allow_private_webhooks'>;
+export type TemplateRow = WithBooleans<Selectable<TemplatesTable>, 'tracking'>;
+export type TemplateVersionRow = WithBooleans<Selectable<TemplateVersionsTable>, 'tracking'>;
+export type EventRow = WithBooleans<Selectable<EventsTable>, 'accepted'>;
+export type EmailRow = WithBooleans<Selectable<ScheduledEmailsTable>, 'is_test'>;
+/** `is_test` left out: not a test send (the column's default). */
+export type NewEmail = WithBooleans<Insertable<ScheduledEmailsTable>, 'is_test'>;
+export type NewEvent = WithBooleans<Insertable<EventsTable>, 'accepted'>;

@@ -227,7 +227,7 @@ export function makeDeliver(ctx: DeliverContext) {
     };
     const rendered = JSON.stringify({ ...parts, headers: shown, template_version: version } satisfies RenderedMessage);
 
-    const quota = await takeDailyQuota(db, project.id, delivery, Number(row.is_test) === 1, clock.now());
+    const quota = await takeDailyQuota(db, project.id, delivery, row.is_test, clock.now());
     if (!quota.taken) {
       const { dueAt, reason } = quota;
       return record('queued', write(row, finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));

@@ -24,7 +24,7 @@ export async function emailContent(
   let version = template.version === null ? null : Number(template.version);
   const asked = row.template_version === null ? null : Number(row.template_version);
   // Only a test send renders a version other than the published one (a draft being tried).
-  if (Number(row.is_test) === 1 && asked !== null && asked !== version) {
+  if (row.is_test && asked !== null && asked !== version) {
     const v = await findVersion(db, template.id, asked);
     if (!v) throw new Error(`version ${asked} of template ${template.name} does not exist`);
     source = v;

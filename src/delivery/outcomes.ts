@@ -110,9 +110,7 @@ export function outcomeWriters(database: Db, workerId: string, clock: Clock, sec
         const notices = batch.flatMap(({ f, row }) => {
           const kind = NOTIFIED[f.status];
           // A test send from the delivery settings is the administrator's, not the site's business.
-          return kind && done.has(f.id) && Number(row.is_test) !== 1
-            ? [{ email: row, kind, reason: webhookReason(f) }]
-            : [];
+          return kind && done.has(f.id) && !row.is_test ? [{ email: row, kind, reason: webhookReason(f) }] : [];
         });
         await enqueueEmailWebhooks(trx, notices, clock.now());
         return done;

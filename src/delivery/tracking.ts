@@ -176,10 +176,10 @@ export function projectTracking(stored: string | null | undefined): Required<Sto
  */
 export function trackingSettings(
   project: { tracking: string | null },
-  template: { tracking: number },
-  email: { is_test: number },
+  template: { tracking: boolean },
+  email: { is_test: boolean },
 ): TrackingSettings {
-  if (Number(template.tracking) === 0 || Number(email.is_test) === 1) return { opens: false, clicks: false, utm: null };
+  if (!template.tracking || email.is_test) return { opens: false, clicks: false, utm: null };
   return projectTracking(project.tracking);
 }
 

@@ -9,6 +9,7 @@
 // process writing the same file would make the insert fail on the primary key (or SQLite refuse the
 // write of a stale snapshot): the unit rolls back, it never links rows to another request's.
 import { CompiledQuery } from 'kysely';
+import { toFlag } from '../db/flags.js';
 import type { NewEmail, NewEvent, OrderRow } from '../db/schema.js';
 import type { AcceptStatements, AcceptedRows, StoredOrder } from './acceptStatements.js';
 import { contactKey, NAME_RULE, type ContactRef, type ContactWanted } from './contacts.js';
@@ -145,7 +146,7 @@ async function insertEvent(db: Executor, e: NewEvent & { id: number }): Promise<
       e.order_id ?? null,
       e.idempotency_key ?? null,
       e.http_status,
-      e.accepted,
+      toFlag(e.accepted),
       e.error_code ?? null,
       e.payload ?? null,
       e.effects ?? '{}',

@@ -1,11 +1,12 @@
 // Administrator accounts, the projects each may see, and their personal tokens (migration 009).
 import type { Selectable } from 'kysely';
+import { fromFlag, toFlag, type WithBooleans } from '../db/flags.js';
 import type { AdminTokensTable, AdminUsersTable } from '../db/schema.js';
 import type { AdminRole, AdminUserStatus } from '../domain/statuses.js';
 import type { Executor } from './types.js';
 
 export type AdminUserRow = Selectable<AdminUsersTable>;
-export type AdminTokenRow = Selectable<AdminTokensTable>;
+export type AdminTokenRow = WithBooleans<Selectable<AdminTokensTable>, 'read_only'>;
 
 const num = <T extends Record<string, unknown>>(row: T, cols: (keyof T)[]): T => {
   const out = { ...row };
@@ -15,8 +16,10 @@ const num = <T extends Record<string, unknown>>(row: T, cols: (keyof T)[]): T =>
   return out;
 };
 const userRow = (r: AdminUserRow) => num(r, ['id', 'created_at', 'updated_at']);
-const tokenRow = (r: AdminTokenRow) =>
-  num(r, ['id', 'user_id', 'read_only', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']);
+const tokenRow = (r: Selectable<AdminTokensTable>): AdminTokenRow => ({
+  ...num(r, ['id', 'user_id', 'expires_at', 'created_at', 'last_used_at', 'revoked_at']),
+  read_only: fromFlag(r.read_only),
+});
 
 export async function countUsers(db: Executor): Promise<number> {
   const r = await db
@@ -105,12 +108,19 @@ export async function deleteUserSessions(db: Executor, userId: number): Promise<
 
 export async function insertToken(
   db: Executor,
-  t: { user_id: number; name: string; token_hash: string; last4: string; read_only: number; expires_at: number | null },
+  t: {
+    user_id: number;
+    name: string;
+    token_hash: string;
+    last4: string;
+    read_only: boolean;
+    expires_at: number | null;
+  },
   now: number,
 ): Promise<AdminTokenRow> {
   const row = await db
     .insertInto('admin_tokens')
-    .values({ ...t, created_at: now })
+    .values({ ...t, read_only: toFlag(t.read_only), created_at: now })
     .returningAll()
     .executeTakeFirstOrThrow();
   return tokenRow(row);

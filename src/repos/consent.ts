@@ -1,8 +1,10 @@
 // Topics of a project, a contact's choice per topic, and the append-only consent records (SPEC §18).
 import { sql } from 'kysely';
+import { fromFlag, toFlag } from '../db/flags.js';
 import type { ContactStatus, EmailRow, ProjectLocale } from '../db/schema.js';
 import { builtInTopics, TRANSACTIONAL, type Topic } from '../domain/consent.js';
 import type { ConsentSource } from '../domain/statuses.js';
+import { emailFromRow } from './flagRows.js';
 import { iso, type Executor } from './types.js';
 
 export async function listTopics(db: Executor, projectId: number): Promise<Topic[]> {
@@ -16,8 +18,8 @@ export async function listTopics(db: Executor, projectId: number): Promise<Topic
   return rows.map((r) => ({
     key: r.key,
     title: r.title,
-    advertising: Number(r.advertising) === 1,
-    require_consent: Number(r.require_consent) === 1,
+    advertising: fromFlag(r.advertising),
+    require_consent: fromFlag(r.require_consent),
   }));
 }
 
@@ -32,8 +34,8 @@ export async function replaceTopics(db: Executor, projectId: number, topics: Top
         project_id: projectId,
         key: t.key,
         title: t.title,
-        advertising: t.advertising ? 1 : 0,
-        require_consent: t.require_consent ? 1 : 0,
+        advertising: toFlag(t.advertising),
+        require_consent: toFlag(t.require_consent),
         position,
         created_at: now,
         updated_at: now,
@@ -51,8 +53,8 @@ export async function insertBuiltInTopics(db: Executor, projectId: number, local
         project_id: projectId,
         key: t.key,
         title: t.title,
-        advertising: t.advertising ? 1 : 0,
-        require_consent: t.require_consent ? 1 : 0,
+        advertising: toFlag(t.advertising),
+        require_consent: toFlag(t.require_consent),
         position,
         created_at: now,
         updated_at: now,
@@ -80,8 +82,8 @@ export async function contactTopicState(db: Executor, contactId: number): Promis
       .execute(),
   ]);
   const latestGrant = new Map<string, boolean>();
-  for (const r of records) if (!latestGrant.has(r.topic)) latestGrant.set(r.topic, Number(r.granted) === 1);
-  return { subscribed: new Map(subs.map((s) => [s.topic, Number(s.subscribed) === 1])), latestGrant };
+  for (const r of records) if (!latestGrant.has(r.topic)) latestGrant.set(r.topic, fromFlag(r.granted));
+  return { subscribed: new Map(subs.map((s) => [s.topic, fromFlag(s.subscribed)])), latestGrant };
 }
 
 export interface PlanStanding extends ContactTopicState {
@@ -136,12 +138,11 @@ export async function planStandings(
     v == null ? [] : ((typeof v === 'string' ? JSON.parse(v) : v) as [string, number][]);
   for (const row of r.rows) {
     const o = out[Number(row.i)];
-    o.suppressedHash = row.hashed === true || Number(row.hashed) === 1;
+    o.suppressedHash = fromFlag(row.hashed);
     if (row.status === null) continue;
     o.status = row.status;
-    for (const [topic, on] of pairs(row.subs)) o.subscribed.set(topic, Number(on) === 1);
-    for (const [topic, g] of pairs(row.grants))
-      if (!o.latestGrant.has(topic)) o.latestGrant.set(topic, Number(g) === 1);
+    for (const [topic, on] of pairs(row.subs)) o.subscribed.set(topic, fromFlag(on));
+    for (const [topic, g] of pairs(row.grants)) if (!o.latestGrant.has(topic)) o.latestGrant.set(topic, fromFlag(g));
   }
   return out;
 }
@@ -173,9 +174,9 @@ export async function readTopicStanding(
   );
   const row = r.rows[0];
   return {
-    subscribed: row?.subscribed == null ? true : Number(row.subscribed) === 1,
-    latestGrant: row?.granted == null ? null : Number(row.granted) === 1,
-    requireConsent: Number(row?.require_consent ?? 0) === 1,
+    subscribed: row?.subscribed == null ? true : fromFlag(row.subscribed),
+    latestGrant: row?.granted == null ? null : fromFlag(row.granted),
+    requireConsent: fromFlag(row?.require_consent),
     suppressedHash: row?.hashed != null,
   };
 }
@@ -189,10 +190,28 @@ export async function setSubscription(
 ) {
   await db
     .insertInto('contact_topics')
-    .values({ contact_id: contactId, topic, subscribed: subscribed ? 1 : 0, updated_at: now })
+    .values({ contact_id: contactId, topic, subscribed: toFlag(subscribed), updated_at: now })
     .onConflict((oc) =>
-      oc.columns(['contact_id', 'topic']).doUpdateSet({ subscribed: subscribed ? 1 : 0, updated_at: now }),
+      oc.columns(['contact_id', 'topic']).doUpdateSet({ subscribed: toFlag(subscribed), updated_at: now }),
     )
+    .execute();
+}
+
+/** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
+export async function leaveUnlessChosen(db: Executor, contactId: number, topic: string, now: number) {
+  await db
+    .insertInto('contact_topics')
+    .values({ contact_id: contactId, topic, subscribed: toFlag(false), updated_at: now })
+    .onConflict((oc) => oc.columns(['contact_id', 'topic']).doNothing())
+    .execute();
+}
+
+/** Clears every stored "left" choice of the contact (an administrator made it active again). */
+export async function rejoinAll(db: Executor, contactId: number, now: number): Promise<void> {
+  await db
+    .updateTable('contact_topics')
+    .set({ subscribed: toFlag(true), updated_at: now })
+    .where('contact_id', '=', contactId)
     .execute();
 }
 
@@ -217,7 +236,7 @@ export async function insertConsentRecords(db: Executor, rows: NewConsentRecord[
         project_id: r.project_id,
         contact_id: r.contact_id,
         topic: r.topic,
-        granted: r.granted ? 1 : 0,
+        granted: toFlag(r.granted),
         at: r.at,
         source: r.source,
         text_version: r.text_version ?? null,
@@ -241,7 +260,7 @@ export async function consentHistory(db: Executor, contactId: number) {
   return rows.map((r) => ({
     id: Number(r.id),
     topic: r.topic,
-    granted: Number(r.granted) === 1,
+    granted: fromFlag(r.granted),
     at: iso(r.at)!,
     source: r.source,
     text_version: r.text_version,
@@ -267,7 +286,7 @@ export async function suppressPendingOfTopics(
 ): Promise<EmailRow[]> {
   const wanted = topics.filter((t) => t !== TRANSACTIONAL);
   if (wanted.length === 0) return [];
-  return db
+  const rows = await db
     .updateTable('scheduled_emails')
     .set({ status: 'suppressed', last_error: reason, updated_at: now })
     .where('contact_id', '=', contactId)
@@ -275,4 +294,5 @@ export async function suppressPendingOfTopics(
     .where(EMAIL_TOPIC, 'in', wanted)
     .returningAll()
     .execute();
+  return rows.map(emailFromRow);
 }

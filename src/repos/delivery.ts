@@ -1,6 +1,7 @@
 // Per-project delivery settings, the attempts log and the daily quota counters (migration 008).
 import { sql } from 'kysely';
 import type { AttemptTransport } from '../domain/delivery.js';
+import { fromFlag, toFlag } from '../db/flags.js';
 import { iso, type Executor } from './types.js';
 
 export interface DeliveryRow {
@@ -57,7 +58,7 @@ export async function recordAttempts(db: Executor, items: AttemptsOf[]): Promise
       scheduled_email_id: i.emailId,
       attempt: i.attempt,
       transport: a.transport,
-      ok: a.ok ? 1 : 0,
+      ok: toFlag(a.ok),
       reply: a.reply.slice(0, 2000),
       queue_id: a.queueId,
       provider_message_id: a.providerId,
@@ -79,7 +80,7 @@ export async function attemptsLog(db: Executor, emailId: number) {
     attempt: r.attempt,
     at: iso(r.at)!,
     transport: r.transport as AttemptTransport,
-    ok: Number(r.ok) === 1,
+    ok: fromFlag(r.ok),
     reply: r.reply,
     queue_id: r.queue_id,
     provider_message_id: r.provider_message_id,

@@ -1,11 +1,13 @@
 // The e-mail outbox (scheduled_emails). Rows are written in the transaction of the event that caused
 // them; the delivery worker claims and updates them.
 import { sql, type ExpressionBuilder, type RawBuilder } from 'kysely';
+import { fromFlag } from '../db/flags.js';
 import type { Dialect } from '../db/index.js';
 import type { Database, EmailRow, EmailStatus, NewEmail } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { emailReason } from '../domain/emailReason.js';
 import { ORDER_PAID_NOTE } from '../domain/handOver.js';
+import { emailFromRow, emailToRow } from './flagRows.js';
 import { lockInIdOrder } from './outbox.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
@@ -13,7 +15,7 @@ import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './
 export const PENDING: EmailStatus[] = ['scheduled', 'queued'];
 
 export async function insertEmail(db: Executor, e: NewEmail): Promise<number> {
-  const row = await db.insertInto('scheduled_emails').values(e).returning('id').executeTakeFirstOrThrow();
+  const row = await db.insertInto('scheduled_emails').values(emailToRow(e)).returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -47,7 +49,8 @@ export function insertEmailsStatement(rows: (NewEmail & { id: number })[]): RawB
 }
 
 export async function findEmail(db: Executor, id: number): Promise<EmailRow | undefined> {
-  return db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('scheduled_emails').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && emailFromRow(row);
 }
 
 /**
@@ -181,7 +184,7 @@ export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter,
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
-    test: Number(r.is_test) === 1,
+    test: fromFlag(r.is_test),
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
 }
@@ -215,7 +218,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
-    test: Number(r.is_test) === 1,
+    test: r.is_test,
     message_id: r.message_id,
     cancelled_by_event_id: r.cancelled_by_event_id ?? null,
     reason: emailReason(r.status, r.last_error, r.in_flight_event_id),
@@ -231,14 +234,18 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
   };
 }
 
-export async function findEmailWithSite(db: Executor, id: number) {
-  return db
+export async function findEmailWithSite(
+  db: Executor,
+  id: number,
+): Promise<(EmailRow & { site_key: string }) | undefined> {
+  const row = await db
     .selectFrom('scheduled_emails')
     .innerJoin('projects', 'projects.id', 'scheduled_emails.project_id')
     .selectAll('scheduled_emails')
     .select('projects.site_key')
     .where('scheduled_emails.id', '=', id)
     .executeTakeFirst();
+  return row && { ...emailFromRow(row), site_key: row.site_key };
 }
 
 /**

@@ -1,6 +1,7 @@
 // Reading opens and clicks (SPEC §17): one e-mail's engagement, the last human click on an order's
 // cart e-mails (attribution), and the figures per cart step and per template.
 import { sql } from 'kysely';
+import { fromFlag } from '../db/flags.js';
 import { SENT_STATUSES } from '../domain/statuses.js';
 import type { ProjectFilter } from './types.js';
 import { byProject, sumMinor, type Executor } from './types.js';
@@ -11,7 +12,11 @@ export const BOUNCED_STATUSES = ['bounced', 'soft_bounced'] as const;
 
 export async function engagementOf(db: Executor, emailId: number) {
   const [row, links, hits] = await Promise.all([
-    db.selectFrom('email_engagement').selectAll().where('email_id', '=', emailId).executeTakeFirst(),
+    db
+      .selectFrom('email_engagement')
+      .select(['opens', 'clicks', 'machine_opens', 'machine_clicks', 'first_open_at', 'first_click_at'])
+      .where('email_id', '=', emailId)
+      .executeTakeFirst(),
     db
       .selectFrom('email_link_clicks')
       .select(['position', 'url', 'clicks'])
@@ -27,7 +32,7 @@ export async function engagementOf(db: Executor, emailId: number) {
       .limit(100)
       .execute(),
   ]);
-  return { row, links, hits };
+  return { row, links, hits: hits.map((h) => ({ ...h, machine: fromFlag(h.machine) })) };
 }
 
 /**

@@ -1,16 +1,51 @@
 // The event log (chronology of incoming gateway requests, SPEC §5).
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import { fromFlag, toFlag } from '../db/flags.js';
 import { PREPARED, type Dialect } from '../db/index.js';
-import type { EventRow, NewEmail, NewEvent } from '../db/schema.js';
+import type { EventRow, EventsTable, NewEmail, NewEvent } from '../db/schema.js';
 import { eventOutcome, REPEAT_ERROR_CODE, type EventOutcome } from '../domain/statuses.js';
 import { insertEmailsStatement } from './emails.js';
+import { eventFromRow, eventToRow } from './flagRows.js';
 import { insertIdempotencyStatement, type NewIdempotencyRecord } from './idempotency.js';
 import { columnList, unnest } from './setBased.js';
 import { iso, parseJson, type Executor, byProject, type ProjectFilter } from './types.js';
 
 export async function insertEvent(db: Executor, e: NewEvent): Promise<number> {
-  const row = await db.insertInto('events').values(e).returning('id').executeTakeFirstOrThrow();
+  const row = await db.insertInto('events').values(eventToRow(e)).returning('id').executeTakeFirstOrThrow();
   return row.id;
+}
+
+export async function findEventRow(db: Executor, id: number): Promise<EventRow | undefined> {
+  const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && eventFromRow(row);
+}
+
+/** The stored payloads of a project's accepted requests of one event type since `since` (the impact check). */
+export function acceptedPayloads(
+  db: Executor,
+  q: { projectId: number; eventType: string; endpoints: string[]; since: number },
+) {
+  return db
+    .selectFrom('events')
+    .select('payload')
+    .where('project_id', '=', q.projectId)
+    .where('event_type', '=', q.eventType)
+    .where('created_at', '>=', q.since)
+    .where('accepted', '=', toFlag(true))
+    .where('endpoint', 'in', q.endpoints)
+    .execute();
+}
+
+/** The accepted replay of the event (effects end with the marker the accept executor writes), but `except`. */
+export function replayOf(db: Executor, ev: { id: number; project_id: number }, except?: number) {
+  let q = db
+    .selectFrom('events')
+    .select('id')
+    .where('project_id', '=', ev.project_id)
+    .where('accepted', '=', toFlag(true))
+    .where('effects', 'like', `%"replay_of":${Number(ev.id)},"admin_replay":true}`);
+  if (except !== undefined) q = q.where('id', '<>', except);
+  return q.executeTakeFirst();
 }
 
 const NEW_EVENT = {
@@ -48,7 +83,7 @@ export async function insertAcceptedMany(
   const res = await sql`
     ${sql.raw(PREPARED)}with new_emails as (${insertEmailsStatement(rows.emails)}),
     new_events as (insert into events (${columnList(NEW_EVENT)})
-      select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows.events, NEW_EVENT)})
+      select ${columnList(NEW_EVENT, 'u')} from ${unnest(rows.events.map(eventToRow), NEW_EVENT)})
     ${insertIdempotencyStatement(rows.records)}`.execute(db);
   return Number(res.numAffectedRows ?? 0);
 }
@@ -106,9 +141,10 @@ export async function findEvent(db: Executor, id: number) {
   return row && toEventView(row);
 }
 
-export function toEventView(r: EventRow & { site_key: string }) {
+export function toEventView(r: Selectable<EventsTable> & { site_key: string }) {
   const effects = parseJson<Record<string, unknown>>(r.effects, {});
-  const outcome = eventOutcome({ accepted: r.accepted === 1, error_code: r.error_code });
+  const accepted = fromFlag(r.accepted);
+  const outcome = eventOutcome({ accepted, error_code: r.error_code });
   return {
     id: r.id,
     site_key: r.site_key,
@@ -121,7 +157,7 @@ export function toEventView(r: EventRow & { site_key: string }) {
     key_id: r.key_id,
     key_last4: r.key_last4,
     http_status: r.http_status,
-    accepted: r.accepted === 1,
+    accepted,
     outcome,
     repeat_of: outcome === 'repeated' && typeof effects.repeat_of === 'number' ? effects.repeat_of : null,
     error_code: r.error_code,

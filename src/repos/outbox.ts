@@ -2,9 +2,11 @@
 // (locked_by, locked_until) and every later write is guarded by `locked_by = <its id>`: a worker that
 // lost its lease (it stalled and another took over) cannot overwrite the newer outcome.
 import { PostgresAdapter, sql, type Kysely, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { toFlag } from '../db/flags.js';
 import type { Dialect } from '../db/index.js';
 import type { Database, EmailRow, EmailStatus } from '../db/schema.js';
 import { PAUSE_REASON } from '../domain/bounces.js';
+import { emailFromRow } from './flagRows.js';
 
 // Literal SQL (not bound parameters) so both SQLite and PostgreSQL match the partial indexes of
 // migration 001 (emails_pending_due, emails_sending_lease), whose predicates are these exact terms.
@@ -80,6 +82,7 @@ export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimO
       )
       .returningAll()
       .execute()
+      .then((rows) => rows.map(emailFromRow))
   );
 }
 
@@ -248,13 +251,12 @@ export const FINISH_BATCH = 200;
  */
 export async function finishMany(db: Kysely<Database>, workerId: string, items: Finish[]): Promise<Set<number>> {
   if (items.length === 0) return new Set();
-  const flag = (b: boolean) => (b ? 1 : 0);
   const rows = items.map(
     (f) =>
-      sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${flag(f.lastError !== undefined)} as integer),
-      cast(${f.lastError ?? null} as text), cast(${f.sentAt ?? null} as bigint), cast(${flag(f.releaseLock === true)} as integer),
-      cast(${f.now} as bigint), cast(${flag(f.countAttempt)} as integer), cast(${flag(f.rendered !== undefined)} as integer),
-      cast(${f.rendered ?? null} as text), cast(${flag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
+      sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${toFlag(f.lastError !== undefined)} as integer),
+      cast(${f.lastError ?? null} as text), cast(${f.sentAt ?? null} as bigint), cast(${toFlag(f.releaseLock === true)} as integer),
+      cast(${f.now} as bigint), cast(${toFlag(f.countAttempt)} as integer), cast(${toFlag(f.rendered !== undefined)} as integer),
+      cast(${f.rendered ?? null} as text), cast(${toFlag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
   );
   if (items.length > 1)
     await lockInIdOrder(db, (q) =>

@@ -1,20 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { insertBuiltInTopics } from './consent.js';
+import { toFlag } from '../db/flags.js';
 import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
 import { holdHandOvers } from './handOver.js';
+import { projectFromRow } from './flagRows.js';
 import type { Executor } from './types.js';
 
 export async function findProjectBySiteKey(db: Executor, siteKey: string): Promise<Project | undefined> {
-  return db.selectFrom('projects').selectAll().where('site_key', '=', siteKey).executeTakeFirst();
+  const row = await db.selectFrom('projects').selectAll().where('site_key', '=', siteKey).executeTakeFirst();
+  return row && projectFromRow(row);
 }
 
 export async function findProjectById(db: Executor, id: number): Promise<Project | undefined> {
-  return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && projectFromRow(row);
 }
 
 export async function listProjects(db: Executor): Promise<Project[]> {
-  return db.selectFrom('projects').selectAll().orderBy('site_key').execute();
+  return (await db.selectFrom('projects').selectAll().orderBy('site_key').execute()).map(projectFromRow);
 }
 
 export interface ProjectInput {
@@ -58,7 +62,7 @@ export async function upsertProject(
   if (inserted) {
     // Every project has its consent topics from the start (SPEC §18).
     await insertBuiltInTopics(db, inserted.id, inserted.locale, now);
-    return { project: inserted, created: true };
+    return { project: projectFromRow(inserted), created: true };
   }
   const existing = (await findProjectBySiteKey(db, p.site_key))!;
   const project = await updateProject(
@@ -92,15 +96,22 @@ export async function updateProject(
   now: number,
 ): Promise<Project> {
   if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };
-  const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
-  if (Object.entries(set).every(([k, v]) => existing[k as keyof Project] === v)) return existing;
+  const given = defined(changes);
+  if (Object.entries(given).every(([k, v]) => existing[k as keyof Project] === v)) return existing;
+  const { allow_private_webhooks: allowPrivate, ...columns } = changes;
   await db
     .updateTable('projects')
-    .set({ ...set, updated_at: now })
+    .set({
+      ...defined(columns),
+      ...(allowPrivate === undefined ? {} : { allow_private_webhooks: toFlag(allowPrivate) }),
+      updated_at: now,
+    })
     .where('id', '=', existing.id)
     .execute();
-  return { ...existing, ...set, updated_at: now };
+  return { ...existing, ...given, updated_at: now };
 }
+
+const defined = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 /** A secret made once per installation and shared by every process through the database. */
 export async function getOrCreateSecret(db: Executor, name: string): Promise<string> {

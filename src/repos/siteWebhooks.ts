@@ -2,6 +2,7 @@
 // claimed under a lease like e-mails (repos/outbox.ts): FOR UPDATE SKIP LOCKED on PostgreSQL, one
 // atomic statement on SQLite; every later write is guarded by `locked_by`.
 import { sql, type Kysely, type SqlBool } from 'kysely';
+import { fromFlag } from '../db/flags.js';
 import type { Dialect } from '../db/index.js';
 import type {
   Database,
@@ -186,7 +187,7 @@ export async function claimDeliveries(
             url: e.url,
             secret_sealed: e.secret_sealed,
             failing_since: e.failing_since,
-            allow_private: Number(e.allow_private_webhooks) === 1,
+            allow_private: fromFlag(e.allow_private_webhooks),
           },
         ]
       : [];

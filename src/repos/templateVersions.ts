@@ -1,6 +1,8 @@
 // Template versions (SPEC §16): inserted, read, never updated or deleted. The templates row holds the
 // published version's content (repos/templates.ts), so everything that reads templates sees what is live.
+import { toFlag } from '../db/flags.js';
 import type { TemplateVersionRow } from '../db/schema.js';
+import { versionFromRow } from './flagRows.js';
 import type { Executor } from './types.js';
 
 /** What a version holds beyond its identity: the content, its settings and its analysed variables (JSON). */
@@ -25,18 +27,27 @@ export async function insertVersion(
   const version = Number(last?.v ?? 0) + 1;
   await db
     .insertInto('template_versions')
-    .values({ template_id: t.id, project_id: t.project_id, version, ...content, actor, created_at: now })
+    .values({
+      template_id: t.id,
+      project_id: t.project_id,
+      version,
+      ...content,
+      tracking: toFlag(content.tracking),
+      actor,
+      created_at: now,
+    })
     .execute();
   return version;
 }
 
 export async function listVersions(db: Executor, templateId: number): Promise<TemplateVersionRow[]> {
-  return db
+  const rows = await db
     .selectFrom('template_versions')
     .selectAll()
     .where('template_id', '=', templateId)
     .orderBy('version', 'desc')
     .execute();
+  return rows.map(versionFromRow);
 }
 
 export async function findVersion(
@@ -44,10 +55,11 @@ export async function findVersion(
   templateId: number,
   version: number,
 ): Promise<TemplateVersionRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('template_versions')
     .selectAll()
     .where('template_id', '=', templateId)
     .where('version', '=', version)
     .executeTakeFirst();
+  return row && versionFromRow(row);
 }

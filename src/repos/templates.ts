@@ -1,9 +1,13 @@
 // Templates and the per-project routing (routing key -> template).
+import { toFlag } from '../db/flags.js';
 import type { TemplateRow } from '../db/schema.js';
+import { templateFromRow } from './flagRows.js';
+import type { VersionContent } from './templateVersions.js';
 import type { Executor } from './types.js';
 
 export async function findTemplate(db: Executor, id: number): Promise<TemplateRow | undefined> {
-  return db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && templateFromRow(row);
 }
 
 export async function findTemplateByName(
@@ -11,16 +15,23 @@ export async function findTemplateByName(
   projectId: number,
   name: string,
 ): Promise<TemplateRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('templates')
     .selectAll()
     .where('project_id', '=', projectId)
     .where('name', '=', name)
     .executeTakeFirst();
+  return row && templateFromRow(row);
 }
 
 export async function listTemplates(db: Executor, projectId: number): Promise<TemplateRow[]> {
-  return db.selectFrom('templates').selectAll().where('project_id', '=', projectId).orderBy('name').execute();
+  const rows = await db
+    .selectFrom('templates')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .orderBy('name')
+    .execute();
+  return rows.map(templateFromRow);
 }
 
 /**
@@ -42,7 +53,7 @@ export async function upsertTemplate(
       html: t.html,
       text: t.text,
       ...(t.topic === undefined ? {} : { topic: t.topic }),
-      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
+      ...(t.tracking === undefined ? {} : { tracking: toFlag(t.tracking) }),
       created_at: now,
       updated_at: now,
     })
@@ -57,7 +68,7 @@ export async function upsertTemplate(
       html: t.html,
       text: t.text,
       ...(t.topic === undefined ? {} : { topic: t.topic }),
-      ...(t.tracking === undefined ? {} : { tracking: t.tracking ? 1 : 0 }),
+      ...(t.tracking === undefined ? {} : { tracking: toFlag(t.tracking) }),
       updated_at: now,
     })
     .where('project_id', '=', projectId)
@@ -65,6 +76,21 @@ export async function upsertTemplate(
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: updated.id, created: false };
+}
+
+/** The templates row becomes this version: what every reader of templates (delivery first) sees. */
+export async function publishContent(
+  db: Executor,
+  templateId: number,
+  version: number,
+  c: VersionContent,
+  now: number,
+) {
+  await db
+    .updateTable('templates')
+    .set({ ...c, tracking: toFlag(c.tracking), version, updated_at: now })
+    .where('id', '=', templateId)
+    .execute();
 }
 
 export async function getRoutes(db: Executor, projectId: number): Promise<Record<string, string>> {
@@ -97,11 +123,12 @@ export async function routedTemplate(
   projectId: number,
   routingKey: string,
 ): Promise<TemplateRow | undefined> {
-  return db
+  const row = await db
     .selectFrom('routes')
     .innerJoin('templates', 'templates.id', 'routes.template_id')
     .selectAll('templates')
     .where('routes.project_id', '=', projectId)
     .where('routes.routing_key', '=', routingKey)
     .executeTakeFirst();
+  return row && templateFromRow(row);
 }

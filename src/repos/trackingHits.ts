@@ -3,14 +3,19 @@
 // also marks them processed, guarded by the lease, so every hit is counted exactly once however many
 // workers run and whichever of them stalls.
 import { sql, type Insertable } from 'kysely';
+import { fromFlag, toFlag, type WithBooleans } from '../db/flags.js';
 import type { Dialect } from '../db/index.js';
 import type { EmailRow, TrackingHitsTable } from '../db/schema.js';
+import { emailFromRow } from './flagRows.js';
 import type { Executor } from './types.js';
 
-export type NewHit = Omit<Insertable<TrackingHitsTable>, 'processed_at' | 'locked_by' | 'locked_until'>;
-export type ClaimedHit = Pick<
-  TrackingHitsTable,
-  'project_id' | 'email_id' | 'kind' | 'position' | 'url' | 'machine' | 'at'
+export type NewHit = WithBooleans<
+  Omit<Insertable<TrackingHitsTable>, 'processed_at' | 'locked_by' | 'locked_until'>,
+  'machine'
+>;
+export type ClaimedHit = WithBooleans<
+  Pick<TrackingHitsTable, 'project_id' | 'email_id' | 'kind' | 'position' | 'url' | 'machine' | 'at'>,
+  'machine'
 > & { id: number };
 
 /** Rows per statement: 10 columns each stays far below SQLite's and PostgreSQL's parameter limits. */
@@ -23,7 +28,11 @@ function chunks<T>(items: T[], size = CHUNK): T[][] {
 }
 
 export async function insertHits(db: Executor, hits: NewHit[]): Promise<void> {
-  for (const part of chunks(hits)) await db.insertInto('tracking_hits').values(part).execute();
+  for (const part of chunks(hits))
+    await db
+      .insertInto('tracking_hits')
+      .values(part.map((h) => ({ ...h, machine: toFlag(h.machine) })))
+      .execute();
 }
 
 // Literal, so both dialects use the partial index tracking_hits_pending.
@@ -50,7 +59,7 @@ export async function claimHits(
     .where(PENDING)
     .returning(['id', 'project_id', 'email_id', 'kind', 'position', 'url', 'machine', 'at'])
     .execute();
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+  return rows.map((r) => ({ ...r, id: Number(r.id), machine: fromFlag(r.machine) }));
 }
 
 /** Marks claimed hits processed, only those this worker still holds; returns their ids. */
@@ -103,14 +112,13 @@ export function deltas(hits: ClaimedHit[]) {
       first_click_at: null,
       last_click_at: null,
     };
-    const machine = Number(h.machine) === 1;
     if (h.kind === 'open') {
-      if (machine) d.machine_opens++;
+      if (h.machine) d.machine_opens++;
       else {
         d.opens++;
         d.first_open_at = earlier(d.first_open_at, at);
       }
-    } else if (machine) d.machine_clicks++;
+    } else if (h.machine) d.machine_clicks++;
     else {
       d.clicks++;
       d.first_click_at = earlier(d.first_click_at, at);
@@ -205,9 +213,9 @@ export async function claimFirstNotices(
   for (const part of chunks(emailIds)) {
     const rows = await db
       .updateTable('email_engagement')
-      .set({ [flag]: 1 })
+      .set({ [flag]: toFlag(true) })
       .where('email_id', 'in', part)
-      .where(flag, '=', 0)
+      .where(flag, '=', toFlag(false))
       .where(first, 'is not', null)
       .returning(['email_id', first])
       .execute();
@@ -220,7 +228,9 @@ export async function emailsByIds(db: Executor, ids: number[]): Promise<EmailRow
   if (ids.length === 0) return [];
   const out: EmailRow[] = [];
   for (const part of chunks(ids))
-    out.push(...(await db.selectFrom('scheduled_emails').selectAll().where('id', 'in', part).execute()));
+    out.push(
+      ...(await db.selectFrom('scheduled_emails').selectAll().where('id', 'in', part).execute()).map(emailFromRow),
+    );
   return out;
 }
 

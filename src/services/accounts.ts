@@ -243,7 +243,7 @@ export async function principalOfBearer(deps: Deps, token: string): Promise<Prin
   const now = deps.clock.now();
   if (!row || row.revoked_at !== null || (row.expires_at !== null && row.expires_at <= now)) return null;
   const p = await principalOf(deps, row.user_id, 'token', {
-    readOnly: row.read_only === 1,
+    readOnly: row.read_only,
     tokenId: row.id,
     tokenName: row.name,
   });
@@ -258,7 +258,7 @@ function tokenView(t: AdminTokenRow, now: number) {
     id: t.id,
     name: t.name,
     last4: t.last4,
-    read_only: t.read_only === 1,
+    read_only: t.read_only,
     status: state,
     expires_at: iso(t.expires_at),
     created_at: iso(t.created_at)!,
@@ -305,7 +305,7 @@ export async function createToken(
         token_hash: sha256hex(token),
         last4: token.slice(-4),
         // A read-only account's token cannot be more than its account.
-        read_only: input.read_only || p.readOnly ? 1 : 0,
+        read_only: input.read_only === true || p.readOnly,
         expires_at: expires,
       },
       now,

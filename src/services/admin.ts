@@ -254,7 +254,7 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
 export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
   const timezone = checkTimeZone(changes.timezone);
-  const { confirm, allow_private_webhooks: allowPrivate, tracking: switches, utm, ...fields } = changes;
+  const { confirm, tracking: switches, utm, ...fields } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
     // SPEC §16: templates that name no layout are re-analysed in the new default one.
@@ -271,7 +271,6 @@ export async function changeProject(deps: Deps, who: AuditActor, siteKey: string
         ...fields,
         timezone,
         tracking,
-        ...(allowPrivate === undefined ? {} : { allow_private_webhooks: allowPrivate ? 1 : 0 }),
       },
       deps.clock.now(),
     );
@@ -312,7 +311,7 @@ export function projectView(p: Project) {
     updated_at: iso(p.updated_at)!,
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
-    allow_private_webhooks: p.allow_private_webhooks === 1,
+    allow_private_webhooks: p.allow_private_webhooks,
     reply_to: p.reply_to,
     fallback_name: fallbackName(p),
     default_layout: p.default_layout,

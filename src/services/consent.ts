@@ -34,6 +34,7 @@ import type { Db } from '../db/index.js';
 import { installationSecret } from './secrets.js';
 import {
   insertConsentRecords,
+  leaveUnlessChosen,
   planStandings,
   type PlanStanding,
   listTopics,
@@ -95,7 +96,7 @@ export async function recordChoices(
   if (granted.some((t) => t !== TRANSACTIONAL) && contact.status === 'unsubscribed') {
     // `unsubscribed` meant every topic; from now on the other topics are left one by one.
     for (const t of await listTopics(trx, contact.project_id))
-      if (t.key !== TRANSACTIONAL && !final.has(t.key)) await keepChoice(trx, contact.id, t.key, now);
+      if (t.key !== TRANSACTIONAL && !final.has(t.key)) await leaveUnlessChosen(trx, contact.id, t.key, now);
     await setContactStatus(trx, contact.id, 'active', now, ['unsubscribed'], { reason: 'consent' });
   }
   for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
@@ -113,15 +114,6 @@ const PERSON_VIA: Partial<Record<ConsentSource, string>> = {
   list_unsubscribe: 'link',
   preference_page: 'preference_page',
 };
-
-/** Stores "left" for a topic that has no stored choice yet (an insert that keeps an existing row). */
-async function keepChoice(trx: Executor, contactId: number, topic: string, now: number) {
-  await trx
-    .insertInto('contact_topics')
-    .values({ contact_id: contactId, topic, subscribed: 0, updated_at: now })
-    .onConflict((oc) => oc.columns(['contact_id', 'topic']).doNothing())
-    .execute();
-}
 
 async function suppressTopics(trx: Executor, contactId: number, topics: string[], now: number, reason: string) {
   // The contact's e-mails claimed but not handed over wait for this withdrawal, whose commit their
@@ -304,15 +296,6 @@ export async function scopedConsent(
       };
     },
   });
-}
-
-/** Clears every stored "left" choice of the contact (an administrator made it active again). */
-export async function rejoinAll(trx: Executor, contactId: number, now: number): Promise<void> {
-  await trx
-    .updateTable('contact_topics')
-    .set({ subscribed: 1, updated_at: now })
-    .where('contact_id', '=', contactId)
-    .execute();
 }
 
 // --- the admin API of topics ---

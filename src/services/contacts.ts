@@ -3,7 +3,8 @@ import type { ContactStatus } from '../domain/statuses.js';
 import { TRANSACTIONAL } from '../domain/consent.js';
 import { consentHistory, contactTopicState, listTopics } from '../repos/consent.js';
 import { erasureOf } from './erasure.js';
-import { leaveAll, rejoinAll } from './consent.js';
+import { leaveAll } from './consent.js';
+import { rejoinAll } from '../repos/consent.js';
 import { notFound, validationError } from '../errors.js';
 import {
   addToList,

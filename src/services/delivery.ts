@@ -275,7 +275,7 @@ export async function testSend(
       status: 'queued',
       due_at: now,
       attempts: 0,
-      is_test: 1,
+      is_test: true,
       template_version: version.version,
       created_at: now,
       updated_at: now,

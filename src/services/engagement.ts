@@ -27,7 +27,7 @@ export async function emailEngagement(deps: Deps, emailId: number) {
       at: iso(h.at)!,
       kind: h.kind,
       url: h.url,
-      machine: Number(h.machine) === 1,
+      machine: h.machine,
       machine_reason: h.machine_reason,
       ua_category: h.ua_category,
     })),

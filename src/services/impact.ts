@@ -5,6 +5,7 @@ import type { Project } from '../db/schema.js';
 import { missingMembers, parseVariables, requiredMembers } from '../domain/templateContract.js';
 import { needsOf, newlyRequiredByChange, type ImpactDraft, type NeedsConfig } from '../domain/templateNeeds.js';
 import { AppError } from '../errors.js';
+import { acceptedPayloads } from '../repos/events.js';
 import { getCartChains, listSequences } from '../repos/projectConfig.js';
 import { getRoutes, listTemplates } from '../repos/templates.js';
 import type { Executor } from '../repos/types.js';
@@ -58,15 +59,12 @@ export async function countImpact(
   const out: ImpactEntry[] = [];
   for (const group of byEvent.values()) {
     const { endpoint, event_type } = group[0];
-    const rows = await db
-      .selectFrom('events')
-      .select('payload')
-      .where('project_id', '=', projectId)
-      .where('event_type', '=', event_type)
-      .where('created_at', '>=', now - IMPACT_WINDOW_MS)
-      .where('accepted', '=', 1)
-      .where('endpoint', 'in', ENDPOINTS[endpoint])
-      .execute();
+    const rows = await acceptedPayloads(db, {
+      projectId,
+      eventType: event_type,
+      endpoints: ENDPOINTS[endpoint],
+      since: now - IMPACT_WINDOW_MS,
+    });
     const counts = group.map(() => 0);
     for (const r of rows) {
       let body: Record<string, unknown>;

@@ -213,7 +213,7 @@ export async function previewVersion(
   const template = await findTemplateByName(db, project.id, name);
   if (!template) throw new AppError(404, 'not_found', `No template ${name} in project ${siteKey}`);
   const v = await versionFor(db, template, input.version);
-  const content = await emailContent(db, { is_test: 1, template_version: Number(v.version) }, template, project);
+  const content = await emailContent(db, { is_test: true, template_version: Number(v.version) }, template, project);
   const variables = parseVariables(content.source.variables) ?? [];
   const sample = await previewData(db, project, input, variables);
   const context = previewContext(deps, project, sample, input.event_type);

@@ -9,7 +9,8 @@ import { REPEAT_ERROR_CODE } from '../domain/statuses.js';
 import { AppError, notFound, type ErrorParams, type ErrorReason } from '../errors.js';
 import { findKeyById } from '../repos/keys.js';
 import { findProjectById } from '../repos/projects.js';
-import { parseJson, type Executor } from '../repos/types.js';
+import { findEventRow, replayOf } from '../repos/events.js';
+import { parseJson } from '../repos/types.js';
 import { lockAuditedChanges } from '../db/index.js';
 import { logRequest } from './accept/accept.js';
 import type { Deps, GatewayCall } from './context.js';
@@ -28,28 +29,16 @@ class AlreadyReplayed extends AppError {
   }
 }
 
-/** The accepted replay of the event (effects end with the marker the accept executor writes), but `except`. */
-function replayOf(db: Executor, ev: { id: number; project_id: number }, except?: number) {
-  let q = db
-    .selectFrom('events')
-    .select('id')
-    .where('project_id', '=', ev.project_id)
-    .where('accepted', '=', 1)
-    .where('effects', 'like', `%"replay_of":${Number(ev.id)},"admin_replay":true}`);
-  if (except !== undefined) q = q.where('id', '<>', except);
-  return q.executeTakeFirst();
-}
-
 export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const db = deps.db.db;
-  const ev = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
+  const ev = await findEventRow(db, id);
   if (!ev) throw notFound(`Event ${id}`);
   if (!REPLAYABLE.includes(ev.endpoint)) throw conflict('replay_endpoint', { endpoint: ev.endpoint });
   const effects = parseJson<Record<string, unknown>>(ev.effects, {});
-  const templateLess = ev.accepted === 1 && ev.endpoint === 'transactional' && effects.template_key === null;
+  const templateLess = ev.accepted && ev.endpoint === 'transactional' && effects.template_key === null;
   if (effects.dry_run) throw conflict('replay_dry_run');
   if (ev.error_code === REPEAT_ERROR_CODE) throw conflict('replay_repeat', { event: Number(effects.repeat_of) });
-  if (ev.accepted === 1 && !templateLess) throw conflict('replay_accepted');
+  if (ev.accepted && !templateLess) throw conflict('replay_accepted');
   if (ev.http_status === 429) throw conflict('replay_rate_limited');
   const body = parseJson<Record<string, unknown> | null>(ev.payload, null);
   if (!body || typeof body !== 'object' || Array.isArray(body) || '_truncated' in body)
@@ -90,7 +79,7 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
           target: `event:${Number(ev.id)}`,
           before: {
             event_id: Number(ev.id),
-            accepted: ev.accepted === 1,
+            accepted: ev.accepted,
             http_status: ev.http_status,
             // Not `error_code`: a member named *code* is redacted as a secret (domain/access.ts).
             error: ev.error_code,

@@ -253,7 +253,7 @@ async function logChronology(
     order_id: email?.order_id ?? null,
     idempotency_key: null,
     http_status: 200,
-    accepted: 1,
+    accepted: true,
     error_code: null,
     payload: JSON.stringify({
       report_id: reportId,

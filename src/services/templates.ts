@@ -12,7 +12,7 @@ import { parseVariables, requiredMembers, type TemplateVariable } from '../domai
 import { AppError, notFound, validationError } from '../errors.js';
 import { listTopics } from '../repos/consent.js';
 import { findLayout } from '../repos/layouts.js';
-import { findTemplateByName, upsertTemplate } from '../repos/templates.js';
+import { findTemplateByName, publishContent, upsertTemplate } from '../repos/templates.js';
 import { findVersion, insertVersion, listVersions, type VersionContent } from '../repos/templateVersions.js';
 import { iso, type Executor } from '../repos/types.js';
 import type { TemplateBody } from '../schemas/admin.js';
@@ -77,18 +77,9 @@ function contentOf(input: SaveTemplateInput, prepared: Prepared, existing?: Temp
     layout: input.layout !== undefined ? input.layout : (existing?.layout ?? null),
     format: input.format ?? existing?.format ?? 'html',
     topic: input.topic !== undefined ? input.topic : (existing?.topic ?? null),
-    tracking: input.tracking !== undefined ? (input.tracking ? 1 : 0) : (existing?.tracking ?? 1),
+    tracking: input.tracking ?? existing?.tracking ?? true,
     variables: JSON.stringify(prepared.variables),
   };
-}
-
-/** The templates row becomes this version: what every reader of templates (delivery first) sees. */
-async function publishContent(db: Executor, templateId: number, version: number, c: VersionContent, now: number) {
-  await db
-    .updateTable('templates')
-    .set({ ...c, version, updated_at: now })
-    .where('id', '=', templateId)
-    .execute();
 }
 
 /** The impact on recent requests if `name` came to require `required` (routed or in a cart chain). */
@@ -213,7 +204,7 @@ export function templateView(t: TemplateRow, siteKey: string) {
     format: t.format,
     layout: t.layout,
     topic: t.topic,
-    tracking: Number(t.tracking) === 1,
+    tracking: t.tracking,
     version: t.version === null ? null : Number(t.version),
     variables: variables ?? [],
     unchecked: variables === null,
@@ -249,7 +240,7 @@ function versionView(v: TemplateVersionRow, template: TemplateRow) {
     layout: v.layout,
     format: v.format,
     topic: v.topic,
-    tracking: Number(v.tracking) === 1,
+    tracking: v.tracking,
     variables: variables ?? [],
     unchecked: variables === null,
     actor: v.actor,

@@ -84,7 +84,7 @@ export function createTrackingWorker(o: TrackingWorkerOptions): TrackingWorker {
       if (opened.size || clicked.size) {
         const rows = await emailsByIds(trx, [...new Set([...opened.keys(), ...clicked.keys()])]);
         // A test send from the delivery settings is the administrator's, not the site's business.
-        const real = rows.filter((r) => Number(r.is_test) !== 1);
+        const real = rows.filter((r) => !r.is_test);
         await enqueueEmailWebhooks(
           trx,
           [

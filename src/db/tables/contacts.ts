@@ -1,6 +1,7 @@
 // Contacts, address books and what each person agreed to (SPEC §4, §18).
 // Times are integer milliseconds since the epoch; JSON documents are text (see ../schema.ts).
 import type { Generated } from 'kysely';
+import type { Flag } from '../flags.js';
 import type { ContactStatus, ConsentSource, ContactStatusReason, ErasureStatus } from '../../domain/statuses.js';
 
 export interface ContactsTable {
@@ -39,8 +40,8 @@ export interface TopicsTable {
   project_id: number;
   key: string;
   title: string;
-  advertising: number;
-  require_consent: number;
+  advertising: Flag;
+  require_consent: Flag;
   position: number;
   created_at: number;
   updated_at: number;
@@ -50,7 +51,7 @@ export interface TopicsTable {
 export interface ContactTopicsTable {
   contact_id: number;
   topic: string;
-  subscribed: number;
+  subscribed: Flag;
   updated_at: number;
 }
 
@@ -60,7 +61,7 @@ export interface ConsentRecordsTable {
   project_id: number;
   contact_id: number;
   topic: string;
-  granted: number;
+  granted: Flag;
   at: number;
   source: ConsentSource;
   text_version: string | null;

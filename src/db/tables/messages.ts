@@ -2,6 +2,7 @@
 // and tracking.
 // Times are integer milliseconds since the epoch; JSON documents are text (see ../schema.ts).
 import type { Generated } from 'kysely';
+import type { Flag } from '../flags.js';
 import type {
   EmailKind,
   EmailStatus,
@@ -64,7 +65,7 @@ export interface EventsTable {
   order_id: string | null;
   idempotency_key: string | null;
   http_status: number;
-  accepted: number;
+  accepted: Flag;
   error_code: string | null;
   payload: string | null;
   effects: string;
@@ -112,7 +113,7 @@ export interface ScheduledEmailsTable {
   /** The purchase event that found this cart e-mail already handed to the relay (reason in_flight). */
   in_flight_event_id: number | null;
   /** A test send from the delivery settings (migration 008): left out of every statistic. */
-  is_test: Generated<number>;
+  is_test: Generated<Flag>;
   /** The consent topic it was scheduled under (migration 019); null: the default of its kind. */
   topic: Generated<string | null>;
   /** The template version the e-mail was (or will be) rendered with (migration 017). */
@@ -137,7 +138,7 @@ export interface EmailAttemptsTable {
   scheduled_email_id: number;
   attempt: number;
   transport: string;
-  ok: number;
+  ok: Flag;
   reply: string | null;
   queue_id: string | null;
   provider_message_id: string | null;
@@ -205,7 +206,7 @@ export interface TrackingHitsTable {
   kind: 'open' | 'click';
   position: number | null;
   url: string | null;
-  machine: number;
+  machine: Flag;
   machine_reason: MachineReason | null;
   at: number;
   /** Personal data, truncated: the /24 (IPv4) or /48 (IPv6) network of the client. */
@@ -226,8 +227,8 @@ export interface EmailEngagementTable {
   first_open_at: number | null;
   first_click_at: number | null;
   last_click_at: number | null;
-  open_notified: Generated<number>;
-  click_notified: Generated<number>;
+  open_notified: Generated<Flag>;
+  click_notified: Generated<Flag>;
 }
 
 export interface EmailLinkClicksTable {

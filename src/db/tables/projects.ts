@@ -1,6 +1,7 @@
 // Projects, their keys and delivery settings, and the administrators who run them.
 // Times are integer milliseconds since the epoch; JSON documents are text (see ../schema.ts).
 import type { Generated } from 'kysely';
+import type { Flag } from '../flags.js';
 import type { AdminRole, AdminUserStatus, AuditVia, KeyStatus } from '../../domain/statuses.js';
 
 export interface ProjectsTable {
@@ -18,7 +19,7 @@ export interface ProjectsTable {
   marketing_paused_at: Generated<number | null>;
   marketing_paused_reason: Generated<string | null>;
   /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 021). */
-  allow_private_webhooks: Generated<number>;
+  allow_private_webhooks: Generated<Flag>;
   /** Where answers to the project's e-mails go (migration 020); the relay settings' reply_to wins. */
   reply_to: Generated<string | null>;
   /** Accent colour of the preference page, #rrggbb (migration 019); null: the default. */
@@ -85,7 +86,7 @@ export interface AdminTokensTable {
   name: string;
   token_hash: string;
   last4: string;
-  read_only: number;
+  read_only: Flag;
   expires_at: number | null;
   created_at: number;
   last_used_at: number | null;

@@ -1,6 +1,7 @@
 // Templates, their versions and layouts, and the configuration that routes events to them.
 // Times are integer milliseconds since the epoch; JSON documents are text (see ../schema.ts).
 import type { Generated } from 'kysely';
+import type { Flag } from '../flags.js';
 
 export interface TemplatesTable {
   id: Generated<number>;
@@ -14,7 +15,7 @@ export interface TemplatesTable {
   /** Consent topic key (SPEC §18); null = the default for the template's use (migration 015). */
   topic: Generated<string | null>;
   /** 1 = opens and clicks tracked (SPEC §17), 0 = never (documents, passwords). */
-  tracking: Generated<number>;
+  tracking: Generated<Flag>;
   /** JSON [{name, required}] of the published version; null: saved before migration 017, unchecked. */
   variables: Generated<string | null>;
   /** The published version (migration 017); the row holds its content. */
@@ -40,7 +41,7 @@ export interface TemplateVersionsTable {
   layout: string | null;
   format: TemplateFormat;
   topic: string | null;
-  tracking: number;
+  tracking: Flag;
   variables: string | null;
   actor: string | null;
   created_at: number;

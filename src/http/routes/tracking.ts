@@ -73,7 +73,7 @@ export const trackingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; secret: str
     return {
       at,
       ua_category: category,
-      machine: reason ? 1 : 0,
+      machine: reason !== null,
       machine_reason: reason,
       ip_prefix: truncateIp(req.ip),
     };

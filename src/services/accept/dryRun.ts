@@ -5,6 +5,7 @@
 // were never kept are not given out (null).
 import type { PlanEntry } from '../../domain/plan.js';
 import { insertEvent } from '../../repos/events.js';
+import { emailsByIds } from '../../repos/trackingHits.js';
 import type { Executor } from '../../repos/types.js';
 import type { GatewayCall } from '../context.js';
 import { previewStoredEmail } from '../preview.js';
@@ -21,7 +22,7 @@ export interface DryRunOutcome {
 export async function previewCreated(trx: Executor, ids: number[], call: GatewayCall): Promise<Set<number>> {
   const failed = new Set<number>();
   if (!ids.length) return failed;
-  const rows = await trx.selectFrom('scheduled_emails').selectAll().where('id', 'in', ids).execute();
+  const rows = await emailsByIds(trx, ids);
   for (const row of rows) {
     try {
       await previewStoredEmail(trx, row, call.project, call.deps.config.publicUrl);

@@ -39,7 +39,7 @@ const badUrl = (problem: UrlProblem) =>
 async function checkUrl(deps: Deps, project: Project, raw: string): Promise<string> {
   const problem = urlProblem(raw);
   if (problem) throw badUrl(problem);
-  if (deps.config.webhooks.allowPrivate || project.allow_private_webhooks === 1) return raw;
+  if (deps.config.webhooks.allowPrivate || project.allow_private_webhooks) return raw;
   const host = hostOf(new URL(raw));
   const refused: UrlProblem = {
     reason: 'webhook_url_private',
