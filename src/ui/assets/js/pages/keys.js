@@ -27,6 +27,15 @@ import { RIGHT_OF_ERROR, emptyEventsWarning, snippetBox } from './keyHelp.js';
 /** A value with its meaning in words when there is one: `course_paid — после подтверждения оплаты`. */
 const labelled = (v, about) => (about ? h('span', {}, code(v), ' — ', about) : v);
 
+/**
+ * A fieldset of checkboxes named `name`, one per value, with All/None buttons when there are many.
+ * @param {string} legend
+ * @param {string[]} values
+ * @param {string[]} checked the values ticked
+ * @param {string} name
+ * @param {{ hint?: string, describe?: (value: string) => string, id?: string }} [options] describe: a value's
+ *   meaning in words ('' for none); id: the fieldset's, for links to one right (events.js)
+ */
 function checkGroup(legend, values, checked, name, { hint = '', describe = (_v) => '', id = '' } = {}) {
   const boxes = values.map((v) => checkbox(labelled(v, describe(v)), checked.includes(v), { name, value: v }));
   const setAll = (on) =>
