@@ -114,11 +114,12 @@
 /** @typedef {{ per_second: number, burst: number }} RateLimit */
 
 /**
- * An API key of a project; `key` (the full key) only in the answer that created it.
+ * An API key of a project.
  * @typedef {{ id: number, site_key: string, name: string, status: 'active' | 'disabled', last4: string,
- *   rights: KeyRights, rate_limit: RateLimit | null, created_at: string, disabled_at: string | null,
- *   key?: string }} ApiKey
+ *   rights: KeyRights, rate_limit: RateLimit | null, created_at: string, disabled_at: string | null }} ApiKey
  */
+
+/** The answer that created a key: the full key, shown only there. @typedef {ApiKey & { key: string }} CreatedKey */
 
 /** @typedef {{ list_id: number, name: string, members: number, created_at: string }} AddressBook */
 
@@ -150,11 +151,13 @@
  */
 
 /**
- * A personal token (GET /api/admin/tokens); `token` only in the answer that created it.
+ * A personal token (GET /api/admin/tokens).
  * @typedef {{ id: number, name: string, last4: string, read_only: boolean,
  *   status: 'active' | 'revoked' | 'expired', expires_at: string | null, created_at: string,
- *   last_used_at: string | null, token?: string }} PersonalToken
+ *   last_used_at: string | null }} PersonalToken
  */
+
+/** The answer that created a token: the token, shown only there. @typedef {PersonalToken & { token: string }} CreatedToken */
 
 /** @typedef {{ id: string, current: boolean, created_at: string, last_seen: string, expires_at: string }} LoginSession */
 
