@@ -1,8 +1,8 @@
 // @ts-check
 // Shapes of the admin API answers the UI reads, for JSDoc (`import('./types.js').X`); no code. Written
 // here rather than imported from the server's schemas (src/schemas), whose modules need Node's types;
-// the error envelope comes from the generated client types, which need nothing. Members the UI does not
-// read are left out.
+// the error envelope comes from the generated client types, which need nothing. Of a long answer the UI
+// reads little of (a template), only the members it reads are named.
 
 /** @typedef {'ok' | 'bad' | 'warn' | 'info' | 'muted'} Tone A badge's colour (the stylesheet's classes). */
 
@@ -54,7 +54,11 @@
  *   projects: string[] | null, read_only: boolean }} Account
  */
 
-/** @typedef {{ ok: true, csrf_token: string, expires_at: string, idle_timeout_seconds: number, account: Account }} Session */
+/**
+ * A login session as POST and GET /api/admin/session answer it.
+ * @typedef {{ ok: true, csrf_token: string, expires_at: string, idle_timeout_seconds: number,
+ *   account: Account }} Session
+ */
 
 /**
  * GET /api/admin/ui/meta: the catalog and the vocabularies.
@@ -119,7 +123,10 @@
  *   rights: KeyRights, rate_limit: RateLimit | null, created_at: string, disabled_at: string | null }} ApiKey
  */
 
-/** The answer that created a key: the full key, shown only there. @typedef {ApiKey & { key: string }} CreatedKey */
+/**
+ * The answer that created a key: the full key, shown only there.
+ * @typedef {ApiKey & { key: string }} CreatedKey
+ */
 
 /** @typedef {{ list_id: number, name: string, members: number, created_at: string }} AddressBook */
 
@@ -157,15 +164,58 @@
  *   last_used_at: string | null }} PersonalToken
  */
 
-/** The answer that created a token: the token, shown only there. @typedef {PersonalToken & { token: string }} CreatedToken */
+/**
+ * The answer that created a token: the token, shown only there.
+ * @typedef {PersonalToken & { token: string }} CreatedToken
+ */
 
-/** @typedef {{ id: string, current: boolean, created_at: string, last_seen: string, expires_at: string }} LoginSession */
+/**
+ * One of the account's login sessions (GET /api/admin/sessions).
+ * @typedef {{ id: string, current: boolean, created_at: string, last_seen: string,
+ *   expires_at: string }} LoginSession
+ */
 
 /**
  * An entry of the audit log.
  * @typedef {{ id: number, at: string, actor: string, via: string, token: { id: number, name: string } | null,
  *   address: string | null, action: string, site_key: string | null, target: string | null,
  *   before: unknown, after: unknown }} AuditEntry
+ */
+
+/**
+ * GET /api/admin/dashboard: the figures of the window `since`..`until` (UTC days).
+ * @typedef {{ sent: number, delivered: number, bounced: number, soft_bounced: number, complained: number,
+ *   failed: number, suppressed: number, cancelled: number, pending: number }} EmailOutcomes
+ * @typedef {{ day: string, accepted: number, rejected: number, repeated: number,
+ *   by_type: Record<string, number> }} EventDay by_type: keyed as events_by_type's `key`
+ * @typedef {{ key: string, endpoint: string, event_type: string, accepted: number, rejected: number,
+ *   repeated: number, total: number }} EventTypeRow
+ * @typedef {{ sent: number, bounced: number, complained: number, bounce_rate: number, complaint_rate: number,
+ *   level: 'ok' | 'warning' | 'stop' }} RateWindow
+ * @typedef {{ site_key: string, marketing_paused_at: string | null, marketing_paused_reason: string | null,
+ *   days7: RateWindow, days30: RateWindow }} ProjectRates
+ * @typedef {object} Carts
+ * @property {number} orders_created
+ * @property {number} orders_paid
+ * @property {number} paid_after_cart_email
+ * @property {{ day: string, created: number, paid: number, recovered: number }[]} by_day
+ * @property {{ cart_type: string, created: number, paid: number, recovered: number }[]} by_cart_type
+ * @property {{ currency: string, paid: number, recovered: number }[]} amounts
+ * @typedef {object} Dashboard
+ * @property {string | null} site_key
+ * @property {string} since
+ * @property {string} until
+ * @property {EventDay[]} events_by_day
+ * @property {EventTypeRow[]} events_by_type
+ * @property {({ day: string } & EmailOutcomes)[]} emails_by_day
+ * @property {EmailOutcomes} emails_by_outcome
+ * @property {{ scheduled: number, queued: number, sending: number, over_quota: number,
+ *   oldest_due_at: string | null, oldest_due_age_seconds: number | null }} outbox
+ * @property {Carts} carts
+ * @property {{ cart_type: string, step: string, sent: number, delivered: number, opened: number,
+ *   clicked: number, purchased_after_click: number, recovered_by_currency: Record<string, number> }[]} cart_steps
+ * @property {Record<string, number>} paid_amount_by_currency
+ * @property {ProjectRates[]} deliverability
  */
 
 export {};

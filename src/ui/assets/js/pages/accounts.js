@@ -28,10 +28,6 @@ import { t } from '../i18n.js';
  * @typedef {import('../types.js').PersonalToken} PersonalToken
  * @typedef {import('../types.js').LoginSession} LoginSession
  */
-/**
- * @template T
- * @typedef {import('../types.js').Items<T>} Items
- */
 
 /** @param {Role} r */
 const roleLabel = (r) => t(`role.${r}`);
@@ -198,7 +194,7 @@ export async function tokensPage(ctx) {
   const sessionsBox = h('div', {});
 
   async function refresh() {
-    /** @type {[Items<PersonalToken>, Items<LoginSession>]} */
+    /** @type {[{ items: PersonalToken[] }, { items: LoginSession[] }]} */
     const [tokens, sessions] = await Promise.all([api('GET', '/api/admin/tokens'), api('GET', '/api/admin/sessions')]);
     clear(listBox).append(
       table(

@@ -12,43 +12,12 @@ import { dashboardChecklist } from './firstRun.js';
  * @typedef {import('../dom.js').Child} Child
  * @typedef {import('../types.js').Tone} Tone
  * @typedef {import('../charts.js').Series} Series
+ * @typedef {import('../types.js').Dashboard} Dashboard
+ * @typedef {import('../types.js').EventDay} EventDay
+ * @typedef {import('../types.js').EventTypeRow} EventTypeRow
+ * @typedef {import('../types.js').RateWindow} RateWindow
+ * @typedef {import('../types.js').ProjectRates} ProjectRates
  */
-/**
- * GET /api/admin/dashboard: the figures of the window `since`..`until` (UTC days).
- * @typedef {{ sent: number, delivered: number, bounced: number, soft_bounced: number, complained: number,
- *   failed: number, suppressed: number, cancelled: number, pending: number }} EmailOutcomes
- * @typedef {{ day: string, accepted: number, rejected: number, repeated: number,
- *   by_type: Record<string, number> }} EventDay by_type: keyed as events_by_type's `key`
- * @typedef {{ key: string, endpoint: string, event_type: string, accepted: number, rejected: number,
- *   repeated: number, total: number }} EventTypeRow
- * @typedef {{ sent: number, bounced: number, complained: number, bounce_rate: number, complaint_rate: number,
- *   level: 'ok' | 'warning' | 'stop' }} RateWindow
- * @typedef {{ site_key: string, marketing_paused_at: string | null, marketing_paused_reason: string | null,
- *   days7: RateWindow, days30: RateWindow }} ProjectRates
- * @typedef {object} Carts
- * @property {number} orders_created
- * @property {number} orders_paid
- * @property {number} paid_after_cart_email
- * @property {{ day: string, created: number, paid: number, recovered: number }[]} by_day
- * @property {{ cart_type: string, created: number, paid: number, recovered: number }[]} by_cart_type
- * @property {{ currency: string, paid: number, recovered: number }[]} amounts
- * @typedef {object} Dashboard
- * @property {string | null} site_key
- * @property {string} since
- * @property {string} until
- * @property {EventDay[]} events_by_day
- * @property {EventTypeRow[]} events_by_type
- * @property {({ day: string } & EmailOutcomes)[]} emails_by_day
- * @property {EmailOutcomes} emails_by_outcome
- * @property {{ scheduled: number, queued: number, sending: number, over_quota: number,
- *   oldest_due_at: string | null, oldest_due_age_seconds: number | null }} outbox
- * @property {Carts} carts
- * @property {{ cart_type: string, step: string, sent: number, delivered: number, opened: number,
- *   clicked: number, purchased_after_click: number, recovered_by_currency: Record<string, number> }[]} cart_steps
- * @property {Record<string, number>} paid_amount_by_currency
- * @property {ProjectRates[]} deliverability
- */
-
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
 

@@ -33,10 +33,6 @@ import { RIGHT_OF_ERROR, emptyEventsWarning, snippetBox } from './keyHelp.js';
  * @typedef {import('../types.js').TemplateSummary} TemplateSummary
  * @typedef {import('./keyHelp.js').KeyRight} KeyRight
  */
-/**
- * @template T
- * @typedef {import('../types.js').Items<T>} Items
- */
 
 /**
  * A value with its meaning in words when there is one: `course_paid — после подтверждения оплаты`.
@@ -208,7 +204,7 @@ const summary = (list) => (list?.length ? list.join(', ') : '—');
  */
 export async function keysTab(ctx, p, m) {
   const site = p.site_key;
-  /** @type {[Items<ApiKey>, Items<AddressBook>, Items<TemplateSummary>, { routes: Routes }]} */
+  /** @type {[{ items: ApiKey[] }, { items: AddressBook[] }, { items: TemplateSummary[] }, { routes: Routes }]} */
   const [keys, lists, templates, routing] = await Promise.all([
     api('GET', `/api/admin/keys${qs({ site_key: site })}`),
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
@@ -242,7 +238,7 @@ export async function keysTab(ctx, p, m) {
   const formBox = h('div', {});
 
   async function refresh() {
-    /** @type {Items<ApiKey>} */
+    /** @type {{ items: ApiKey[] }} */
     const fresh = await api('GET', `/api/admin/keys${qs({ site_key: site })}`);
     drawTable(fresh.items);
   }
