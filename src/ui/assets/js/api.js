@@ -4,30 +4,56 @@
 import { errorText } from './errors.js';
 import { language, t } from './i18n.js';
 
+/**
+ * @typedef {import('./types.js').ErrorBody} ErrorBody
+ * @typedef {import('./types.js').Project} Project
+ * @typedef {import('./types.js').UiMeta} UiMeta
+ */
+
+/** @type {string | null} */
 let csrfToken = null;
 /** @type {(err: ApiError) => void} */
 let onUnauthorized = () => {};
 
+/** @param {string | null} token the session's, or null once it has ended */
 export function setCsrfToken(token) {
   csrfToken = token;
 }
 
-/** Called when a request answers 401 (session ended or expired): the app shows the login page. */
+/**
+ * Called when a request answers 401 (session ended or expired): the app shows the login page.
+ * @param {(err: ApiError) => void} fn
+ */
 export function setUnauthorizedHandler(fn) {
   onUnauthorized = fn;
 }
 
 export class ApiError extends Error {
+  /**
+   * @param {number} status the HTTP status; 0: the request did not reach the server
+   * @param {ErrorBody} [error] the answer's `detail.error`, when it had one
+   */
   constructor(status, error) {
     super(error?.message ?? t('error.http', { status }));
     this.status = status;
     this.code = error?.code ?? 'http_error';
+    /** @type {Partial<ErrorBody>} */
     this.detail = error ?? {};
   }
 }
 
+/**
+ * A call of the admin API. Resolves to the parsed JSON answer (null when empty), whose shape is the
+ * endpoint's: the caller names it with a JSDoc type (types.js). Rejects with an ApiError.
+ * @param {'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'} method
+ * @param {string} path
+ * @param {unknown} [body] sent as JSON
+ * @param {{ quiet401?: boolean }} [options] quiet401: a 401 does not end the session (the login itself)
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, body, { quiet401 = false } = {}) {
   // The server's `message` then speaks the UI's language too (the UI shows its own sentence anyway).
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', 'accept-language': language() };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
@@ -57,7 +83,10 @@ export async function api(method, path, body, { quiet401 = false } = {}) {
   return data;
 }
 
-/** ?a=1&b=2 from an object, leaving out empty values. */
+/**
+ * ?a=1&b=2 from an object, leaving out empty values.
+ * @param {Record<string, string | number | boolean | null | undefined>} params
+ */
 export function qs(params) {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') p.set(k, String(v));
@@ -67,8 +96,12 @@ export function qs(params) {
 
 export const enc = encodeURIComponent;
 
+/** @type {Promise<UiMeta> | null} */
 let metaPromise = null;
-/** Catalog and vocabularies; fetched once per page load. */
+/**
+ * Catalog and vocabularies; fetched once per page load.
+ * @returns {Promise<UiMeta>}
+ */
 export function meta() {
   metaPromise ??= api('GET', '/api/admin/ui/meta').catch((e) => {
     metaPromise = null;
@@ -77,7 +110,10 @@ export function meta() {
   return metaPromise;
 }
 
-/** All projects (site_key, name, from_email); small, fetched when a page needs it. */
+/**
+ * All projects (site_key, name, from_email); small, fetched when a page needs it.
+ * @returns {Promise<Project[]>}
+ */
 export async function projects() {
   return (await api('GET', '/api/admin/projects')).items;
 }
@@ -85,8 +121,12 @@ export async function projects() {
 /**
  * One sentence for an error, in the UI's language (see errors.js). It used to append each field's
  * reason to the message, which already said the same: the administrator read every error twice.
+ * @param {unknown} e what a call threw
  */
 export function describeError(e) {
-  if (!(e instanceof ApiError)) return String(e?.message ?? e);
+  if (!(e instanceof ApiError)) {
+    const message = typeof e === 'object' && e !== null && 'message' in e ? e.message : undefined;
+    return String(message ?? e);
+  }
   return errorText(e);
 }

@@ -16,6 +16,20 @@ import { setupPage } from './pages/setup.js';
 import { projectPage, projectsPage } from './pages/projects.js';
 import { templateEditorPage } from './pages/templates.js';
 
+/**
+ * @typedef {import('./types.js').PageContext} PageContext
+ * @typedef {import('./types.js').NavigateOptions} NavigateOptions
+ * @typedef {import('./types.js').Session} Session
+ * @typedef {import('./types.js').Account} Account
+ */
+
+/**
+ * A page: the path it answers (its groups are ctx.params), its module function, the top bar's entry it
+ * marks, and whether it is shown without a session.
+ * @typedef {{ re: RegExp, page: (ctx: PageContext) => Node | Promise<Node>, nav?: string, public?: boolean }} Route
+ */
+
+/** @type {Route[]} */
 const routes = [
   { re: /^\/ui\/?$/, page: dashboardPage, nav: 'dashboard' },
   { re: /^\/ui\/login$/, page: loginPage, public: true },
@@ -42,7 +56,7 @@ const routes = [
 
 // { key, href, shown? }: the label is t(`nav.${key}`), looked up when the bar is drawn (the language may
 // change); `shown(account)` hides an entry the account cannot use (accounts: owners; tokens: accounts).
-/** @type {{ key: string, href: string, shown?: (account: any) => boolean }[]} */
+/** @type {{ key: string, href: string, shown?: (account: Account) => boolean }[]} */
 const NAV = [
   { key: 'dashboard', href: '/ui/' },
   { key: 'projects', href: '/ui/projects' },
@@ -54,15 +68,18 @@ const NAV = [
   { key: 'tokens', href: '/ui/tokens', shown: (account) => account.id !== null },
 ];
 
-/** @type {{ session: any, renderSeq: number, leave: Array<() => void> }} */
+/** @type {{ session: Session | null, renderSeq: number, leave: Array<() => void> }} */
 const state = { session: null, renderSeq: 0, leave: [] };
 /** The page's <main>, which index.html always has. */
 const main = () => /** @type {HTMLElement} */ (document.getElementById('main'));
+/** The top bar, which index.html always has. */
+const topbar = () => /** @type {HTMLElement} */ (document.getElementById('topbar'));
 
 /**
  * focus: a selector of what gets the focus after the page is drawn (default: its heading).
  * @param {string} url
- * @param {{ replace?: boolean, state?: any, keepFocus?: boolean, focus?: string | null }} [options]
+ * @param {NavigateOptions} [options]
+ * @returns {Promise<undefined>}
  */
 export function navigate(url, { replace = false, state: histState = null, keepFocus = false, focus = null } = {}) {
   if (replace) history.replaceState(histState, '', url);
@@ -80,11 +97,12 @@ async function logout() {
   setCsrfToken(null);
   document.body.removeAttribute('data-readonly');
   document.body.removeAttribute('data-not-owner');
-  navigate('/ui/login', { replace: true });
+  void navigate('/ui/login', { replace: true });
 }
 
 /** The language menu: each language named in itself; a change redraws the page where it is. */
 function languagePicker() {
+  /** @type {HTMLSelectElement} */
   const picker = select(
     LANGUAGES.map((l) => [l, t(`lang.${l}`)]),
     language(),
@@ -92,15 +110,17 @@ function languagePicker() {
   );
   picker.addEventListener('change', () => {
     setLanguage(picker.value);
-    render({ focus: 'select.lang' });
+    void render({ focus: 'select.lang' });
   });
   return picker;
 }
 
+/** @param {string | undefined} active the nav key of the page shown */
 function drawTopbar(active) {
-  const bar = clear(document.getElementById('topbar'));
+  const bar = clear(topbar());
+  const { session } = state;
   bar.append(h('a', { href: '/ui/', class: 'brand' }, t('app.brand')));
-  if (state.session) {
+  if (session) {
     bar.append(
       h(
         'nav',
@@ -108,7 +128,7 @@ function drawTopbar(active) {
         h(
           'ul',
           {},
-          NAV.filter(({ shown }) => !shown || shown(state.session.account)).map(({ key, href }) =>
+          NAV.filter(({ shown }) => !shown || shown(session.account)).map(({ key, href }) =>
             h('li', {}, h('a', { href, 'aria-current': key === active ? 'page' : null }, t(`nav.${key}`))),
           ),
         ),
@@ -116,8 +136,8 @@ function drawTopbar(active) {
     );
   }
   bar.append(languagePicker());
-  if (state.session) {
-    const a = state.session.account;
+  if (session) {
+    const a = session.account;
     bar.append(h('span', { class: 'who muted', title: t(`role.${a.role}`) }, a.email ?? t('app.root')));
     bar.append(h('button', { type: 'button', class: 'logout', onclick: logout }, t('app.logout')));
   }
@@ -129,6 +149,7 @@ function drawShell() {
   if (skip) skip.textContent = t('app.skip');
 }
 
+/** @param {Session} session what POST /api/admin/session answered (or GET, on load) */
 export function loggedIn(session) {
   state.session = session;
   setCsrfToken(session.csrf_token);
@@ -139,7 +160,10 @@ export function loggedIn(session) {
   document.body.toggleAttribute('data-not-owner', session.account.role !== 'owner');
 }
 
-/** @param {{ keepFocus?: boolean, focus?: string | null }} [options] */
+/**
+ * @param {{ keepFocus?: boolean, focus?: string | null }} [options]
+ * @returns {Promise<undefined>}
+ */
 async function render({ keepFocus = false, focus = null } = {}) {
   const seq = ++state.renderSeq;
   for (const fn of state.leave.splice(0)) fn();
@@ -151,17 +175,20 @@ async function render({ keepFocus = false, focus = null } = {}) {
   drawShell();
   drawTopbar(route?.nav);
   const target = main();
+  /** @type {PageContext} */
   const ctx = {
     params: route ? (route.re.exec(path) ?? []).slice(1).map(decodeURIComponent) : [],
     query: new URLSearchParams(location.search),
     state: history.state ?? {},
-    navigate,
+    // Pages start a move and do not wait for it: the router shows what fails on the page it draws.
+    navigate: (url, options) => void navigate(url, options),
     loggedIn,
     session: state.session,
     onLeave: (fn) => state.leave.push(fn),
     isCurrent: () => seq === state.renderSeq,
   };
   target.setAttribute('aria-busy', 'true');
+  /** @type {Node} */
   let node;
   try {
     // The badge tones come with the vocabularies; a signed-in page may show statuses.
@@ -203,9 +230,9 @@ document.addEventListener('click', (ev) => {
     return;
   if (a.pathname.startsWith('/ui/assets/')) return;
   ev.preventDefault();
-  navigate(a.pathname + a.search);
+  void navigate(a.pathname + a.search);
 });
-window.addEventListener('popstate', () => render());
+window.addEventListener('popstate', () => void render());
 
 setUnauthorizedHandler(() => {
   if (!state.session) return;
@@ -213,7 +240,7 @@ setUnauthorizedHandler(() => {
   setCsrfToken(null);
   toast(t('app.sessionEnded'), 'warn');
   const here = location.pathname + location.search;
-  navigate(`/ui/login?next=${encodeURIComponent(here)}`, { replace: true });
+  void navigate(`/ui/login?next=${encodeURIComponent(here)}`, { replace: true });
 });
 
 async function start() {

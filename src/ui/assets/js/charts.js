@@ -7,6 +7,17 @@ import { fmtDay, fmtNumber, t } from './i18n.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 
+/**
+ * A chart's series: its name in the legend, its colour class, and one value per label.
+ * @typedef {{ name: string, cls: string, values: number[] }} Series
+ */
+
+/**
+ * An SVG element, like dom.js's h(): attributes set as text, children appended.
+ * @param {string} tag
+ * @param {Record<string, string | number | null | undefined>} [attrs]
+ * @param {...(Node | string | number)} children
+ */
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== null && v !== undefined) el.setAttribute(k, String(v));
@@ -15,7 +26,10 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
-/** The axis top for counts: four steps of 1, 2, 2.5 or 5 × 10^k, so every tick is a whole round number. */
+/**
+ * The axis top for counts: four steps of 1, 2, 2.5 or 5 × 10^k, so every tick is a whole round number.
+ * @param {number} v
+ */
 export function niceMax(v) {
   const rough = Math.max(1, v) / 4;
   const p = 10 ** Math.floor(Math.log10(rough));
@@ -28,6 +42,8 @@ let chartSeq = 0;
 /**
  * Bars per label (one per day), the series stacked (default) or side by side.
  * series: [{ name, cls, values: number[] }] with one value per label.
+ * @param {{ title: string, labels: string[], series: Series[], stacked?: boolean, height?: number,
+ *   formatLabel?: (label: string) => string }} chart
  */
 export function barChart({
   title,
@@ -48,6 +64,7 @@ export function barChart({
   const plotH = height - top - bottom;
   const totals = labels.map((_, i) => series.reduce((sum, se) => sum + (se.values[i] ?? 0), 0));
   const max = niceMax(stacked ? Math.max(0, ...totals) : Math.max(0, ...series.flatMap((se) => se.values)));
+  /** @param {number} v */
   const y = (v) => top + plotH - (v / max) * plotH;
   const band = plotW / Math.max(1, labels.length);
 
@@ -139,7 +156,11 @@ export function barChart({
     table(
       [
         { label: t('chart.day'), cell: (r) => fmtDay(r.label) },
-        ...series.map((se, k) => ({ label: se.name, class: 'num', cell: (r) => String(r.values[k]) })),
+        ...series.map((se, k) => ({
+          label: se.name,
+          class: 'num',
+          cell: (/** @type {{ values: number[] }} */ r) => String(r.values[k]),
+        })),
       ],
       labels.map((label, i) => ({ label, values: series.map((se) => se.values[i] ?? 0) })).reverse(),
     ),
@@ -154,9 +175,15 @@ export function barChart({
   );
 }
 
-/** Horizontal proportion bars in a table: one row per item, segments per series. */
+/**
+ * Horizontal proportion bars in a table: one row per item, segments per series (a row's `key` member).
+ * @template {string} K
+ * @param {{ title: string, rows: ({ label: string } & Partial<Record<K, number>>)[],
+ *   series: { key: K, name: string, cls: string }[], labelHeader?: string }} chart
+ */
 export function proportionTable({ title, rows, series, labelHeader = t('chart.type') }) {
   const max = Math.max(1, ...rows.map((r) => series.reduce((sum, se) => sum + (r[se.key] ?? 0), 0)));
+  /** @param {typeof rows[number]} r */
   const bar = (r) => {
     const box = h('div', { class: 'hbar', 'aria-hidden': 'true' });
     for (const se of series) {
@@ -179,7 +206,11 @@ export function proportionTable({ title, rows, series, labelHeader = t('chart.ty
       [
         { label: labelHeader, cell: (r) => h('code', {}, r.label) },
         { label: t('chart.share'), class: 'bar-cell', cell: bar },
-        ...series.map((se) => ({ label: se.name, class: 'num', cell: (r) => String(r[se.key] ?? 0) })),
+        ...series.map((se) => ({
+          label: se.name,
+          class: 'num',
+          cell: (/** @type {typeof rows[number]} */ r) => String(r[se.key] ?? 0),
+        })),
       ],
       rows,
       { empty: t('dashboard.noEvents') },

@@ -5,16 +5,33 @@ import { h } from './dom.js';
 import sentences from './i18n/errors.js';
 import { language, t } from './i18n.js';
 
+/**
+ * What showError and errorText are given: an ApiError (api.js), or an Error made in the browser, which
+ * has neither code nor detail.
+ * @typedef {{ message: string, code?: string, detail?: Partial<import('./types.js').ErrorBody> }} Failure
+ */
+
+/**
+ * @param {string} text
+ * @param {Record<string, string | number>} [params]
+ */
 const fill = (text, params = {}) =>
   text.replace(/\{(\w+)\}/g, (all, name) => (name in params ? String(params[name]) : all));
 
-/** A catalogue sentence (`code.x`, `reason.x`, `check.x`) in the UI's language, or null when it has none. */
+/**
+ * A catalogue sentence (`code.x`, `reason.x`, `check.x`) in the UI's language, or null when it has none.
+ * @param {string} key
+ * @param {Record<string, string | number>} [params]
+ */
 export function catalogueSentence(key, params) {
   const text = sentences[language()]?.[key] ?? sentences.en[key];
   return text === undefined ? null : fill(text, params);
 }
 
-/** The API field names an error is about: its `params.field`, else the fields a 422 names. */
+/**
+ * The API field names an error is about: its `params.field`, else the fields a 422 names.
+ * @param {Partial<import('./types.js').ErrorBody>} detail
+ */
 function fieldsOf(detail) {
   if (typeof detail.params?.field === 'string') return [detail.params.field];
   return [...(detail.missing_fields ?? []), ...Object.keys(detail.invalid_fields ?? {})];
@@ -24,6 +41,7 @@ function fieldsOf(detail) {
  * One sentence for an API error `{status, code, message, detail}`: the reason's, else (in English) the
  * server's own message, else the code's with the fields it names. Errors made in the browser (network)
  * keep their message, which already comes from the UI's catalogue.
+ * @param {Failure} e
  */
 export function errorText(e) {
   const detail = e.detail ?? {};
@@ -39,7 +57,11 @@ export function errorText(e) {
 
 const CONTROLS = 'input, textarea, select';
 
-/** The control of a form for an API field name: data-field, else name (dots written as underscores). */
+/**
+ * The control of a form for an API field name: data-field, else name (dots written as underscores).
+ * @param {HTMLFormElement} form
+ * @param {string} field
+ */
 function controlFor(form, field) {
   for (const sel of [`[data-field="${field}"]`, `[name="${field}"]`, `[name="${field.replace(/\./g, '_')}"]`]) {
     const el = form.querySelector(sel);
@@ -48,6 +70,7 @@ function controlFor(form, field) {
   return null;
 }
 
+/** @param {HTMLFormElement} form */
 function clearFieldErrors(form) {
   for (const p of form.querySelectorAll('.field-error')) p.remove();
   for (const el of form.querySelectorAll('[aria-invalid="true"]')) el.removeAttribute('aria-invalid');
@@ -56,22 +79,27 @@ function clearFieldErrors(form) {
 /**
  * Shows an API error once: beside the field of the enclosing form it concerns (marked aria-invalid and
  * described by the sentence), else in `status`. A later error, or typing in the field, clears it.
+ * @param {HTMLElement} status
+ * @param {unknown} e what a call threw: an ApiError, else an Error (Failure)
+ * @param {string} [text]
  */
-export function showError(status, e, text = errorText(e)) {
+export function showError(status, e, text) {
+  const failure = /** @type {Failure} */ (e);
+  const sentence = text ?? errorText(failure);
   const form = status.closest('form');
   if (form) clearFieldErrors(form);
   const control =
-    form && e?.detail
-      ? fieldsOf(e.detail)
+    form && failure?.detail
+      ? fieldsOf(failure.detail)
           .map((f) => controlFor(form, f))
           .find(Boolean)
       : null;
-  if (!control) {
-    status.append(h('p', { class: 'error', role: 'alert' }, text));
+  if (!control || !form) {
+    status.append(h('p', { class: 'error', role: 'alert' }, sentence));
     return;
   }
   const id = `${control.id || control.getAttribute('name')}-error`;
-  const p = h('p', { class: 'error field-error', id, role: 'alert' }, text);
+  const p = h('p', { class: 'error field-error', id, role: 'alert' }, sentence);
   control.after(p);
   control.setAttribute('aria-invalid', 'true');
   control.setAttribute('aria-errormessage', id);

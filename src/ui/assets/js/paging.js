@@ -5,6 +5,13 @@
 import { h, pager } from './dom.js';
 import { t } from './i18n.js';
 
+/** @typedef {import('./types.js').PageContext} PageContext */
+
+/**
+ * This page's URL with some query parameters changed; an empty value removes its parameter.
+ * @param {PageContext} ctx
+ * @param {Record<string, string | null | undefined>} changes
+ */
 function urlWith(ctx, changes) {
   const q = new URLSearchParams(ctx.query);
   for (const [k, v] of Object.entries(changes)) {
@@ -15,10 +22,19 @@ function urlWith(ctx, changes) {
   return location.pathname + (s ? `?${s}` : '');
 }
 
-/** Previous/next page controls for a cursor-paged list. */
+/**
+ * Previous/next page controls for a cursor-paged list.
+ * @param {PageContext} ctx
+ * @param {string | null | undefined} nextCursor the answer's next_cursor
+ * @param {number} shown how many rows this page shows
+ */
 export function cursorPager(ctx, nextCursor, shown) {
   const stack = Array.isArray(ctx.state.stack) ? ctx.state.stack : [];
   const current = ctx.query.get('cursor');
+  /**
+   * @param {string | null} cursor
+   * @param {string[]} newStack
+   */
   const go = (cursor, newStack) =>
     ctx.navigate(urlWith(ctx, { cursor }), { state: { stack: newStack }, focus: '.table-wrap' });
   const pageNo = current ? (stack.length ? stack.length + 1 : null) : 1;
@@ -32,8 +48,12 @@ export function cursorPager(ctx, nextCursor, shown) {
 /**
  * A filter form over the URL's query: each control's name is a query parameter. Submitting starts again
  * at the first page; "Clear" drops every filter.
+ * @param {PageContext} ctx
+ * @param {import('./dom.js').Child} controls
+ * @param {{ label?: string }} [options]
  */
 export function filterForm(ctx, controls, { label = t('filters.label') } = {}) {
+  /** @type {HTMLFormElement} */
   const form = h(
     'form',
     {
@@ -42,10 +62,12 @@ export function filterForm(ctx, controls, { label = t('filters.label') } = {}) {
       'aria-label': label,
       onsubmit: (ev) => {
         ev.preventDefault();
+        /** @type {Record<string, string | null>} */
         const changes = { cursor: null };
-        for (const [k, v] of new FormData(form).entries()) changes[k] = typeof v === 'string' ? v.trim() : v;
+        // A filter form has no file input: every value is a string.
+        for (const [k, v] of new FormData(form).entries()) if (typeof v === 'string') changes[k] = v.trim();
         for (const el of form.elements) {
-          if (el.name && el.type === 'datetime-local')
+          if (el instanceof HTMLInputElement && el.name && el.type === 'datetime-local')
             changes[el.name] = el.value ? new Date(el.value).toISOString() : null;
         }
         ctx.navigate(urlWith(ctx, changes), { focus: '.table-wrap' });
@@ -62,11 +84,15 @@ export function filterForm(ctx, controls, { label = t('filters.label') } = {}) {
   return form;
 }
 
-/** The value for a datetime-local input from an ISO time in the URL (local time, minutes). */
+/**
+ * The value for a datetime-local input from an ISO time in the URL (local time, minutes).
+ * @param {string | null | undefined} iso
+ */
 export function localInputValue(iso) {
   if (!iso) return '';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
+  /** @param {number} n */
   const p = (n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }

@@ -20,9 +20,24 @@ import {
 import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
+/**
+ * @typedef {import('../types.js').PageContext} PageContext
+ * @typedef {import('../types.js').Project} Project
+ * @typedef {import('../types.js').Role} Role
+ * @typedef {import('../types.js').User} User
+ * @typedef {import('../types.js').PersonalToken} PersonalToken
+ * @typedef {import('../types.js').LoginSession} LoginSession
+ */
+
+/** @param {Role} r */
 const roleLabel = (r) => t(`role.${r}`);
 
-/** Checkboxes of the projects an account may see. */
+/**
+ * Checkboxes of the projects an account may see.
+ * @param {Project[]} all
+ * @param {string[]} chosen the site keys ticked
+ * @returns {{ node: HTMLElement, read: () => string[] }}
+ */
 function projectPicker(all, chosen) {
   const boxes = all.map((p) =>
     checkbox(p.site_key, chosen.includes(p.site_key), { name: 'projects', value: p.site_key }),
@@ -43,6 +58,7 @@ export async function usersPage() {
   const formBox = h('div', {});
 
   async function refresh() {
+    /** @type {User[]} */
     const users = (await api('GET', '/api/admin/users')).items;
     clear(listBox).append(
       table(
@@ -84,6 +100,7 @@ export async function usersPage() {
     );
   }
 
+  /** @param {User} u */
   async function disable(u) {
     if (!(await confirmDialog(t('users.disableQuestion', { email: u.email }), t('users.disable')))) return;
     try {
@@ -95,10 +112,15 @@ export async function usersPage() {
     }
   }
 
+  /** @param {User | null} user the account edited; null: a new one */
   function drawForm(user) {
+    /** @type {HTMLInputElement} */
     const email = h('input', { type: 'email', name: 'email', required: true, value: user?.email ?? '' });
+    /** @type {HTMLInputElement} */
     const name = h('input', { type: 'text', name: 'name', value: user?.name ?? '' });
+    /** @type {HTMLInputElement} */
     const password = h('input', { type: 'password', name: 'password', autocomplete: 'new-password', required: !user });
+    /** @type {HTMLSelectElement} */
     const role = select(
       m.roles.map((r) => [r, roleLabel(r)]),
       user?.role ?? 'viewer',
@@ -114,6 +136,7 @@ export async function usersPage() {
         onsubmit: async (ev) => {
           ev.preventDefault();
           status.replaceChildren();
+          /** @type {{ email: string, name: string, role: string, projects: string[], password?: string }} */
           const body = {
             email: email.value.trim(),
             name: name.value.trim(),
@@ -161,6 +184,7 @@ export async function usersPage() {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function tokensPage(ctx) {
   const session = ctx.session;
   if (!session?.account?.id)
@@ -170,6 +194,7 @@ export async function tokensPage(ctx) {
   const sessionsBox = h('div', {});
 
   async function refresh() {
+    /** @type {[{ items: PersonalToken[] }, { items: LoginSession[] }]} */
     const [tokens, sessions] = await Promise.all([api('GET', '/api/admin/tokens'), api('GET', '/api/admin/sessions')]);
     clear(listBox).append(
       table(
@@ -214,6 +239,7 @@ export async function tokensPage(ctx) {
     );
   }
 
+  /** @param {PersonalToken} k */
   async function revoke(k) {
     if (!(await confirmDialog(t('tokens.revokeQuestion', { name: k.name }), t('tokens.revoke')))) return;
     try {
@@ -224,6 +250,7 @@ export async function tokensPage(ctx) {
     }
   }
 
+  /** @param {LoginSession} s */
   async function endSession(s) {
     try {
       await api('DELETE', `/api/admin/sessions/${s.id}`);
@@ -233,12 +260,15 @@ export async function tokensPage(ctx) {
     }
   }
 
+  /** @type {HTMLInputElement} */
   const name = h('input', { type: 'text', name: 'name', required: true, maxlength: '200' });
+  /** @type {HTMLLabelElement} */
   const readOnly = checkbox(
     t('tokens.readOnlyOption'),
     session.account.read_only || session.account.role === 'viewer',
     { name: 'read_only' },
   );
+  /** @type {HTMLInputElement} */
   const expires = h('input', { type: 'date', name: 'expires' });
   const status = h('div', { 'aria-live': 'assertive' });
   const form = h(
@@ -249,8 +279,11 @@ export async function tokensPage(ctx) {
         ev.preventDefault();
         status.replaceChildren();
         try {
-          const body = { name: name.value.trim(), read_only: readOnly.querySelector('input').checked };
+          const box = /** @type {HTMLInputElement} checkbox() holds one */ (readOnly.querySelector('input'));
+          /** @type {{ name: string, read_only: boolean, expires_at?: string }} */
+          const body = { name: name.value.trim(), read_only: box.checked };
           if (expires.value) body.expires_at = new Date(`${expires.value}T23:59:59Z`).toISOString();
+          /** @type {import('../types.js').CreatedToken} */
           const created = await api('POST', '/api/admin/tokens', body);
           const value = code(created.token);
           value.classList.add('secret');
@@ -291,6 +324,7 @@ export async function tokensPage(ctx) {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function auditPage(ctx) {
   const [all, m] = await Promise.all([projects(), meta()]);
   const q = ctx.query;
@@ -300,13 +334,17 @@ export async function auditPage(ctx) {
     action: q.get('action') ?? '',
     cursor: q.get('cursor') ?? '',
   };
+  /** @type {HTMLSelectElement} */
   const site = select([['', t('common.allProjects')], ...all.map((p) => [p.site_key, p.site_key])], filters.site_key, {
     name: 'site_key',
   });
+  /** @type {HTMLInputElement} */
   const actor = h('input', { type: 'text', name: 'actor', value: filters.actor });
+  /** @type {HTMLSelectElement} */
   const action = select([['', t('audit.anyAction')], ...m.audit_actions.map((a) => [a, a])], filters.action, {
     name: 'action',
   });
+  /** @type {import('../types.js').Page<import('../types.js').AuditEntry>} */
   const page = await api('GET', `/api/admin/audit${qs({ ...filters, limit: 50 })}`);
   const form = h(
     'form',

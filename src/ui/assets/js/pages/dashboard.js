@@ -8,10 +8,24 @@ import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
 import { cartStepsPart } from './engagement.js';
 import { dashboardChecklist } from './firstRun.js';
 
+/**
+ * @typedef {import('../dom.js').Child} Child
+ * @typedef {import('../types.js').Tone} Tone
+ * @typedef {import('../charts.js').Series} Series
+ * @typedef {import('../types.js').Dashboard} Dashboard
+ * @typedef {import('../types.js').EventDay} EventDay
+ * @typedef {import('../types.js').EventTypeRow} EventTypeRow
+ * @typedef {import('../types.js').RateWindow} RateWindow
+ * @typedef {import('../types.js').ProjectRates} ProjectRates
+ */
 const REFRESH_MS = 60_000;
 const TOP_TYPES = 7;
 
-// A sum in its own currency, in the UI's locale; XXX is what was paid without a currency.
+/**
+ * A sum in its own currency, in the UI's locale; XXX is what was paid without a currency.
+ * @param {number} amount
+ * @param {string} currency
+ */
 function money(amount, currency) {
   try {
     return amount.toLocaleString(intlLocale(), { style: 'currency', currency });
@@ -20,6 +34,12 @@ function money(amount, currency) {
   }
 }
 
+/**
+ * A card of figures: a title over [label, value] rows.
+ * @param {string} title
+ * @param {readonly (readonly Child[])[]} rows
+ * @param {string} [tone] a class: alert
+ */
 function card(title, rows, tone) {
   return h(
     'section',
@@ -38,6 +58,7 @@ const pct = fmtPercent;
 // An event type with the endpoint it came to, unless that is the transactional one: course_paid from a
 // purchase is a payment, course_paid from a transactional send is an e-mail request.
 // A request without an event type (a catalog read) is named by its endpoint alone.
+/** @param {Pick<EventTypeRow, 'endpoint' | 'event_type'>} row */
 const typeLabel = (row) =>
   row.endpoint === 'transactional'
     ? row.event_type
@@ -45,6 +66,12 @@ const typeLabel = (row) =>
       ? row.endpoint
       : `${row.event_type} (${row.endpoint})`;
 
+/**
+ * The events per day of the most frequent types, the others summed.
+ * @param {EventDay[]} byDay
+ * @param {EventTypeRow[]} byType most frequent first
+ * @returns {Series[]}
+ */
 function eventTypeSeries(byDay, byType) {
   const topRows = byType.slice(0, TOP_TYPES);
   const top = topRows.map((t) => t.key);
@@ -67,6 +94,10 @@ function eventTypeSeries(byDay, byType) {
   return series;
 }
 
+/**
+ * @param {Dashboard} d
+ * @param {() => Promise<void>} reload
+ */
 function draw(d, reload) {
   const days = d.events_by_day.map((x) => x.day);
   const accepted = d.events_by_day.reduce((s, x) => s + x.accepted, 0);
@@ -237,8 +268,13 @@ function draw(d, reload) {
   );
 }
 
-/** Projects whose campaigns and cart chains a complaint rate paused, each with its Resume button. */
+/**
+ * Projects whose campaigns and cart chains a complaint rate paused, each with its Resume button.
+ * @param {ProjectRates[]} rows
+ * @param {() => Promise<void>} reload
+ */
 function pausedNotices(rows, reload) {
+  /** @param {string} siteKey */
   async function resume(siteKey) {
     if (!(await confirmDialog(t('dashboard.resumeQuestion', { site: siteKey }), t('dashboard.resume'), 'primary')))
       return;
@@ -272,10 +308,18 @@ function pausedNotices(rows, reload) {
     );
 }
 
+/** @type {Record<RateWindow['level'], Tone>} */
 const LEVEL_TONE = { ok: 'ok', warning: 'warn', stop: 'bad' };
 
-/** Per project, hard-bounce and complaint rates over 7 and 30 days, against the providers' limits. */
+/**
+ * Per project, hard-bounce and complaint rates over 7 and 30 days, against the providers' limits.
+ * @param {ProjectRates[]} rows
+ */
 function deliverability(rows) {
+  /**
+   * @param {RateWindow} w
+   * @param {'bounced' | 'complained'} k
+   */
   const rate = (w, k) =>
     h('span', { title: t('dashboard.rateOf', { part: fmtNumber(w[k]), sent: fmtNumber(w.sent) }) }, pct(w[k], w.sent));
   // The whole width of the grid: six columns of figures do not fit half of it (issue 28).
@@ -305,14 +349,17 @@ function deliverability(rows) {
   );
 }
 
+/** @param {import('../types.js').PageContext} ctx */
 export async function dashboardPage(ctx) {
   const site = ctx.query.get('site_key') ?? '';
   const days = ctx.query.get('days') ?? '14';
   const url = `/api/admin/dashboard${qs({ site_key: site, days })}`;
+  /** @type {[import('../types.js').Project[], Dashboard]} */
   const [all, first] = await Promise.all([projects(), api('GET', url)]);
   // After setup and while a project is on its way to its first e-mail: the steps, above the figures.
   const checklist = await dashboardChecklist(all, site);
   const content = h('div', { 'aria-live': 'off' });
+  /** @type {() => Promise<void>} */
   const reload = async () => content.replaceChildren(draw(await api('GET', url), reload));
   content.replaceChildren(draw(first, reload));
   const updated = h('small', { class: 'muted' }, t('dashboard.updated', { time: fmtClock(new Date()) }));
@@ -320,6 +367,7 @@ export async function dashboardPage(ctx) {
   const timer = setInterval(async () => {
     if (document.hidden || !ctx.isCurrent()) return;
     try {
+      /** @type {Dashboard} */
       const d = await api('GET', url);
       if (!ctx.isCurrent()) return;
       content.replaceChildren(draw(d, reload));
@@ -330,20 +378,23 @@ export async function dashboardPage(ctx) {
   }, REFRESH_MS);
   ctx.onLeave(() => clearInterval(timer));
 
+  /** @type {HTMLSelectElement} */
   const projectSel = select(
     [['', t('common.allProjects')], ...all.map((p) => [p.site_key, `${p.name} (${p.site_key})`])],
     site,
     { name: 'site_key', 'aria-label': t('common.project') },
   );
+  /** @type {HTMLSelectElement} */
   const daysSel = select(
     [['1', t('dashboard.today')], ...[7, 14, 30, 90].map((n) => [String(n), t('dashboard.days', { count: n, n })])],
     days,
     { name: 'days', 'aria-label': t('dashboard.period') },
   );
   // The controls are drawn anew with the page: focus goes back to the one that was changed.
+  /** @param {Event} ev a change of one of the two selects */
   const apply = (ev) =>
     ctx.navigate(`/ui/${qs({ site_key: projectSel.value, days: daysSel.value })}`, {
-      focus: `select[name="${ev.target.name}"]`,
+      focus: `select[name="${/** @type {HTMLSelectElement} */ (ev.target).name}"]`,
     });
   projectSel.addEventListener('change', apply);
   daysSel.addEventListener('change', apply);

@@ -6,7 +6,19 @@ import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
 import { hasKey, t, tNodes } from '../i18n.js';
 
-/** When a routing key's e-mail goes, in words: the catalog's sentence, or the cart step's delay. */
+/**
+ * @typedef {import('../types.js').UiMeta} UiMeta
+ * @typedef {import('../types.js').Project} Project
+ * @typedef {import('../types.js').Checklist} Checklist
+ * @typedef {import('../types.js').ChecklistStep} ChecklistStep
+ * @typedef {import('../types.js').GalleryTemplate} GalleryTemplate
+ */
+
+/**
+ * When a routing key's e-mail goes, in words: the catalog's sentence, or the cart step's delay.
+ * @param {UiMeta} m
+ * @param {string} key an event type or a cart step (`<cart>_abandoned_cart_<step>`)
+ */
 export function routingKeyAbout(m, key) {
   if (hasKey(`catalog.${key}`)) return t(`catalog.${key}`);
   const cart = /^(.+)_abandoned_cart_(.+)$/.exec(key);
@@ -16,17 +28,25 @@ export function routingKeyAbout(m, key) {
   return m.catalog.find((e) => e.event_type === key)?.description ?? t('routing.furtherAbout');
 }
 
-// Where each step is done: the project's tab (the project step: the projects page, where one is created).
-const stepHref = (site, step) =>
-  step === 'project' || !site
-    ? '/ui/projects'
-    : `/ui/projects/${enc(site)}?tab=${{ template: 'templates', test_email: 'delivery' }[step] ?? step}`;
+/** @type {Partial<Record<ChecklistStep, string>>} the project tab of a step, where it is not named alike */
+const STEP_TAB = { template: 'templates', test_email: 'delivery' };
 
+/**
+ * Where each step is done: the project's tab (the project step: the projects page, where one is created).
+ * @param {string | undefined} site
+ * @param {ChecklistStep} step
+ */
+const stepHref = (site, step) =>
+  step === 'project' || !site ? '/ui/projects' : `/ui/projects/${enc(site)}?tab=${STEP_TAB[step] ?? step}`;
+
+/** @type {ChecklistStep[]} */
 const STEPS = ['project', 'template', 'routing', 'key', 'delivery', 'test_email'];
 
 /**
  * The checklist of one project (`p` null: there is no project yet, and every step is still to do).
  * `data` is GET …/checklist.
+ * @param {Pick<Project, 'site_key' | 'name'> | null} p
+ * @param {Checklist | null} data
  */
 export function checklistBox(p, data) {
   const steps = data?.steps ?? STEPS.map((step) => ({ step, done: false, count: 0 }));
@@ -53,13 +73,21 @@ export function checklistBox(p, data) {
   );
 }
 
-/** A project's checklist, or null when it is complete or cannot be read (it is help, never a blocker). */
+/**
+ * A project's checklist, or null when it is complete or cannot be read (it is help, never a blocker).
+ * @param {Pick<Project, 'site_key' | 'name'>} p
+ */
 export async function projectChecklist(p) {
+  /** @type {Checklist | null} */
   const data = await api('GET', `/api/admin/projects/${enc(p.site_key)}/checklist`).catch(() => null);
   return data && !data.complete ? checklistBox(p, data) : null;
 }
 
-/** On the dashboard: the path from nothing, or the first project (of those shown) still on its way. */
+/**
+ * On the dashboard: the path from nothing, or the first project (of those shown) still on its way.
+ * @param {Project[]} all
+ * @param {string} site the project the dashboard shows; '' for all
+ */
 export async function dashboardChecklist(all, site) {
   if (!all.length) return checklistBox(null, null);
   const shown = site ? all.filter((p) => p.site_key === site) : all.slice(0, 10);
@@ -70,10 +98,16 @@ export async function dashboardChecklist(all, site) {
 /**
  * The gallery: a starting template per catalog event and cart step, in Russian. Choosing one saves it as
  * a real template of the project (POST /api/templates) and opens it in the editor.
+ * @param {import('../types.js').PageContext} ctx
+ * @param {string} site
+ * @param {UiMeta} m
+ * @param {readonly { name: string }[]} existing the project's templates
  */
 export async function galleryBox(ctx, site, m, existing) {
+  /** @type {import('../types.js').Items<GalleryTemplate>} */
   const gallery = await api('GET', '/api/admin/ui/template-gallery');
   const have = new Set(existing.map((x) => x.name));
+  /** @type {HTMLSelectElement} */
   const pick = select(
     gallery.items.map((g) => [
       g.routing_key,
@@ -93,6 +127,7 @@ export async function galleryBox(ctx, site, m, existing) {
   };
   pick.addEventListener('change', show);
   show();
+  /** @param {SubmitEvent} ev */
   const create = async (ev) => {
     ev.preventDefault();
     status.replaceChildren();

@@ -6,10 +6,22 @@ import { code, copyButton, h } from '../dom.js';
 import { hasKey, t, tNodes } from '../i18n.js';
 import { requestNeeds } from './contract.js';
 
+/**
+ * @typedef {import('../types.js').UiMeta} UiMeta
+ * @typedef {import('../types.js').Routes} Routes
+ * @typedef {import('../types.js').ApiKey} ApiKey
+ * @typedef {Map<string, import('../types.js').TemplateSummary>} TemplatesByName
+ * @typedef {'permissions' | 'allowed_api_events' | 'allowed_cart_types' | 'allowed_template_keys'} KeyRight
+ *   a right of the key form (a member of the key's `rights`)
+ */
+
 // The command that runs the snippet saved as send.php (a command, not a sentence).
 const RUN = ['php', 'send.php'].join(' ');
 
-/** The key form's field names a 403 of the gateway points at (events.js links to them). */
+/**
+ * The key form's field names a 403 of the gateway points at (events.js links to them).
+ * @type {Readonly<Record<string, KeyRight | undefined>>}
+ */
 export const RIGHT_OF_ERROR = {
   permission_denied: 'permissions',
   event_type_not_allowed: 'allowed_api_events',
@@ -17,6 +29,7 @@ export const RIGHT_OF_ERROR = {
   template_not_allowed: 'allowed_template_keys',
 };
 
+/** @type {Record<KeyRight, string>} */
 const RIGHT_LABEL = {
   permissions: 'keys.permissions',
   allowed_api_events: 'keys.catalogEvents',
@@ -27,9 +40,12 @@ const RIGHT_LABEL = {
 /**
  * Where a refusal of the gateway is fixed: a link to the right on the key's form, named as the form
  * labels it; null for an error no right explains.
+ * @param {string | null} errorCode the refusal's code
+ * @param {string} siteKey
+ * @param {string | null} last4 the key that was refused
  */
 export function rightLink(errorCode, siteKey, last4) {
-  const right = RIGHT_OF_ERROR[errorCode];
+  const right = errorCode ? RIGHT_OF_ERROR[errorCode] : undefined;
   if (!right) return null;
   return h(
     'a',
@@ -40,7 +56,11 @@ export function rightLink(errorCode, siteKey, last4) {
   );
 }
 
-/** Events a project routes (event types, not cart steps) and the cart types whose steps it routes. */
+/**
+ * Events a project routes (event types, not cart steps) and the cart types whose steps it routes.
+ * @param {UiMeta} m
+ * @param {Routes} routes
+ */
 export function routedRights(m, routes) {
   const keys = Object.keys(routes);
   return {
@@ -52,9 +72,14 @@ export function routedRights(m, routes) {
 /**
  * The warning under the event lists while none is ticked. `tick(names)` ticks event types;
  * `anyTicked()` says whether one is; the caller calls `refresh()` once the form is built and on every change.
+ * @param {UiMeta} m
+ * @param {Routes} routes
+ * @param {(eventTypes: string[]) => void} tick
+ * @param {() => boolean} anyTicked
  */
 export function emptyEventsWarning(m, routes, tick, anyTicked) {
   const routed = routedRights(m, routes).events;
+  /** @type {HTMLElement} */
   const box = h(
     'div',
     { class: 'notice bad empty-events', role: 'status' },
@@ -82,6 +107,7 @@ export function emptyEventsWarning(m, routes, tick, anyTicked) {
 
 // Example values for the snippet, by member name: what a course site would send. Words come from the
 // catalogue (keys.sample.*); numbers, codes and addresses are the same in every language.
+/** @type {Record<string, string>} */
 const SAMPLE = {
   email: 'anna@example.com',
   order_id: '1001',
@@ -94,6 +120,7 @@ const SAMPLE = {
   participants: '12',
   phone: '+7 900 000-00-00',
 };
+/** @param {string} name */
 const sample = (name) =>
   SAMPLE[name] ??
   (hasKey(`keys.sample.${name}`)
@@ -101,9 +128,17 @@ const sample = (name) =>
     : name.endsWith('_url')
       ? `https://site.example/${name}`
       : t('keys.sample.other'));
+/**
+ * A PHP string literal.
+ * @param {string} s
+ */
 const php = (s) => `'${String(s).replace(/[\\']/g, (c) => `\\${c}`)}'`;
 
-/** The body of a call as a PHP array: `first` ([member, value]) then what the request needs, fields nested. */
+/**
+ * The body of a call as a PHP array: `first` ([member, value]) then what the request needs, fields nested.
+ * @param {[string, string][]} first
+ * @param {string[]} needs member names (`fields.x` for a field)
+ */
 function phpBody(first, needs) {
   const names = [...new Set([...first.map(([n]) => n), 'email', 'name', 'order_id', ...needs])];
   const given = new Map(first);
@@ -119,12 +154,19 @@ function phpBody(first, needs) {
   return lines.join('\n');
 }
 
-/** The call the snippet makes: a transactional e-mail of a routed allowed event, else an order of a cart. */
+/**
+ * The call the snippet makes: a transactional e-mail of a routed allowed event, else an order of a cart.
+ * @param {UiMeta} m
+ * @param {Pick<ApiKey, 'rights'>} key
+ * @param {Routes} routes
+ * @param {TemplatesByName} byName
+ */
 function snippetCall(m, key, routes, byName) {
   const r = key.rights;
   const perms = r.permissions ?? [];
   const events = r.allowed_api_events ?? [];
   const event = events.find((e) => routes[e]) ?? events[0];
+  /** @param {string} what an event type or a cart type */
   const needs = (what) => requestNeeds(m, routes, byName, what).map((x) => x.name);
   if (perms.includes('transactional_send') && event)
     return { method: 'sendTransactional', body: phpBody([['event_type', event]], needs(event)) };
@@ -134,7 +176,14 @@ function snippetCall(m, key, routes, byName) {
   return null;
 }
 
-/** The PHP file, or null when the key may send nothing yet. `secret`: the full key, known only at creation. */
+/**
+ * The PHP file, or null when the key may send nothing yet. `secret`: the full key, known only at creation.
+ * @param {UiMeta} m
+ * @param {Pick<ApiKey, 'rights' | 'last4'>} key
+ * @param {string | null | undefined} secret
+ * @param {Routes} routes
+ * @param {TemplatesByName} byName
+ */
 export function phpSnippet(m, key, secret, routes, byName) {
   const call = snippetCall(m, key, routes, byName);
   if (!call) return null;
@@ -145,7 +194,14 @@ export function phpSnippet(m, key, secret, routes, byName) {
   return t('keys.snippetPhp', { url: php(url), key: keyArg, method: call.method, body: call.body });
 }
 
-/** The snippet with its explanation and a copy button; a note instead while the key may send nothing. */
+/**
+ * The snippet with its explanation and a copy button; a note instead while the key may send nothing.
+ * @param {UiMeta} m
+ * @param {Pick<ApiKey, 'rights' | 'last4'>} key
+ * @param {string | null | undefined} secret
+ * @param {Routes} routes
+ * @param {TemplatesByName} byName
+ */
 export function snippetBox(m, key, secret, routes, byName) {
   const text = phpSnippet(m, key, secret, routes, byName);
   if (!text) return h('p', { class: 'muted' }, t('keys.snippetNone'));

@@ -24,11 +24,35 @@ import { memberList, requestNeeds } from './contract.js';
 import { routingKeyAbout } from './firstRun.js';
 import { RIGHT_OF_ERROR, emptyEventsWarning, snippetBox } from './keyHelp.js';
 
-/** A value with its meaning in words when there is one: `course_paid — после подтверждения оплаты`. */
+/**
+ * @typedef {import('../types.js').UiMeta} UiMeta
+ * @typedef {import('../types.js').ApiKey} ApiKey
+ * @typedef {import('../types.js').KeyRights} KeyRights
+ * @typedef {import('../types.js').AddressBook} AddressBook
+ * @typedef {import('../types.js').Routes} Routes
+ * @typedef {import('../types.js').TemplateSummary} TemplateSummary
+ * @typedef {import('./keyHelp.js').KeyRight} KeyRight
+ */
+
+/**
+ * A value with its meaning in words when there is one: `course_paid — после подтверждения оплаты`.
+ * @param {string} v
+ * @param {string} about
+ */
 const labelled = (v, about) => (about ? h('span', {}, code(v), ' — ', about) : v);
 
+/**
+ * A fieldset of checkboxes named `name`, one per value, with All/None buttons when there are many.
+ * @param {string} legend
+ * @param {string[]} values
+ * @param {string[]} checked the values ticked
+ * @param {string} name
+ * @param {{ hint?: string, describe?: (value: string) => string, id?: string }} [options] describe: a value's
+ *   meaning in words ('' for none); id: the fieldset's, for links to one right (events.js)
+ */
 function checkGroup(legend, values, checked, name, { hint = '', describe = (_v) => '', id = '' } = {}) {
   const boxes = values.map((v) => checkbox(labelled(v, describe(v)), checked.includes(v), { name, value: v }));
+  /** @param {boolean} on */
   const setAll = (on) =>
     boxes.forEach((b) => {
       b.querySelector('input').checked = on;
@@ -50,21 +74,34 @@ function checkGroup(legend, values, checked, name, { hint = '', describe = (_v) 
   );
 }
 
-/** The rights form of SPEC §2 (with the rate limit of §7); read() gives the body members. */
+/**
+ * The rights form of SPEC §2 (with the rate limit of §7); read() gives the body members.
+ * @param {UiMeta} m
+ * @param {ApiKey | null} key the key edited; null: a new one
+ * @param {AddressBook[]} lists
+ * @param {string[]} templateNames
+ * @param {Routes} routes
+ */
 function rightsEditor(m, key, lists, templateNames, routes) {
+  /** @type {KeyRights} */
   const r = key?.rights ?? {};
+  /** @param {KeyRight} name */
   const checked = (name) => r[name] ?? [];
   const templateKeys = [
     ...new Set([...m.known_template_keys, ...templateNames, ...checked('allowed_template_keys')]),
   ].sort();
+  /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', required: true, maxlength: '200', value: key?.name ?? '' });
+  /** @type {HTMLSelectElement} */
   const listSel = select(
     [['', t('common.noneOption')], ...lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`])],
     r.list_id ?? '',
     { name: 'list_id' },
   );
+  /** @type {HTMLTextAreaElement} */
   const note = h('textarea', { name: 'note', rows: '2', maxlength: '2000' });
   note.value = r.note ?? '';
+  /** @type {HTMLInputElement} */
   const perSecond = h('input', {
     type: 'number',
     min: '1',
@@ -73,6 +110,7 @@ function rightsEditor(m, key, lists, templateNames, routes) {
     value: key?.rate_limit?.per_second ?? '',
     placeholder: '50',
   });
+  /** @type {HTMLInputElement} */
   const burst = h('input', {
     type: 'number',
     min: '1',
@@ -82,6 +120,7 @@ function rightsEditor(m, key, lists, templateNames, routes) {
     placeholder: '100',
   });
   // An empty event list grants nothing (unlike the template keys): said at once, with the two usual answers.
+  /** @returns {HTMLInputElement[]} */
   const eventBoxes = () => [...node.querySelectorAll('input[name="allowed_api_events"]')];
   const warning = emptyEventsWarning(
     m,
@@ -131,8 +170,14 @@ function rightsEditor(m, key, lists, templateNames, routes) {
     field(t('keys.note'), note),
   );
   warning.refresh();
+  /**
+   * The values ticked in the boxes named n.
+   * @param {string} n
+   * @returns {string[]}
+   */
   const values = (n) => [...node.querySelectorAll(`input[name="${n}"]:checked`)].map((i) => i.value);
   const read = () => {
+    /** @type {KeyRights} */
     const rights = {
       permissions: values('permissions'),
       allowed_api_events: [...new Set(values('allowed_api_events'))],
@@ -148,10 +193,18 @@ function rightsEditor(m, key, lists, templateNames, routes) {
   return { node, read };
 }
 
+/** @param {string[] | undefined} list */
 const summary = (list) => (list?.length ? list.join(', ') : '—');
 
+/**
+ * The project page's Keys tab.
+ * @param {import('../types.js').PageContext} ctx
+ * @param {Pick<import('../types.js').Project, 'site_key'>} p
+ * @param {UiMeta} m
+ */
 export async function keysTab(ctx, p, m) {
   const site = p.site_key;
+  /** @type {[{ items: ApiKey[] }, { items: AddressBook[] }, { items: TemplateSummary[] }, { routes: Routes }]} */
   const [keys, lists, templates, routing] = await Promise.all([
     api('GET', `/api/admin/keys${qs({ site_key: site })}`),
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
@@ -161,6 +214,7 @@ export async function keysTab(ctx, p, m) {
   const byName = new Map(templates.items.map((x) => [x.name, x]));
   // SPEC §16: per allowed event (and cart type), what a request must carry: the catalog's members and
   // what the routed templates require (marked *).
+  /** @param {ApiKey} k */
   const needsOf = (k) =>
     h(
       'details',
@@ -184,10 +238,12 @@ export async function keysTab(ctx, p, m) {
   const formBox = h('div', {});
 
   async function refresh() {
+    /** @type {{ items: ApiKey[] }} */
     const fresh = await api('GET', `/api/admin/keys${qs({ site_key: site })}`);
     drawTable(fresh.items);
   }
 
+  /** @param {ApiKey} k */
   async function disable(k) {
     const ok = await confirmDialog(t('keys.disableQuestion', { name: k.name, last4: k.last4 }), t('keys.disableYes'));
     if (!ok) return;
@@ -200,6 +256,7 @@ export async function keysTab(ctx, p, m) {
     }
   }
 
+  /** @param {ApiKey[]} items */
   function drawTable(items) {
     clear(tableBox).append(
       pagedTable(
@@ -243,6 +300,7 @@ export async function keysTab(ctx, p, m) {
     );
   }
 
+  /** @param {import('../types.js').CreatedKey} k */
   function showNewKey(k) {
     const value = code(k.key);
     value.classList.add('secret');
@@ -259,6 +317,7 @@ export async function keysTab(ctx, p, m) {
     );
   }
 
+  /** @param {ApiKey | null} key the key whose rights are edited; null: the form for a new key */
   function drawForm(key) {
     const editor = rightsEditor(m, key, lists.items, templateNames, routing.routes);
     const status = h('div', { 'aria-live': 'polite' });
@@ -282,6 +341,7 @@ export async function keysTab(ctx, p, m) {
               toast(t('keys.saved'));
               drawForm(null);
             } else {
+              /** @type {import('../types.js').CreatedKey} */
               const created = await api('POST', '/api/admin/keys', {
                 site_key: site,
                 name,
@@ -318,7 +378,7 @@ export async function keysTab(ctx, p, m) {
   const right = ctx.query.get('right');
   const target = keys.items.find((k) => k.status === 'active' && k.last4 === ctx.query.get('key'));
   drawForm(target ?? null);
-  if (right && Object.values(RIGHT_OF_ERROR).includes(right)) {
+  if (right && Object.values(RIGHT_OF_ERROR).some((r) => r === right)) {
     const set = formBox.querySelector(`#right-${right}`);
     // The router focuses [data-autofocus] once the page is drawn.
     set?.classList.add('pointed');

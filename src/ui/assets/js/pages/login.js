@@ -6,8 +6,21 @@ import { api, ApiError, describeError } from '../api.js';
 import { errorBox, field, h } from '../dom.js';
 import { t } from '../i18n.js';
 
+/**
+ * @typedef {import('../types.js').PageContext} PageContext
+ * @typedef {import('../types.js').Session} Session
+ */
+
+/**
+ * One way to log in: its fields (the last one holds the secret, selected again after a refusal), the
+ * request body they make, the sentence for a refused login, and the page to open once logged in.
+ * @param {PageContext} ctx
+ * @param {{ fields: HTMLElement[], body: () => { email: string, password: string } | { token: string },
+ *   wrong: string, submitLabel: string, next: string }} way
+ */
 function loginForm(ctx, { fields, body, wrong, submitLabel, next }) {
   const status = h('div', { 'aria-live': 'assertive' });
+  /** @type {HTMLButtonElement} */
   const button = h('button', { type: 'submit', class: 'primary' }, submitLabel);
   return h(
     'form',
@@ -18,13 +31,16 @@ function loginForm(ctx, { fields, body, wrong, submitLabel, next }) {
         status.replaceChildren();
         button.disabled = true;
         try {
+          /** @type {Session} */
           const session = await api('POST', '/api/admin/session', body(), { quiet401: true });
           ctx.loggedIn(session);
           ctx.navigate(next, { replace: true });
         } catch (e) {
           const msg = e instanceof ApiError && e.status === 401 ? wrong : describeError(e);
           status.append(errorBox(msg));
-          const last = fields[fields.length - 1].querySelector('input');
+          const last = /** @type {HTMLInputElement} every field holds an input */ (
+            fields[fields.length - 1].querySelector('input')
+          );
           last.select();
           last.focus();
         } finally {
@@ -38,9 +54,11 @@ function loginForm(ctx, { fields, body, wrong, submitLabel, next }) {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function loginPage(ctx) {
   const next = ctx.query.get('next');
   const safeNext = next && next.startsWith('/ui/') && !next.startsWith('/ui/login') ? next : '/ui/';
+  /** @type {HTMLInputElement} */
   const email = h('input', {
     type: 'email',
     name: 'email',
@@ -49,7 +67,9 @@ export async function loginPage(ctx) {
     'data-autofocus': true,
     value: ctx.query.get('email') ?? '',
   });
+  /** @type {HTMLInputElement} */
   const password = h('input', { type: 'password', name: 'password', autocomplete: 'current-password', required: true });
+  /** @type {HTMLInputElement} */
   const token = h('input', {
     type: 'password',
     name: 'token',

@@ -6,8 +6,10 @@ import { errorBox, field, h } from '../dom.js';
 import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
+/** @param {import('../types.js').PageContext} ctx */
 export async function setupPage(ctx) {
   const code = ctx.query.get('code') ?? '';
+  /** @type {HTMLInputElement} */
   const email = h('input', {
     type: 'email',
     name: 'email',
@@ -15,7 +17,9 @@ export async function setupPage(ctx) {
     required: true,
     'data-autofocus': true,
   });
+  /** @type {HTMLInputElement} */
   const name = h('input', { type: 'text', name: 'name', autocomplete: 'name' });
+  /** @type {HTMLInputElement} */
   const password = h('input', {
     type: 'password',
     name: 'password',
@@ -24,6 +28,7 @@ export async function setupPage(ctx) {
     minlength: '10',
   });
   const status = h('div', { 'aria-live': 'assertive' });
+  /** @type {HTMLButtonElement} */
   const button = h('button', { type: 'submit', class: 'primary' }, t('setup.submit'));
   const form = h(
     'form',
@@ -40,6 +45,7 @@ export async function setupPage(ctx) {
             name: name.value.trim() || undefined,
             password: password.value,
           });
+          /** @type {import('../types.js').Session} */
           const session = await api('POST', '/api/admin/session', {
             email: email.value.trim(),
             password: password.value,
