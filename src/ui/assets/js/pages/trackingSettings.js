@@ -7,7 +7,7 @@ import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 /**
- * @param {{ site_key: string, tracking: { opens: boolean, clicks: boolean }, utm: Record<string, string> | null }} p
+ * @param {Pick<import('../pageTypes.js').Project, 'site_key' | 'tracking' | 'utm'>} p
  * @param {string} publicUrl PUBLIC_URL; without it nothing is tracked, whatever the switches say
  * @param {() => void} onSaved
  */
@@ -18,13 +18,15 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
   const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
   /** @param {'source' | 'medium' | 'campaign'} name */
   const utmInput = (name) =>
-    h('input', {
-      name: `utm_${name}`,
-      'data-field': `utm.${name}`,
-      maxlength: '200',
-      spellcheck: 'false',
-      value: p.utm?.[name] ?? '',
-    });
+    /** @type {HTMLInputElement} */ (
+      h('input', {
+        name: `utm_${name}`,
+        'data-field': `utm.${name}`,
+        maxlength: '200',
+        spellcheck: 'false',
+        value: p.utm?.[name] ?? '',
+      })
+    );
   const source = utmInput('source');
   const medium = utmInput('medium');
   const campaign = utmInput('campaign');
@@ -34,7 +36,7 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
     {
       class: 'stack tracking-settings',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         out.replaceChildren();
         const utm = Object.fromEntries(
