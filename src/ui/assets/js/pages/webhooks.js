@@ -3,6 +3,7 @@
 // are disabled and why, every delivery with each attempt, and send a delivery again.
 import { api, describeError, enc, meta, qs } from '../api.js';
 import {
+  append,
   badge,
   checkbox,
   clear,
@@ -322,7 +323,8 @@ export async function webhooksTab(ctx, p) {
         }
       };
       input.addEventListener('change', () => void save());
-      clear(box).append(
+      // append() of dom.js leaves the missing warning out (Element.append would write "null").
+      append(clear(box), [
         on ? h('p', { class: 'notice bad', role: 'note' }, t('webhooks.privateWarning')) : null,
         h(
           'label',
@@ -332,7 +334,7 @@ export async function webhooksTab(ctx, p) {
           t('webhooks.privateSwitch'),
           h('small', { class: 'muted' }, ` ${t('webhooks.privateHint')}`),
         ),
-      );
+      ]);
     };
     draw(Boolean(p.allow_private_webhooks));
     return box;
