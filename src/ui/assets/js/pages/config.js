@@ -206,9 +206,7 @@ export async function paidListsTab(_ctx, p, m) {
   /** @type {[string, HTMLSelectElement][]} cart type and its address book's picker */
   const pickers = m.cart_types.map((c) => [
     c,
-    /** @type {HTMLSelectElement} */ (
-      select([['', t('common.noneOption')], ...listOptions(lists.items)], paid.lists[c] ?? '', { name: c })
-    ),
+    select([['', t('common.noneOption')], ...listOptions(lists.items)], paid.lists[c] ?? '', { name: c }),
   ]);
   return h(
     'div',
@@ -237,7 +235,8 @@ export async function paidListsTab(_ctx, p, m) {
  * @param {() => void} onSaved
  */
 function sequenceForm(site, templates, onSaved) {
-  const name = /** @type {HTMLInputElement} */ (h('input', { name: 'name', required: true, maxlength: '200' }));
+  /** @type {HTMLInputElement} */
+  const name = h('input', { name: 'name', required: true, maxlength: '200' });
   const steps = h('ol', { class: 'steps' });
   /** @param {number} delay minutes after the cart */
   const addStep = (delay = 60) => {
@@ -341,15 +340,13 @@ export async function cartChainTab(ctx, p, m) {
   /** @type {[string, HTMLSelectElement][]} cart type and its sequence's picker */
   const pickers = m.cart_types.map((c) => [
     c,
-    /** @type {HTMLSelectElement} */ (
-      select(
-        [
-          ['', t('chain.defaultOption')],
-          ...seqs.items.map((s) => [String(s.sequence_id), `${s.name} (#${s.sequence_id})`]),
-        ],
-        seqs.cart_chains[c] ?? '',
-        { name: c },
-      )
+    select(
+      [
+        ['', t('chain.defaultOption')],
+        ...seqs.items.map((s) => [String(s.sequence_id), `${s.name} (#${s.sequence_id})`]),
+      ],
+      seqs.cart_chains[c] ?? '',
+      { name: c },
     ),
   ]);
   const reload = () =>

@@ -25,24 +25,22 @@ export async function topicsTab(ctx, p) {
   // Each topic with its controls: the title's input and the two switches (labels holding a checkbox).
   const rows = d.topics.map((x) => ({
     ...x,
-    title: /** @type {HTMLInputElement} */ (
-      h('input', {
-        value: x.title,
-        maxlength: '200',
-        required: true,
-        'aria-label': t('topics.titleOf', { key: x.key }),
-      })
-    ),
+    title: h('input', {
+      value: x.title,
+      maxlength: '200',
+      required: true,
+      'aria-label': t('topics.titleOf', { key: x.key }),
+    }),
     advertising: checkbox(t('topics.advertising'), x.advertising, { disabled: x.key === 'transactional' || null }),
     require: checkbox(t('topics.requireConsent'), x.require_consent, { disabled: x.key === 'transactional' || null }),
   }));
   /** @typedef {typeof rows[number]} Row */
   /** @param {HTMLElement} box a switch: a label holding its checkbox */
   const isOn = (box) => /** @type {HTMLInputElement} */ (box.querySelector('input')).checked;
-  const key = /** @type {HTMLInputElement} */ (
-    h('input', { name: 'key', pattern: '[a-z][a-z0-9_]{0,39}', maxlength: '40' })
-  );
-  const title = /** @type {HTMLInputElement} */ (h('input', { name: 'title', maxlength: '200' }));
+  /** @type {HTMLInputElement} */
+  const key = h('input', { name: 'key', pattern: '[a-z][a-z0-9_]{0,39}', maxlength: '40' });
+  /** @type {HTMLInputElement} */
+  const title = h('input', { name: 'title', maxlength: '200' });
   /** @param {Topic[]} [extra] a topic to add */
   const save = async (extra = []) => {
     status.replaceChildren();

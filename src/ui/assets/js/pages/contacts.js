@@ -89,15 +89,14 @@ export async function contactPage(ctx) {
   /** @type {[import('../pageTypes.js').UiMeta, import('../pageTypes.js').ContactDetail]} */
   const [m, d] = await Promise.all([meta(), api('GET', `/api/admin/contacts/${id}`)]);
   const c = d.contact;
-  const statusSel = /** @type {HTMLSelectElement} */ (
-    select(
-      m.contact_statuses.map((s) => [
-        s,
-        t('contacts.statusOption', { status: statusLabel(s), help: t(`contacts.help.${s}`) }),
-      ]),
-      c.status,
-      { name: 'status' },
-    )
+  /** @type {HTMLSelectElement} */
+  const statusSel = select(
+    m.contact_statuses.map((s) => [
+      s,
+      t('contacts.statusOption', { status: statusLabel(s), help: t(`contacts.help.${s}`) }),
+    ]),
+    c.status,
+    { name: 'status' },
   );
   const status = h('div', { 'aria-live': 'polite' });
   const form = h(

@@ -52,32 +52,28 @@ const STARTTLS = () => [
  * @returns {{ node: HTMLElement, read: () => TransportBody | undefined }}
  */
 function transportFields(role, cur) {
-  const url = /** @type {HTMLInputElement} */ (
-    h('input', {
-      name: `${role}_url`,
-      'data-field': `${role}.smtp_url`,
-      spellcheck: 'false',
-      maxlength: '2000',
-      value: cur?.smtp_url ?? '',
-      placeholder: t('delivery.urlPlaceholder'),
-      required: role === 'primary',
-    })
-  );
-  const pool = /** @type {HTMLInputElement} */ (
-    h('input', { name: `${role}_pool`, type: 'number', min: '1', max: '50', value: cur?.pool_size ?? 5 })
-  );
-  const rate = /** @type {HTMLInputElement} */ (
-    h('input', {
-      name: `${role}_rate`,
-      type: 'number',
-      min: '0',
-      step: 'any',
-      value: cur?.rate_per_second ?? '',
-    })
-  );
-  const tls = /** @type {HTMLSelectElement} */ (
-    select(STARTTLS(), cur?.starttls ?? 'opportunistic', { name: `${role}_starttls` })
-  );
+  /** @type {HTMLInputElement} */
+  const url = h('input', {
+    name: `${role}_url`,
+    'data-field': `${role}.smtp_url`,
+    spellcheck: 'false',
+    maxlength: '2000',
+    value: cur?.smtp_url ?? '',
+    placeholder: t('delivery.urlPlaceholder'),
+    required: role === 'primary',
+  });
+  /** @type {HTMLInputElement} */
+  const pool = h('input', { name: `${role}_pool`, type: 'number', min: '1', max: '50', value: cur?.pool_size ?? 5 });
+  /** @type {HTMLInputElement} */
+  const rate = h('input', {
+    name: `${role}_rate`,
+    type: 'number',
+    min: '0',
+    step: 'any',
+    value: cur?.rate_per_second ?? '',
+  });
+  /** @type {HTMLSelectElement} */
+  const tls = select(STARTTLS(), cur?.starttls ?? 'opportunistic', { name: `${role}_starttls` });
   const hint = cur?.password_set
     ? t('delivery.passwordKept', { last4: cur.password_last4 ?? '' })
     : t('delivery.urlHint');
@@ -161,24 +157,23 @@ export async function deliveryTab(ctx, p, m) {
    * @param {string} name
    * @param {string | number | null | undefined} value the stored one
    * @param {Record<string, string>} [attrs]
+   * @returns {HTMLInputElement}
    */
-  const input = (name, value, attrs = {}) =>
-    /** @type {HTMLInputElement} */ (h('input', { name, value: value ?? '', spellcheck: 'false', ...attrs }));
+  const input = (name, value, attrs = {}) => h('input', { name, value: value ?? '', spellcheck: 'false', ...attrs });
   const fromName = input('from_name', d.from_name, { maxlength: '200' });
   const fromEmail = input('from_email', d.from_email, { inputmode: 'email', maxlength: '254' });
   const replyTo = input('reply_to', d.reply_to, { inputmode: 'email', maxlength: '254' });
   const quota = input('daily_quota', d.daily_quota, { type: 'number', min: '1' });
   const dkimDomain = input('dkim_domain', d.dkim?.domain, { maxlength: '253', 'data-field': 'dkim.domain' });
   const dkimSelector = input('dkim_selector', d.dkim?.selector, { maxlength: '63', 'data-field': 'dkim.selector' });
-  const dkimKey = /** @type {HTMLTextAreaElement} */ (
-    h('textarea', {
-      name: 'dkim_key',
-      'data-field': 'dkim.private_key',
-      rows: '4',
-      spellcheck: 'false',
-      placeholder: d.dkim?.private_key_set ? t('delivery.keyKept') : t('delivery.keyPlaceholder'),
-    })
-  );
+  /** @type {HTMLTextAreaElement} */
+  const dkimKey = h('textarea', {
+    name: 'dkim_key',
+    'data-field': 'dkim.private_key',
+    rows: '4',
+    spellcheck: 'false',
+    placeholder: d.dkim?.private_key_set ? t('delivery.keyKept') : t('delivery.keyPlaceholder'),
+  });
   const status = h('div', { 'aria-live': 'polite' });
 
   const form = h(
@@ -316,25 +311,23 @@ export async function deliveryTab(ctx, p, m) {
     t('delivery.verify'),
   );
 
-  const tpl = /** @type {HTMLSelectElement} */ (
-    select(
-      templates.items.map((x) => [x.name, x.name]),
-      templates.items[0]?.name ?? '',
-      { name: 'test_template', 'data-field': 'template' },
-    )
+  /** @type {HTMLSelectElement} */
+  const tpl = select(
+    templates.items.map((x) => [x.name, x.name]),
+    templates.items[0]?.name ?? '',
+    { name: 'test_template', 'data-field': 'template' },
   );
   // type=text: browsers refuse an internationalised address (ирина@пример.рф) that the API accepts.
-  const to = /** @type {HTMLInputElement} */ (
-    h('input', {
-      name: 'test_to',
-      type: 'text',
-      inputmode: 'email',
-      autocomplete: 'email',
-      required: true,
-      maxlength: '254',
-      spellcheck: 'false',
-    })
-  );
+  /** @type {HTMLInputElement} */
+  const to = h('input', {
+    name: 'test_to',
+    type: 'text',
+    inputmode: 'email',
+    autocomplete: 'email',
+    required: true,
+    maxlength: '254',
+    spellcheck: 'false',
+  });
   const testOut = h('div', { 'aria-live': 'polite' });
   const testForm = h(
     'form',

@@ -163,14 +163,13 @@ async function act(ctx, id, verb, question) {
 /** @param {Preview | Error} preview */
 function renderedPart(preview) {
   if (preview instanceof Error) return errorBox(t('emails.noRendering', { error: describeError(preview) }));
-  const frame = /** @type {HTMLIFrameElement} */ (
-    h('iframe', {
-      sandbox: '',
-      title: t('emails.htmlFrame'),
-      class: 'preview-frame',
-      referrerpolicy: 'no-referrer',
-    })
-  );
+  /** @type {HTMLIFrameElement} */
+  const frame = h('iframe', {
+    sandbox: '',
+    title: t('emails.htmlFrame'),
+    class: 'preview-frame',
+    referrerpolicy: 'no-referrer',
+  });
   frame.srcdoc = preview.html;
   return h(
     'div',

@@ -37,23 +37,20 @@ export async function layoutsTab(_ctx, p) {
 
   /** @param {Layout | null} l the layout to edit; null: a new one */
   function drawForm(l) {
-    const name = /** @type {HTMLInputElement} */ (
-      h('input', {
-        name: 'layout_name',
-        required: true,
-        maxlength: '100',
-        pattern: '[A-Za-z0-9_.:\\-]+',
-        value: l?.name ?? '',
-        readonly: Boolean(l),
-        spellcheck: 'false',
-      })
-    );
-    const html = /** @type {HTMLTextAreaElement} */ (
-      h('textarea', { name: 'layout_html', rows: '12', class: 'mono code-area', spellcheck: 'false' })
-    );
-    const text = /** @type {HTMLTextAreaElement} */ (
-      h('textarea', { name: 'layout_text', rows: '6', class: 'mono code-area', spellcheck: 'false' })
-    );
+    /** @type {HTMLInputElement} */
+    const name = h('input', {
+      name: 'layout_name',
+      required: true,
+      maxlength: '100',
+      pattern: '[A-Za-z0-9_.:\\-]+',
+      value: l?.name ?? '',
+      readonly: Boolean(l),
+      spellcheck: 'false',
+    });
+    /** @type {HTMLTextAreaElement} */
+    const html = h('textarea', { name: 'layout_html', rows: '12', class: 'mono code-area', spellcheck: 'false' });
+    /** @type {HTMLTextAreaElement} */
+    const text = h('textarea', { name: 'layout_text', rows: '6', class: 'mono code-area', spellcheck: 'false' });
     html.value = l?.html ?? STARTER_HTML;
     text.value = l?.text ?? STARTER_TEXT;
     const status = h('div', { 'aria-live': 'polite' });

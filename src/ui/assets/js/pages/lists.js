@@ -24,7 +24,8 @@ export async function listsTab(ctx, p) {
   const site = p.site_key;
   /** @type {Items<AddressBook>} */
   const lists = await api('GET', `/api/admin/projects/${enc(site)}/lists`);
-  const name = /** @type {HTMLInputElement} */ (h('input', { name: 'name', required: true, maxlength: '200' }));
+  /** @type {HTMLInputElement} */
+  const name = h('input', { name: 'name', required: true, maxlength: '200' });
   const status = h('div', { 'aria-live': 'polite' });
   return h(
     'div',
@@ -80,16 +81,16 @@ export async function listPage(ctx) {
   const list = lists.items.find((l) => String(l.list_id) === listId);
   if (!list) throw new ApiError(404, { code: 'not_found', message: t('lists.notFound', { id: listId, site }) });
 
-  const email = /** @type {HTMLInputElement} */ (
-    h('input', {
-      inputmode: 'email',
-      name: 'email',
-      required: true,
-      maxlength: '254',
-      spellcheck: 'false',
-    })
-  );
-  const name = /** @type {HTMLInputElement} */ (h('input', { name: 'name', maxlength: '500' }));
+  /** @type {HTMLInputElement} */
+  const email = h('input', {
+    inputmode: 'email',
+    name: 'email',
+    required: true,
+    maxlength: '254',
+    spellcheck: 'false',
+  });
+  /** @type {HTMLInputElement} */
+  const name = h('input', { name: 'name', maxlength: '500' });
   const status = h('div', { 'aria-live': 'polite' });
   const add = h(
     'form',

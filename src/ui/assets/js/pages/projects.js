@@ -46,9 +46,8 @@ const ZONES = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValue
  * @param {(siteKey: string, created: boolean) => void} onSaved
  */
 function projectForm(p, onSaved) {
-  /** @param {Record<string, string | boolean>} attrs */
-  const input = (attrs) => /** @type {HTMLInputElement} */ (h('input', attrs));
-  const siteKey = input({
+  /** @type {HTMLInputElement} */
+  const siteKey = h('input', {
     name: 'site_key',
     required: true,
     pattern: '[A-Za-z0-9_.\\-]+',
@@ -57,8 +56,10 @@ function projectForm(p, onSaved) {
     readonly: Boolean(p),
     spellcheck: 'false',
   });
-  const name = input({ name: 'name', required: true, maxlength: '200', value: p?.name ?? '' });
-  const from = input({
+  /** @type {HTMLInputElement} */
+  const name = h('input', { name: 'name', required: true, maxlength: '200', value: p?.name ?? '' });
+  /** @type {HTMLInputElement} */
+  const from = h('input', {
     name: 'from_email',
     inputmode: 'email',
     spellcheck: 'false',
@@ -66,24 +67,25 @@ function projectForm(p, onSaved) {
     maxlength: '254',
     value: p?.from_email ?? '',
   });
-  const replyTo = input({
+  /** @type {HTMLInputElement} */
+  const replyTo = h('input', {
     name: 'reply_to',
     inputmode: 'email',
     spellcheck: 'false',
     maxlength: '254',
     value: p?.reply_to ?? '',
   });
-  const locale = /** @type {HTMLSelectElement} */ (
-    select(
-      [
-        ['ru', t('project.locale.ru')],
-        ['en', t('project.locale.en')],
-      ],
-      p?.locale ?? 'ru',
-      { name: 'locale' },
-    )
+  /** @type {HTMLSelectElement} */
+  const locale = select(
+    [
+      ['ru', t('project.locale.ru')],
+      ['en', t('project.locale.en')],
+    ],
+    p?.locale ?? 'ru',
+    { name: 'locale' },
   );
-  const timezone = input({
+  /** @type {HTMLInputElement} */
+  const timezone = h('input', {
     name: 'timezone',
     required: true,
     maxlength: '64',
@@ -97,13 +99,15 @@ function projectForm(p, onSaved) {
     ZONES.map((z) => h('option', { value: z })),
   );
   // SPEC §16: what {{ name }} prints without a name, and the layout of templates that name none.
-  const fallbackName = input({
+  /** @type {HTMLInputElement} */
+  const fallbackName = h('input', {
     name: 'fallback_name',
     maxlength: '100',
     value: p?.fallback_name ?? '',
     placeholder: t('project.fallbackNamePlaceholder'),
   });
-  const defaultLayout = input({
+  /** @type {HTMLInputElement} */
+  const defaultLayout = h('input', {
     name: 'default_layout',
     maxlength: '100',
     value: p?.default_layout ?? '',

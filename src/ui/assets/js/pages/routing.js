@@ -92,12 +92,11 @@ export async function routingTab(ctx, p, m) {
     count.textContent = t('routing.count', { routed, total: rows.length, missing: rows.length - routed });
   };
   for (const r of rows) {
-    const sel = /** @type {HTMLSelectElement} */ (
-      select(options, routes[r.key] ?? '', {
-        'aria-label': t('routing.templateFor', { key: r.key }),
-        'data-key': r.key,
-      })
-    );
+    /** @type {HTMLSelectElement} */
+    const sel = select(options, routes[r.key] ?? '', {
+      'aria-label': t('routing.templateFor', { key: r.key }),
+      'data-key': r.key,
+    });
     sel.addEventListener('change', () => {
       // The picker is in its row of the table, which has both cells.
       const row = /** @type {HTMLTableRowElement} */ (sel.closest('tr'));

@@ -104,62 +104,57 @@ export async function templateEditorPage(ctx, isNew) {
         .map(([k]) => k)
     : [];
 
-  const name = /** @type {HTMLInputElement} */ (
-    h('input', {
-      name: 'name',
-      required: true,
-      maxlength: '200',
-      pattern: '[A-Za-z0-9_.:\\-]+',
-      value: existing?.name ?? '',
-      readonly: !isNew,
-      spellcheck: 'false',
-      'data-autofocus': isNew || null,
-    })
+  /** @type {HTMLInputElement} */
+  const name = h('input', {
+    name: 'name',
+    required: true,
+    maxlength: '200',
+    pattern: '[A-Za-z0-9_.:\\-]+',
+    value: existing?.name ?? '',
+    readonly: !isNew,
+    spellcheck: 'false',
+    'data-autofocus': isNew || null,
+  });
+  /** @type {HTMLSelectElement} */
+  const eventType = select(
+    [['', t('templates.noEvent')], ...m.routing_keys.map((k) => [k, k])],
+    ctx.query.get('event_type') ?? routedFrom[0] ?? '',
+    { name: 'event_type' },
   );
-  const eventType = /** @type {HTMLSelectElement} */ (
-    select(
-      [['', t('templates.noEvent')], ...m.routing_keys.map((k) => [k, k])],
-      ctx.query.get('event_type') ?? routedFrom[0] ?? '',
-      { name: 'event_type' },
-    )
+  /** @type {HTMLInputElement} */
+  const subject = h('input', {
+    name: 'subject',
+    required: true,
+    maxlength: '1000',
+    value: existing?.subject ?? '',
+    class: 'mono',
+  });
+  /** @type {HTMLSelectElement} */
+  const format = select(
+    [
+      ['html', t('templates.format.html')],
+      ['mjml', t('templates.format.mjml')],
+    ],
+    existing?.format ?? 'html',
+    { name: 'format' },
   );
-  const subject = /** @type {HTMLInputElement} */ (
-    h('input', {
-      name: 'subject',
-      required: true,
-      maxlength: '1000',
-      value: existing?.subject ?? '',
-      class: 'mono',
-    })
-  );
-  const format = /** @type {HTMLSelectElement} */ (
-    select(
-      [
-        ['html', t('templates.format.html')],
-        ['mjml', t('templates.format.mjml')],
-      ],
-      existing?.format ?? 'html',
-      { name: 'format' },
-    )
-  );
-  const layout = /** @type {HTMLSelectElement} */ (
-    select([['', t('layouts.projectDefault')], ...layouts.items.map((l) => [l.name, l.name])], existing?.layout ?? '', {
+  /** @type {HTMLSelectElement} */
+  const layout = select(
+    [['', t('layouts.projectDefault')], ...layouts.items.map((l) => [l.name, l.name])],
+    existing?.layout ?? '',
+    {
       name: 'layout',
-    })
+    },
   );
   // "Preview with event #1234": a stored request of the project as the preview's data.
-  const eventId = /** @type {HTMLInputElement} */ (
-    h('input', { name: 'event_id', type: 'number', min: '1', step: '1', inputmode: 'numeric' })
-  );
-  const html = /** @type {HTMLTextAreaElement} */ (
-    h('textarea', { name: 'html', rows: '16', class: 'mono code-area', spellcheck: 'false' })
-  );
-  const text = /** @type {HTMLTextAreaElement} */ (
-    h('textarea', { name: 'text', rows: '8', class: 'mono code-area', spellcheck: 'false' })
-  );
-  const sample = /** @type {HTMLTextAreaElement} */ (
-    h('textarea', { name: 'sample', rows: '10', class: 'mono code-area', spellcheck: 'false' })
-  );
+  /** @type {HTMLInputElement} */
+  const eventId = h('input', { name: 'event_id', type: 'number', min: '1', step: '1', inputmode: 'numeric' });
+  /** @type {HTMLTextAreaElement} */
+  const html = h('textarea', { name: 'html', rows: '16', class: 'mono code-area', spellcheck: 'false' });
+  /** @type {HTMLTextAreaElement} */
+  const text = h('textarea', { name: 'text', rows: '8', class: 'mono code-area', spellcheck: 'false' });
+  /** @type {HTMLTextAreaElement} */
+  const sample = h('textarea', { name: 'sample', rows: '10', class: 'mono code-area', spellcheck: 'false' });
   html.value = existing?.html ?? `<p>${t('templates.starter')}</p>\n`;
   text.value = existing?.text ?? `${t('templates.starter')}\n`;
   const errors = { subject: partError(), html: partError(), text: partError(), sample: partError() };
@@ -169,14 +164,13 @@ export async function templateEditorPage(ctx, isNew) {
   let sampleEdited = false;
 
   const outSubject = h('p', { class: 'preview-subject' });
-  const frame = /** @type {HTMLIFrameElement} */ (
-    h('iframe', {
-      sandbox: '',
-      title: t('templates.previewHtml'),
-      class: 'preview-frame',
-      referrerpolicy: 'no-referrer',
-    })
-  );
+  /** @type {HTMLIFrameElement} */
+  const frame = h('iframe', {
+    sandbox: '',
+    title: t('templates.previewHtml'),
+    class: 'preview-frame',
+    referrerpolicy: 'no-referrer',
+  });
   const outText = h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': t('templates.previewText') });
   const previewState = h('p', { class: 'muted', 'aria-live': 'polite' });
 

@@ -16,17 +16,18 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
   const clicksBox = checkbox(t('tracking.clicks'), p.tracking.clicks, { name: 'track_clicks' });
   const opens = /** @type {HTMLInputElement} */ (opensBox.querySelector('input'));
   const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
-  /** @param {'source' | 'medium' | 'campaign'} name */
+  /**
+   * @param {'source' | 'medium' | 'campaign'} name
+   * @returns {HTMLInputElement}
+   */
   const utmInput = (name) =>
-    /** @type {HTMLInputElement} */ (
-      h('input', {
-        name: `utm_${name}`,
-        'data-field': `utm.${name}`,
-        maxlength: '200',
-        spellcheck: 'false',
-        value: p.utm?.[name] ?? '',
-      })
-    );
+    h('input', {
+      name: `utm_${name}`,
+      'data-field': `utm.${name}`,
+      maxlength: '200',
+      spellcheck: 'false',
+      value: p.utm?.[name] ?? '',
+    });
   const source = utmInput('source');
   const medium = utmInput('medium');
   const campaign = utmInput('campaign');

@@ -239,10 +239,10 @@ export async function webhooksTab(ctx, p) {
 
   /** @param {string[]} kinds the kinds of SPEC §13 (meta): identifiers a site's code matches on, shown as they are */
   function form(kinds) {
-    const url = /** @type {HTMLInputElement} */ (
-      h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' })
-    );
-    const description = /** @type {HTMLInputElement} */ (h('input', { name: 'description', maxlength: '500' }));
+    /** @type {HTMLInputElement} */
+    const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' });
+    /** @type {HTMLInputElement} */
+    const description = h('input', { name: 'description', maxlength: '500' });
     const boxes = kinds.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
     const status = h('div', { 'aria-live': 'polite' });
     return h(
@@ -306,9 +306,8 @@ export async function webhooksTab(ctx, p) {
     const box = h('div', { 'aria-live': 'polite' });
     /** @param {boolean} on */
     const draw = (on) => {
-      const input = /** @type {HTMLInputElement} */ (
-        h('input', { type: 'checkbox', checked: on, 'data-write': true, 'data-owner': true })
-      );
+      /** @type {HTMLInputElement} */
+      const input = h('input', { type: 'checkbox', checked: on, 'data-write': true, 'data-owner': true });
       const save = async () => {
         input.disabled = true;
         try {
