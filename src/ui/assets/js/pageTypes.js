@@ -124,6 +124,35 @@
  * @property {number} would_fail_7d
  */
 
+/**
+ * An e-mail's opens and clicks (schemas/admin.ts Engagement): counts are people's, machines' apart.
+ * @typedef {object} Engagement
+ * @property {number} opens
+ * @property {number} clicks
+ * @property {number} machine_opens
+ * @property {number} machine_clicks
+ * @property {string | null} first_open_at
+ * @property {string | null} first_click_at
+ * @property {{ url: string, clicks: number }[]} links
+ * @property {Hit[]} hits the latest, newest first
+ */
+/**
+ * An open (the pixel) or a click (a tracked link); a machine's is marked with why it is thought one.
+ * @typedef {{ at: string, kind: 'open' | 'click', url: string | null, machine: boolean,
+ *   machine_reason: string | null, ua_category: string }} Hit
+ */
+
+/**
+ * A template's source as the editor has it, which the analysis and the preview take.
+ * @typedef {{ subject: string, html: string, text: string, format: string, layout?: string }} Source
+ */
+
+/**
+ * A layout of the project (schemas/templates.ts LayoutViewSchema); `used_by`: the templates whose
+ * published version uses it.
+ * @typedef {{ name: string, html: string, text: string, used_by: string[], updated_at: string }} Layout
+ */
+
 /** An address book (schemas/admin.ts ListView). */
 /** @typedef {{ list_id: number, name: string, members: number, created_at: string }} AddressBook */
 

@@ -40,7 +40,7 @@ import { engagementPart } from './engagement.js';
  *   to_name: string | null, created_at: string, message_id: string | null,
  *   reason: import('../../../../../clients/ts/src/types').EmailReason | null, send_started_at: string | null,
  *   in_flight_event_id: number | null, context: Record<string, unknown>, attempts_log: Attempt[],
- *   reports: Report[], engagement: import('./engagement.js').Engagement }} EmailDetail
+ *   reports: Report[], engagement: import('../pageTypes.js').Engagement }} EmailDetail
  */
 /**
  * A delivery attempt: where it went and what the relay said.

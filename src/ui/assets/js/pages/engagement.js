@@ -21,22 +21,8 @@ import { fmtPercent, intlLocale, t } from '../i18n.js';
  * @property {number} purchased_after_click
  * @property {Record<string, number>} recovered_by_currency
  */
-/**
- * An e-mail's opens and clicks (schemas/admin.ts Engagement): counts are people's, machines' apart.
- * @typedef {object} Engagement
- * @property {number} opens
- * @property {number} clicks
- * @property {number} machine_opens
- * @property {number} machine_clicks
- * @property {string | null} first_open_at
- * @property {string | null} first_click_at
- * @property {{ url: string, clicks: number }[]} links
- * @property {Hit[]} hits the latest, newest first
- */
-/**
- * @typedef {{ at: string, kind: 'open' | 'click', url: string | null, machine: boolean,
- *   machine_reason: string | null, ua_category: string }} Hit
- */
+/** @typedef {import('../pageTypes.js').Engagement} Engagement */
+/** @typedef {import('../pageTypes.js').Hit} Hit */
 /**
  * GET /api/admin/projects/{site_key}/templates/{name}/stats (schemas/admin.ts TemplateStats).
  * @typedef {{ sent: number, delivered: number, bounced: number, complained: number, opened: number,

@@ -7,11 +7,7 @@ import { code, confirmDialog, errorBox, field, h, table, time, toast } from '../
 import { t } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 
-/**
- * A layout of the project (schemas/templates.ts LayoutViewSchema); `used_by`: the templates whose
- * published version uses it.
- * @typedef {{ name: string, html: string, text: string, used_by: string[], updated_at: string }} Layout
- */
+/** @typedef {import('../pageTypes.js').Layout} Layout */
 
 const STARTER_HTML = '<div>\n  <h1>{{ site_name }}</h1>\n  {{ content }}\n</div>\n';
 const STARTER_TEXT = '{{ site_name }}\n\n{{ content }}\n';

@@ -9,13 +9,10 @@ import { impactBox, impactOf, variablesList } from './contract.js';
 import { showError } from '../errors.js';
 
 /** @typedef {import('../pageTypes.js').ImpactEntry} ImpactEntry */
+/** @typedef {import('../pageTypes.js').Source} Source */
 /**
  * @template R
  * @typedef {import('../pageTypes.js').Column<R>} Column
- */
-/**
- * The source being typed, as the analysis and the preview take it.
- * @typedef {{ subject: string, html: string, text: string, format: string, layout?: string }} Source
  */
 /**
  * POST /api/admin/templates/analyze (schemas/templates.ts AnalyzeResponse).

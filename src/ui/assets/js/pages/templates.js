@@ -13,13 +13,8 @@ import { showError } from '../errors.js';
 
 /** @typedef {import('../pageTypes.js').Template} Template */
 /** @typedef {import('../pageTypes.js').Routing} Routing */
-/** @typedef {import('../pageTypes.js').UiMeta} UiMeta */
-/**
- * @template T
- * @typedef {import('../pageTypes.js').Items<T>} Items
- */
-/** A layout of the project, as the editor's picker needs it (schemas/templates.ts LayoutViewSchema). */
-/** @typedef {{ name: string }} Layout */
+/** @typedef {import('../pageTypes.js').Items<Template>} Templates */
+/** @typedef {import('../pageTypes.js').Layout} Layout */
 /** Where a template's source fails to render: the `template_problem` of a 422. */
 /** @typedef {{ part: string, line: number, message: string }} TemplateProblem */
 
@@ -28,7 +23,7 @@ const DEBOUNCE_MS = 300;
 /** @type {import('../pageTypes.js').ProjectTab} */
 export async function templatesTab(ctx, p, m) {
   const site = p.site_key;
-  /** @type {[Items<Template>, Routing]} */
+  /** @type {[Templates, Routing]} */
   const [templates, routing] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
@@ -88,7 +83,7 @@ function partError() {
  */
 export async function templateEditorPage(ctx, isNew) {
   const site = ctx.params[0];
-  /** @type {[UiMeta, Items<Template>, Routing, Items<Layout>]} */
+  /** @type {[import('../pageTypes.js').UiMeta, Templates, Routing, import('../pageTypes.js').Items<Layout>]} */
   const [m, templates, routing, layouts] = await Promise.all([
     meta(),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
@@ -212,7 +207,7 @@ export async function templateEditorPage(ctx, isNew) {
       el.textContent = '';
     });
 
-  /** @returns {import('./templateVersions.js').Source} */
+  /** @returns {import('../pageTypes.js').Source} */
   const source = () => ({
     subject: subject.value,
     html: html.value,
