@@ -6,15 +6,51 @@ import { badge, code, field, fmtMinutes, h, select, table, toast } from '../dom.
 import { t } from '../i18n.js';
 import { showError } from '../errors.js';
 
+/** @typedef {import('../pageTypes.js').AddressBook} AddressBook */
+/** @typedef {import('../pageTypes.js').Template} Template */
+/** @typedef {import('../pageTypes.js').Routing} Routing */
+/** @typedef {import('../pageTypes.js').Content} Content */
+/**
+ * @template T
+ * @typedef {import('../pageTypes.js').Items<T>} Items
+ */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/** A course category: the address book its paid orders join (schemas/admin.ts Category). */
+/** @typedef {{ id: string, list_id: number, slug: string, title: string }} Category */
+/**
+ * A sequence of the project: its steps, each a template after a delay in minutes.
+ * @typedef {{ sequence_id: number, name: string, steps: { template_id: number, delay_minutes: number }[] }} Sequence
+ */
+/** What a cart chain's table shows per step; `key`: the routing key of a routed (default) step. */
+/** @typedef {{ when: string, template: string | null, key?: string }} ChainStep */
+
+/**
+ * The value of the control named `name` in a row of a form (each row has one of every name).
+ * @param {Element} row
+ * @param {string} name
+ */
+const valueIn = (row, name) =>
+  /** @type {HTMLInputElement | HTMLSelectElement} */ (row.querySelector(`[name=${name}]`)).value;
+
+/** @param {AddressBook[]} lists */
 const listOptions = (lists) => lists.map((l) => [String(l.list_id), `${l.name} (#${l.list_id})`]);
 
+/**
+ * A form that saves with `save` and says so, or shows why not.
+ * @param {Content} children
+ * @param {() => Promise<void>} save
+ * @param {string} [label]
+ */
 function saveForm(children, save, label = t('common.save')) {
   const status = h('div', { 'aria-live': 'polite' });
   return h(
     'form',
     {
       class: 'stack',
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
         try {
@@ -31,15 +67,19 @@ function saveForm(children, save, label = t('common.save')) {
   );
 }
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function categoriesTab(_ctx, p) {
   const site = p.site_key;
+  /** @type {[{ categories: Category[] }, Items<AddressBook>]} */
   const [cats, lists] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/course-categories`),
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
   ]);
   const body = h('tbody', {});
+  /** @param {{ id: string, list_id: number | '', slug: string, title: string }} [c] a category; none: an empty row */
   const addRow = (c = { id: '', list_id: '', slug: '', title: '' }) => {
     const n = body.children.length + 1;
+    /** @type {HTMLTableRowElement} */
     const tr = h(
       'tr',
       {},
@@ -112,8 +152,8 @@ export async function categoriesTab(_ctx, p) {
         h(
           'tr',
           {},
-          [t('common.id'), t('common.addressBook'), t('categories.slug'), t('categories.title'), ''].map((x) =>
-            h('th', { scope: 'col' }, x),
+          [t('common.id'), t('common.addressBook'), t('categories.slug'), t('categories.title'), ''].map(
+            (/** @type {string} */ x) => h('th', { scope: 'col' }, x),
           ),
         ),
       ),
@@ -132,17 +172,21 @@ export async function categoriesTab(_ctx, p) {
           {},
           h(
             'button',
-            { type: 'button', 'data-write': true, onclick: () => addRow().querySelector('input').focus() },
+            {
+              type: 'button',
+              'data-write': true,
+              onclick: () => /** @type {HTMLInputElement} */ (addRow().querySelector('input')).focus(),
+            },
             t('categories.add'),
           ),
         ),
       ],
       async () => {
         const categories = [...body.children].map((tr) => ({
-          id: tr.querySelector('[name=id]').value.trim(),
-          list_id: Number(tr.querySelector('[name=list_id]').value),
-          slug: tr.querySelector('[name=slug]').value.trim(),
-          title: tr.querySelector('[name=title]').value.trim(),
+          id: valueIn(tr, 'id').trim(),
+          list_id: Number(valueIn(tr, 'list_id')),
+          slug: valueIn(tr, 'slug').trim(),
+          title: valueIn(tr, 'title').trim(),
         }));
         await api('PUT', `/api/admin/projects/${enc(site)}/course-categories`, { categories });
       },
@@ -151,12 +195,15 @@ export async function categoriesTab(_ctx, p) {
   );
 }
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function paidListsTab(_ctx, p, m) {
   const site = p.site_key;
+  /** @type {[{ lists: Record<string, number> }, Items<AddressBook>]} */
   const [paid, lists] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/paid-lists`),
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
   ]);
+  /** @type {[string, HTMLSelectElement][]} cart type and its address book's picker */
   const pickers = m.cart_types.map((c) => [
     c,
     select([['', t('common.noneOption')], ...listOptions(lists.items)], paid.lists[c] ?? '', { name: c }),
@@ -172,6 +219,7 @@ export async function paidListsTab(_ctx, p, m) {
         pickers.map(([c, sel]) => field(t('paid.field', { cart: t(`cart.${c}`) }), sel)),
       ),
       async () => {
+        /** @type {Record<string, number>} */
         const body = {};
         for (const [c, sel] of pickers) if (sel.value) body[c] = Number(sel.value);
         await api('PUT', `/api/admin/projects/${enc(site)}/paid-lists`, { lists: body });
@@ -181,10 +229,18 @@ export async function paidListsTab(_ctx, p, m) {
   );
 }
 
+/**
+ * @param {string} site
+ * @param {Template[]} templates
+ * @param {() => void} onSaved
+ */
 function sequenceForm(site, templates, onSaved) {
+  /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', required: true, maxlength: '200' });
   const steps = h('ol', { class: 'steps' });
+  /** @param {number} delay minutes after the cart */
   const addStep = (delay = 60) => {
+    /** @type {HTMLLIElement} */
     const li = h(
       'li',
       { class: 'row' },
@@ -218,7 +274,7 @@ function sequenceForm(site, templates, onSaved) {
     {
       class: 'stack',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
         try {
@@ -226,10 +282,11 @@ function sequenceForm(site, templates, onSaved) {
             site_key: site,
             name: name.value.trim(),
             steps: [...steps.children].map((li) => ({
-              template_id: Number(li.querySelector('[name=template_id]').value),
-              delay_minutes: Number(li.querySelector('[name=delay_minutes]').value),
+              template_id: Number(valueIn(li, 'template_id')),
+              delay_minutes: Number(valueIn(li, 'delay_minutes')),
             })),
           };
+          /** @type {{ sequence_id: number }} */
           const r = await api('POST', '/api/sequences', body);
           toast(t('chain.sequenceCreated', { id: r.sequence_id }));
           onSaved();
@@ -246,8 +303,10 @@ function sequenceForm(site, templates, onSaved) {
   );
 }
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function cartChainTab(ctx, p, m) {
   const site = p.site_key;
+  /** @type {[Items<Sequence> & { cart_chains: Record<string, number> }, Routing, Items<Template>]} */
   const [seqs, routing, templates] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/sequences`),
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
@@ -255,6 +314,10 @@ export async function cartChainTab(ctx, p, m) {
   ]);
   const tplName = new Map(templates.items.map((t) => [t.id, t.name]));
   const seqById = new Map(seqs.items.map((s) => [s.sequence_id, s]));
+  /**
+   * @param {string} cart a cart type
+   * @returns {{ source: string, steps: ChainStep[] }}
+   */
   const chainOf = (cart) => {
     const seq = seqById.get(seqs.cart_chains[cart]);
     if (seq)
@@ -274,6 +337,7 @@ export async function cartChainTab(ctx, p, m) {
       })),
     };
   };
+  /** @type {[string, HTMLSelectElement][]} cart type and its sequence's picker */
   const pickers = m.cart_types.map((c) => [
     c,
     select(
@@ -299,14 +363,14 @@ export async function cartChainTab(ctx, p, m) {
         h('h3', {}, t('chain.carts', { cart: t(`cart.${c}`) })),
         h('p', { class: 'muted' }, chain.source),
         table(
-          [
+          /** @satisfies {Column<ChainStep>[]} */ ([
             { label: t('chain.after'), cell: (s) => s.when },
             {
               label: t('common.template'),
               cell: (s) => (s.template ? code(s.template) : badge(t('routing.none'), 'warn')),
             },
             { label: t('routing.key'), cell: (s) => (s.key ? code(s.key) : '—') },
-          ],
+          ]),
           chain.steps,
           { empty: t('chain.noSteps') },
         ),
@@ -320,6 +384,7 @@ export async function cartChainTab(ctx, p, m) {
         pickers.map(([c, sel]) => field(t('chain.carts', { cart: t(`cart.${c}`) }), sel)),
       ),
       async () => {
+        /** @type {Record<string, number | null>} */
         const chains = {};
         for (const [c, sel] of pickers) chains[c] = sel.value ? Number(sel.value) : null;
         await api('PUT', `/api/admin/projects/${enc(site)}/cart-chains`, { chains });

@@ -4,14 +4,25 @@
 // and the erasure, asked for with a confirmation that names the address.
 import { api, enc } from '../api.js';
 import { badge, checkbox, code, confirmDialog, field, h, table, time, toast } from '../dom.js';
-import { t } from '../i18n.js';
+import { fmtTime, t } from '../i18n.js';
 import { showError } from '../errors.js';
 
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/** A consent topic of the project (schemas/consent.ts TopicSchema). */
+/** @typedef {{ key: string, title: string, advertising: boolean, require_consent: boolean }} Topic */
+
+/** @param {boolean | null | undefined} v */
 const yesNo = (v) => (v === null || v === undefined ? '—' : v ? t('consent.yes') : t('consent.no'));
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function topicsTab(ctx, p) {
+  /** @type {{ topics: Topic[] }} */
   const d = await api('GET', `/api/admin/projects/${enc(p.site_key)}/topics`);
   const status = h('div', { 'aria-live': 'polite' });
+  // Each topic with its controls: the title's input and the two switches (labels holding a checkbox).
   const rows = d.topics.map((x) => ({
     ...x,
     title: h('input', {
@@ -23,16 +34,22 @@ export async function topicsTab(ctx, p) {
     advertising: checkbox(t('topics.advertising'), x.advertising, { disabled: x.key === 'transactional' || null }),
     require: checkbox(t('topics.requireConsent'), x.require_consent, { disabled: x.key === 'transactional' || null }),
   }));
+  /** @typedef {typeof rows[number]} Row */
+  /** @param {HTMLElement} box a switch: a label holding its checkbox */
+  const isOn = (box) => /** @type {HTMLInputElement} */ (box.querySelector('input')).checked;
+  /** @type {HTMLInputElement} */
   const key = h('input', { name: 'key', pattern: '[a-z][a-z0-9_]{0,39}', maxlength: '40' });
+  /** @type {HTMLInputElement} */
   const title = h('input', { name: 'title', maxlength: '200' });
+  /** @param {Topic[]} [extra] a topic to add */
   const save = async (extra = []) => {
     status.replaceChildren();
     const topics = [
       ...rows.map((r) => ({
         key: r.key,
         title: r.title.value,
-        advertising: r.advertising.querySelector('input').checked,
-        require_consent: r.require.querySelector('input').checked,
+        advertising: isOn(r.advertising),
+        require_consent: isOn(r.require),
       })),
       ...extra,
     ];
@@ -49,12 +66,12 @@ export async function topicsTab(ctx, p) {
     {},
     h('p', { class: 'muted' }, t('topics.help')),
     table(
-      [
+      /** @satisfies {Column<Row>[]} */ ([
         { label: t('topics.key'), cell: (r) => code(r.key) },
         { label: t('topics.title'), cell: (r) => r.title },
         { label: t('topics.advertising'), cell: (r) => r.advertising },
         { label: t('topics.requireConsent'), cell: (r) => r.require },
-      ],
+      ]),
       rows,
     ),
     h(
@@ -62,7 +79,7 @@ export async function topicsTab(ctx, p) {
       {
         class: 'row',
         'data-write': true,
-        onsubmit: (ev) => {
+        onsubmit: (/** @type {Event} */ ev) => {
           ev.preventDefault();
           void save();
         },
@@ -74,7 +91,7 @@ export async function topicsTab(ctx, p) {
       {
         class: 'row',
         'data-write': true,
-        onsubmit: (ev) => {
+        onsubmit: (/** @type {Event} */ ev) => {
           ev.preventDefault();
           void save([{ key: key.value, title: title.value, advertising: true, require_consent: false }]);
         },
@@ -87,7 +104,11 @@ export async function topicsTab(ctx, p) {
   );
 }
 
-/** The contact page's part: subscriptions, consent history, export and erasure. */
+/**
+ * The contact page's part: subscriptions, consent history, export and erasure.
+ * @param {import('../pageTypes.js').PageContext} ctx
+ * @param {import('../pageTypes.js').ContactDetail} d
+ */
 export function consentSection(ctx, d) {
   const c = d.contact;
   const status = h('div', { 'aria-live': 'polite' });
@@ -95,6 +116,7 @@ export function consentSection(ctx, d) {
     if (!(await confirmDialog(t('contacts.eraseQuestion', { email: c.email }), t('contacts.erase')))) return;
     status.replaceChildren();
     try {
+      /** @type {import('../pageTypes.js').Erasure} */
       const r = await api('POST', `/api/admin/contacts/${c.id}/erase`);
       toast(r.status === 'done' ? t('contacts.erased') : t('contacts.erasing'));
       ctx.navigate(`/ui/contacts/${c.id}`, { replace: true });
@@ -111,9 +133,7 @@ export function consentSection(ctx, d) {
           : badge(t('consent.badge.erasing'), 'warn'),
         ' ',
         d.erasure.status === 'done'
-          ? t('contacts.erasureDone', {
-              at: d.erasure.finished_at ? (time(d.erasure.finished_at).textContent ?? '') : '',
-            })
+          ? t('contacts.erasureDone', { at: d.erasure.finished_at ? fmtTime(d.erasure.finished_at) : '' })
           : t('contacts.erasureRunning'),
       )
     : null;
@@ -122,7 +142,7 @@ export function consentSection(ctx, d) {
     {},
     h('h2', {}, t('contacts.subscriptions')),
     table(
-      [
+      /** @satisfies {Column<import('../pageTypes.js').Subscription>[]} */ ([
         { label: t('topics.title'), cell: (x) => [x.title, ' ', code(x.key)] },
         {
           label: t('contacts.subscribed'),
@@ -131,12 +151,12 @@ export function consentSection(ctx, d) {
         },
         { label: t('topics.requireConsent'), cell: (x) => yesNo(x.require_consent) },
         { label: t('contacts.latestGrant'), cell: (x) => yesNo(x.latest_grant) },
-      ],
+      ]),
       d.topics,
     ),
     h('h2', {}, t('contacts.consentHistory')),
     table(
-      [
+      /** @satisfies {Column<import('../pageTypes.js').ConsentRecord>[]} */ ([
         { label: t('contacts.consentAt'), cell: (r) => time(r.at) },
         { label: t('topics.key'), cell: (r) => code(r.topic) },
         {
@@ -147,7 +167,7 @@ export function consentSection(ctx, d) {
         { label: t('contacts.consentSource'), cell: (r) => t(`consent.source.${r.source}`) },
         { label: t('contacts.textVersion'), cell: (r) => r.text_version ?? '—' },
         { label: t('contacts.ip'), cell: (r) => r.ip ?? '—' },
-      ],
+      ]),
       d.consent,
       { empty: t('contacts.noConsent') },
     ),

@@ -9,9 +9,19 @@ import { emailColumns } from './emails.js';
 import { consentSection } from './consent.js';
 import { showError } from '../errors.js';
 
+/** @typedef {import('../pageTypes.js').PageContext} PageContext */
+/** @typedef {import('../pageTypes.js').Contact} Contact */
+/** @typedef {import('../pageTypes.js').ContactItem} ContactItem */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+
+/** @param {PageContext} ctx */
 export async function contactsPage(ctx) {
   const q = ctx.query;
   const params = { email: q.get('email'), site_key: q.get('site_key'), cursor: q.get('cursor'), limit: 50 };
+  /** @type {[import('../pageTypes.js').Project[], import('../pageTypes.js').Page<ContactItem>]} */
   const [all, page] = await Promise.all([projects(), api('GET', `/api/admin/contacts${qs(params)}`)]);
   const filters = filterForm(
     ctx,
@@ -41,13 +51,13 @@ export async function contactsPage(ctx) {
     h('h1', { tabindex: '-1' }, t('nav.contacts')),
     filters,
     table(
-      [
+      /** @satisfies {Column<ContactItem>[]} */ ([
         { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.id}` }, c.email) },
         { label: t('common.personName'), cell: (c) => c.name ?? '—' },
         { label: t('common.project'), cell: (c) => c.site_key },
         { label: t('common.status'), cell: (c) => statusBadge(c.status) },
         { label: t('contacts.since'), cell: (c) => time(c.created_at) },
-      ],
+      ]),
       page.items,
       { empty: params.email ? t('contacts.nobody') : t('contacts.empty') },
     ),
@@ -55,7 +65,10 @@ export async function contactsPage(ctx) {
   );
 }
 
-/** Why the contact has its status: who set it, and the e-mail and report that did (SPEC §12). */
+/**
+ * Why the contact has its status: who set it, and the e-mail and report that did (SPEC §12).
+ * @param {Contact['status_cause']} cause
+ */
 function statusCause(cause) {
   if (!cause) return '—';
   return h(
@@ -70,10 +83,13 @@ function statusCause(cause) {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function contactPage(ctx) {
   const id = ctx.params[0];
+  /** @type {[import('../pageTypes.js').UiMeta, import('../pageTypes.js').ContactDetail]} */
   const [m, d] = await Promise.all([meta(), api('GET', `/api/admin/contacts/${id}`)]);
   const c = d.contact;
+  /** @type {HTMLSelectElement} */
   const statusSel = select(
     m.contact_statuses.map((s) => [
       s,
@@ -88,7 +104,7 @@ export async function contactPage(ctx) {
     {
       class: 'row',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
         try {
@@ -123,19 +139,19 @@ export async function contactPage(ctx) {
     consentSection(ctx, d),
     h('h2', {}, t('project.tab.lists')),
     table(
-      [
+      /** @satisfies {Column<(typeof d.lists)[number]>[]} */ ([
         {
           label: t('common.addressBook'),
           cell: (l) => h('a', { href: `/ui/projects/${enc(c.site_key)}/lists/${l.list_id}` }, l.name),
         },
         { label: t('lists.addedAt'), cell: (l) => time(l.added_at) },
-      ],
+      ]),
       d.lists,
       { empty: t('contacts.noLists') },
     ),
     h('h2', {}, t('nav.events')),
     table(
-      [
+      /** @satisfies {Column<import('../pageTypes.js').EventView>[]} */ ([
         { label: t('events.received'), cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
         { label: t('events.eventType'), cell: (e) => (e.event_type ? code(e.event_type) : '—') },
         { label: t('events.order'), cell: (e) => e.order_id ?? '—' },
@@ -146,7 +162,7 @@ export async function contactPage(ctx) {
             e.error_code ? [' ', code(e.error_code)] : null,
           ],
         },
-      ],
+      ]),
       d.events,
       { empty: t('contacts.noEvents') },
     ),

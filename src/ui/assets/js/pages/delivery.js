@@ -7,12 +7,52 @@ import { catalogueSentence, showError } from '../errors.js';
 import { t, tNodes } from '../i18n.js';
 import { trackingSettingsPart } from './trackingSettings.js';
 
+/**
+ * A relay of the project as GET …/delivery shows it: without the password (schemas/delivery.ts TransportView).
+ * @typedef {{ smtp_url: string, pool_size: number, rate_per_second: number | null,
+ *   starttls: 'required' | 'opportunistic', password_set: boolean, password_last4: string | null }} Transport
+ */
+/**
+ * GET /api/admin/projects/{site_key}/delivery (schemas/delivery.ts DeliveryView).
+ * @typedef {object} Delivery
+ * @property {boolean} configured false: the installation's transport (SMTP_URL or capture) is used
+ * @property {'installation' | 'capture'} installation_transport
+ * @property {Transport | null} primary
+ * @property {Transport | null} fallback
+ * @property {string | null} from_name
+ * @property {string | null} from_email
+ * @property {string | null} reply_to
+ * @property {Dkim | null} dkim
+ * @property {number | null} daily_quota
+ * @property {number} quota_used_today
+ * @property {string[]} warnings
+ * @property {{ primary?: Breaker, fallback?: Breaker }} breaker
+ */
+/**
+ * @typedef {{ domain: string, selector: string, private_key_set: boolean, private_key_fingerprint: string,
+ *   dns_record: { name: string, value: string } }} Dkim
+ */
+/** @typedef {{ state: 'closed' | 'open' | 'half_open', failures: number }} Breaker */
+/** A check of POST …/delivery/verify: what it found, in the catalogue's words (`reason`) and the server's. */
+/** @typedef {{ ok: boolean, reason: string, reply: string }} Check */
+/** A relay's settings as PUT …/delivery takes them (schemas/delivery.ts TransportBody). */
+/**
+ * @typedef {{ smtp_url: string, pool_size: number, rate_per_second?: number, starttls: string }} TransportBody
+ */
+
 const STARTTLS = () => [
   ['opportunistic', t('delivery.starttls.opportunistic')],
   ['required', t('delivery.starttls.required')],
 ];
 
+/**
+ * A relay's fields, and `read()`: its settings, or undefined when its URL is empty.
+ * @param {'primary' | 'fallback'} role
+ * @param {Transport | null} cur the stored one
+ * @returns {{ node: HTMLElement, read: () => TransportBody | undefined }}
+ */
 function transportFields(role, cur) {
+  /** @type {HTMLInputElement} */
   const url = h('input', {
     name: `${role}_url`,
     'data-field': `${role}.smtp_url`,
@@ -22,7 +62,9 @@ function transportFields(role, cur) {
     placeholder: t('delivery.urlPlaceholder'),
     required: role === 'primary',
   });
+  /** @type {HTMLInputElement} */
   const pool = h('input', { name: `${role}_pool`, type: 'number', min: '1', max: '50', value: cur?.pool_size ?? 5 });
+  /** @type {HTMLInputElement} */
   const rate = h('input', {
     name: `${role}_rate`,
     type: 'number',
@@ -30,6 +72,7 @@ function transportFields(role, cur) {
     step: 'any',
     value: cur?.rate_per_second ?? '',
   });
+  /** @type {HTMLSelectElement} */
   const tls = select(STARTTLS(), cur?.starttls ?? 'opportunistic', { name: `${role}_starttls` });
   const hint = cur?.password_set
     ? t('delivery.passwordKept', { last4: cur.password_last4 ?? '' })
@@ -60,23 +103,28 @@ function transportFields(role, cur) {
   return { node, read };
 }
 
+/** @param {Delivery} d */
 function breakerTable(d) {
   const rows = Object.entries(d.breaker ?? {}).map(([role, b]) => ({ role, ...b }));
   if (!rows.length) return h('p', { class: 'muted' }, t('delivery.breakerNone'));
   return table(
-    [
+    /** @satisfies {import('../pageTypes.js').Column<(typeof rows)[number]>[]} */ ([
       { label: t('delivery.transport'), cell: (r) => t(`delivery.${r.role}`) },
       {
         label: t('delivery.breakerState'),
         cell: (r) => badge(t(`delivery.breaker.${r.state}`), r.state === 'closed' ? 'ok' : 'warn'),
       },
       { label: t('delivery.failures'), class: 'num', cell: (r) => String(r.failures) },
-    ],
+    ]),
     rows,
   );
 }
 
-/** A check's outcome: what it means in words, and the server's reply as it came, as the detail. */
+/**
+ * A check's outcome: what it means in words, and the server's reply as it came, as the detail.
+ * @param {string} label
+ * @param {Check} r
+ */
 function checkResult(label, r) {
   const meaning = catalogueSentence(`check.${r.reason}`);
   return h(
@@ -93,9 +141,11 @@ function checkResult(label, r) {
   );
 }
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function deliveryTab(ctx, p, m) {
   const site = p.site_key;
   const base = `/api/admin/projects/${enc(site)}/delivery`;
+  /** @type {[Delivery, import('../pageTypes.js').Items<import('../pageTypes.js').Template>]} */
   const [d, templates] = await Promise.all([
     api('GET', base),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
@@ -103,6 +153,12 @@ export async function deliveryTab(ctx, p, m) {
   const reload = () => ctx.navigate(`/ui/projects/${enc(site)}?tab=delivery`, { replace: true, keepFocus: true });
   const primary = transportFields('primary', d.primary);
   const fallback = transportFields('fallback', d.fallback);
+  /**
+   * @param {string} name
+   * @param {string | number | null | undefined} value the stored one
+   * @param {Record<string, string>} [attrs]
+   * @returns {HTMLInputElement}
+   */
   const input = (name, value, attrs = {}) => h('input', { name, value: value ?? '', spellcheck: 'false', ...attrs });
   const fromName = input('from_name', d.from_name, { maxlength: '200' });
   const fromEmail = input('from_email', d.from_email, { inputmode: 'email', maxlength: '254' });
@@ -110,6 +166,7 @@ export async function deliveryTab(ctx, p, m) {
   const quota = input('daily_quota', d.daily_quota, { type: 'number', min: '1' });
   const dkimDomain = input('dkim_domain', d.dkim?.domain, { maxlength: '253', 'data-field': 'dkim.domain' });
   const dkimSelector = input('dkim_selector', d.dkim?.selector, { maxlength: '63', 'data-field': 'dkim.selector' });
+  /** @type {HTMLTextAreaElement} */
   const dkimKey = h('textarea', {
     name: 'dkim_key',
     'data-field': 'dkim.private_key',
@@ -123,18 +180,25 @@ export async function deliveryTab(ctx, p, m) {
     'form',
     {
       class: 'stack delivery-form',
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
+        /**
+         * What PUT …/delivery takes (schemas/delivery.ts DeliveryBody); without a primary the server says so.
+         * @type {{ primary: TransportBody | undefined, fallback?: TransportBody, from_name?: string,
+         *   from_email?: string, reply_to?: string, daily_quota?: number,
+         *   dkim?: { domain: string, selector: string, private_key?: string } }}
+         */
         const body = { primary: primary.read() };
         const fb = fallback.read();
         if (fb) body.fallback = fb;
-        for (const [k, el] of [
+        /** @type {['from_name' | 'from_email' | 'reply_to', HTMLInputElement][]} */
+        const senderFields = [
           ['from_name', fromName],
           ['from_email', fromEmail],
           ['reply_to', replyTo],
-        ])
-          if (el.value.trim()) body[k] = el.value.trim();
+        ];
+        for (const [k, el] of senderFields) if (el.value.trim()) body[k] = el.value.trim();
         if (Number(quota.value) > 0) body.daily_quota = Number(quota.value);
         if (dkimDomain.value.trim() || dkimSelector.value.trim()) {
           body.dkim = { domain: dkimDomain.value.trim(), selector: dkimSelector.value.trim() };
@@ -232,6 +296,7 @@ export async function deliveryTab(ctx, p, m) {
       onclick: async () => {
         verifyOut.replaceChildren(h('p', { class: 'muted' }, t('delivery.verifying')));
         try {
+          /** @type {{ primary: Check, fallback?: Check, dkim?: Check }} */
           const r = await api('POST', `${base}/verify`);
           verifyOut.replaceChildren(
             checkResult(t('delivery.primary'), r.primary),
@@ -246,12 +311,14 @@ export async function deliveryTab(ctx, p, m) {
     t('delivery.verify'),
   );
 
+  /** @type {HTMLSelectElement} */
   const tpl = select(
     templates.items.map((x) => [x.name, x.name]),
     templates.items[0]?.name ?? '',
     { name: 'test_template', 'data-field': 'template' },
   );
   // type=text: browsers refuse an internationalised address (ирина@пример.рф) that the API accepts.
+  /** @type {HTMLInputElement} */
   const to = h('input', {
     name: 'test_to',
     type: 'text',
@@ -266,10 +333,11 @@ export async function deliveryTab(ctx, p, m) {
     'form',
     {
       class: 'stack',
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         testOut.replaceChildren();
         try {
+          /** @type {{ scheduled_email_id: number }} */
           const r = await api('POST', `${base}/test`, { template: tpl.value, to: to.value.trim() });
           testOut.append(
             h(

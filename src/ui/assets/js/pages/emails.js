@@ -22,9 +22,51 @@ import { hasKey, statusLabel, t } from '../i18n.js';
 import { cursorPager, filterForm } from '../paging.js';
 import { engagementPart } from './engagement.js';
 
+/** @typedef {import('../pageTypes.js').PageContext} PageContext */
+/** @typedef {import('../pageTypes.js').EmailListItem} EmailListItem */
+/** @typedef {import('../pageTypes.js').UiMeta} UiMeta */
+/** @typedef {import('../pageTypes.js').Project} Project */
+/**
+ * @template T
+ * @typedef {import('../pageTypes.js').Page<T>} Page
+ */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/**
+ * GET /api/admin/emails/{id} (schemas/admin.ts EmailDetail).
+ * @typedef {EmailListItem & {
+ *   to_name: string | null, created_at: string, message_id: string | null,
+ *   reason: import('../../../../../clients/ts/src/types').EmailReason | null, send_started_at: string | null,
+ *   in_flight_event_id: number | null, context: Record<string, unknown>, attempts_log: Attempt[],
+ *   reports: Report[], engagement: import('../pageTypes.js').Engagement }} EmailDetail
+ */
+/**
+ * A delivery attempt: where it went and what the relay said.
+ * @typedef {{ attempt: number, at: string, transport: 'primary' | 'fallback' | 'installation' | 'capture',
+ *   ok: boolean, reply: string | null, queue_id: string | null }} Attempt
+ */
+/**
+ * An inbound report about the e-mail (SPEC §12): a DSN, a complaint, a provider's webhook.
+ * @typedef {{ id: number, received_at: string, source: string, kind: string, status_code: string | null,
+ *   diagnostic: string | null, raw: string,
+ *   effects: { email_status?: { to: string }, contact_status?: { to: string } } }} Report
+ */
+/**
+ * GET /api/admin/emails/{id}/preview (schemas/adminUi.ts EmailPreviewResponse).
+ * @typedef {{ stored: boolean, subject: string, html: string, text: string, headers: Record<string, string> }} Preview
+ */
+
+/** @param {string} k */
 const kindLabel = (k) => (hasKey(`emails.kind.${k}`) ? t(`emails.kind.${k}`) : k);
+/**
+ * @param {string | null} s
+ * @param {number} [n]
+ */
 const short = (s, n = 80) => (s && s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/** @returns {Column<EmailListItem>[]} */
 export function emailColumns() {
   return [
     { label: t('common.email'), cell: (e) => h('a', { href: `/ui/emails/${e.id}` }, `#${e.id}`) },
@@ -46,6 +88,7 @@ export function emailColumns() {
   ];
 }
 
+/** @param {PageContext} ctx */
 export async function emailsPage(ctx) {
   const q = ctx.query;
   const params = {
@@ -56,6 +99,7 @@ export async function emailsPage(ctx) {
     cursor: q.get('cursor'),
     limit: 50,
   };
+  /** @type {[Project[], UiMeta, Page<EmailListItem>]} */
   const [all, m, page] = await Promise.all([projects(), meta(), api('GET', `/api/admin/emails${qs(params)}`)]);
   const filters = filterForm(
     ctx,
@@ -91,6 +135,12 @@ export async function emailsPage(ctx) {
   );
 }
 
+/**
+ * @param {PageContext} ctx
+ * @param {string} id
+ * @param {'cancel' | 'retry'} verb
+ * @param {string} question
+ */
 async function act(ctx, id, verb, question) {
   if (
     !(await confirmDialog(
@@ -101,6 +151,7 @@ async function act(ctx, id, verb, question) {
   )
     return;
   try {
+    /** @type {{ id: number, status: string }} */
     const r = await api('POST', `/api/admin/emails/${id}/${verb}`);
     toast(t('emails.nowStatus', { id, status: statusLabel(r.status) }));
   } catch (e) {
@@ -109,8 +160,10 @@ async function act(ctx, id, verb, question) {
   ctx.navigate(`/ui/emails/${id}`, { replace: true, focus: '.email-actions button, h1' });
 }
 
+/** @param {Preview | Error} preview */
 function renderedPart(preview) {
   if (preview instanceof Error) return errorBox(t('emails.noRendering', { error: describeError(preview) }));
+  /** @type {HTMLIFrameElement} */
   const frame = h('iframe', {
     sandbox: '',
     title: t('emails.htmlFrame'),
@@ -130,18 +183,22 @@ function renderedPart(preview) {
     h('pre', { class: 'preview-text', tabindex: '0', 'aria-label': t('templates.text') }, preview.text),
     h('h3', {}, t('emails.headers')),
     table(
-      [
+      /** @satisfies {Column<[string, string]>[]} */ ([
         { label: t('emails.header'), cell: (r) => r[0] },
         { label: t('emails.value'), cell: (r) => r[1] },
-      ],
+      ]),
       Object.entries(preview.headers),
     ),
   );
 }
 
-/** What came back about the e-mail (SPEC §12): DSNs, complaints, provider webhooks, each with its body. */
+/**
+ * What came back about the e-mail (SPEC §12): DSNs, complaints, provider webhooks, each with its body.
+ * @param {Report[]} reports
+ */
 function reportsPart(reports) {
   if (!reports.length) return h('p', { class: 'muted' }, t('emails.noReports'));
+  /** @param {Report} r */
   const effect = (r) => {
     const parts = [];
     if (r.effects.email_status)
@@ -154,14 +211,14 @@ function reportsPart(reports) {
     'div',
     { class: 'reports' },
     table(
-      [
+      /** @satisfies {Column<Report>[]} */ ([
         { label: t('emails.reportReceived'), cell: (r) => time(r.received_at) },
         { label: t('emails.reportSource'), cell: (r) => t(`emails.source.${r.source}`) },
         { label: t('emails.reportKind'), cell: (r) => statusBadge(r.kind) },
         { label: t('emails.reportCode'), cell: (r) => (r.status_code ? code(r.status_code) : '—') },
         { label: t('emails.reportDiagnostic'), cell: (r) => short(r.diagnostic, 160) ?? '—' },
         { label: t('emails.reportEffect'), cell: effect },
-      ],
+      ]),
       reports,
     ),
     reports.map((r) =>
@@ -175,11 +232,13 @@ function reportsPart(reports) {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function emailPage(ctx) {
   const id = ctx.params[0];
+  /** @type {[EmailDetail, Preview | Error]} */
   const [e, preview] = await Promise.all([
     api('GET', `/api/admin/emails/${id}`),
-    api('GET', `/api/admin/emails/${id}/preview`).catch((err) => {
+    api('GET', `/api/admin/emails/${id}/preview`).catch((/** @type {unknown} */ err) => {
       if (err instanceof ApiError && err.status === 401) throw err;
       return err;
     }),
@@ -267,7 +326,7 @@ export async function emailPage(ctx) {
     ]),
     h('h2', {}, t('emails.attemptsLog')),
     table(
-      [
+      /** @satisfies {Column<Attempt>[]} */ ([
         { label: '#', class: 'num', cell: (a) => String(a.attempt) },
         { label: t('emails.attemptAt'), cell: (a) => time(a.at) },
         { label: t('emails.transport'), cell: (a) => t(`emails.transport.${a.transport}`) },
@@ -277,7 +336,7 @@ export async function emailPage(ctx) {
         },
         { label: t('emails.reply'), cell: (a) => (a.reply ? code(a.reply) : '—') },
         { label: t('emails.queueId'), cell: (a) => (a.queue_id ? code(a.queue_id) : '—') },
-      ],
+      ]),
       e.attempts_log ?? [],
       { empty: t('emails.noAttempts') },
     ),

@@ -21,10 +21,27 @@ import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
 import { rightLink } from './keyHelp.js';
 
+/** @typedef {import('../pageTypes.js').PageContext} PageContext */
+/** @typedef {import('../pageTypes.js').EventView} EventView */
+/** @typedef {import('../pageTypes.js').EmailListItem} EmailListItem */
+/** @typedef {import('../pageTypes.js').Content} Content */
+/**
+ * @template T
+ * @typedef {import('../pageTypes.js').Page<T>} Page
+ */
+/**
+ * POST /api/admin/external-events/{id}/replay (schemas/siteWebhooks.ts ReplayAnswer): `answer` is the
+ * gateway's answer to the new request, an error answer's carrying error.code.
+ * @typedef {{ accepted: boolean, event_id: number | null, http_status: number,
+ *   answer?: { error?: { code?: string } } }} Replay
+ */
+
 // What each error code of SPEC §1 means, for the person reading a rejected event (the log keeps the
 // code): the catalogue's `why.<code>`.
+/** @param {string | null} code */
 const why = (code) => (hasKey(`why.${code}`) ? t(`why.${code}`) : t('events.whyUnknown'));
 
+/** @param {EventView} e */
 const outcome = (e) =>
   h(
     'span',
@@ -35,6 +52,7 @@ const outcome = (e) =>
     e.error_code ? [' ', code(e.error_code)] : null,
   );
 
+/** @param {PageContext} ctx */
 export async function eventsPage(ctx) {
   const q = ctx.query;
   const params = {
@@ -50,6 +68,7 @@ export async function eventsPage(ctx) {
     cursor: q.get('cursor'),
     limit: 50,
   };
+  /** @type {[import('../pageTypes.js').Project[], import('../pageTypes.js').UiMeta, Page<EventView>]} */
   const [all, m, page] = await Promise.all([projects(), meta(), api('GET', `/api/admin/external-events${qs(params)}`)]);
   const types = h(
     'datalist',
@@ -134,7 +153,7 @@ export async function eventsPage(ctx) {
     h('h1', { tabindex: '-1' }, t('nav.events')),
     filters,
     table(
-      [
+      /** @satisfies {import('../pageTypes.js').Column<EventView>[]} */ ([
         { label: t('events.received'), cell: (e) => h('a', { href: `/ui/events/${e.id}` }, time(e.received_at)) },
         { label: t('common.project'), cell: (e) => e.site_key },
         { label: t('events.endpoint'), cell: (e) => e.endpoint },
@@ -143,9 +162,12 @@ export async function eventsPage(ctx) {
         { label: t('events.order'), cell: (e) => e.order_id ?? '—' },
         { label: t('events.outcome'), cell: outcome },
         { label: t('keys.key'), cell: (e) => (e.key_last4 ? code(`…${e.key_last4}`) : '—') },
-      ],
+      ]),
       page.items,
-      { empty: t('events.empty'), rowClass: (e) => (e.outcome === 'rejected' ? 'rejected' : null) },
+      {
+        empty: t('events.empty'),
+        rowClass: (/** @type {EventView} */ e) => (e.outcome === 'rejected' ? 'rejected' : null),
+      },
     ),
     cursorPager(ctx, page.next_cursor, page.items.length),
   );
@@ -153,6 +175,7 @@ export async function eventsPage(ctx) {
 
 // What services/replay.ts accepts: a refused gateway POST (a repeated call is no refusal: its first call
 // did the work), or a transactional send without a template.
+/** @param {EventView} e */
 const replayable = (e) =>
   ['transactional', 'order-created', 'purchase'].includes(e.endpoint) &&
   e.outcome !== 'repeated' &&
@@ -160,19 +183,27 @@ const replayable = (e) =>
   e.http_status !== 429 &&
   (!e.accepted || (e.endpoint === 'transactional' && e.effects?.template_key === null));
 
-/** A refusal a key's right explains: which field of the key's form to change, as a link to it (issue 28). */
+/**
+ * A refusal a key's right explains: which field of the key's form to change, as a link to it (issue 28).
+ * @param {EventView} e
+ */
 function rightFix(e) {
   const link = rightLink(e.error_code, e.site_key, e.key_last4);
   return link ? h('p', { class: 'right-fix' }, ...tNodes('events.rightFix', { field: link })) : null;
 }
 
-/** Replay after fixing the configuration: a new event linked to this one; the answer is shown here. */
+/**
+ * Replay after fixing the configuration: a new event linked to this one; the answer is shown here.
+ * @param {PageContext} ctx
+ * @param {EventView} e
+ */
 function replayBox(ctx, e) {
   const result = h('div', { 'aria-live': 'polite' });
   const run = async () => {
     if (!(await confirmDialog(t('events.replayQuestion'), t('events.replay'), 'primary'))) return;
     result.replaceChildren();
     try {
+      /** @type {Replay} */
       const r = await api('POST', `/api/admin/external-events/${e.id}/replay`);
       if (r.accepted && r.event_id) {
         toast(t('events.replayed'));
@@ -195,7 +226,10 @@ function replayBox(ctx, e) {
   );
 }
 
-/** Links to e-mails by id, or a dash. */
+/**
+ * Links to e-mails by id, or a dash.
+ * @param {unknown} ids a member of the effects: ids, if it is a list
+ */
 const emailLinks = (ids) =>
   Array.isArray(ids) && ids.length
     ? h(
@@ -209,16 +243,18 @@ const emailLinks = (ids) =>
  * What the request did, in words (issue 28: not raw JSON): the members the accept path records, each
  * with its label and links; a member this page does not know yet is shown as its value, and the whole
  * record stays available as JSON for a developer.
+ * @param {EventView} e
  */
 function effectsView(e) {
   const fx = e.effects ?? {};
   const site = enc(e.site_key);
-  /** @type {Record<string, (v: any) => any>} */
+  /** @type {Record<string, (v: unknown) => Content>} the members this page knows, each as it shows it */
   const known = {
     contact_id: (v) => h('a', { href: `/ui/contacts/${Number(v)}` }, `#${Number(v)}`),
     scheduled_email_ids: emailLinks,
     stopped_email_ids: emailLinks,
-    template_key: (v) => (v === null ? t('events.fx.noTemplate') : code(String(v))),
+    // A template key, or null: none was routed.
+    template_key: (v) => (v === null ? t('events.fx.noTemplate') : code(/** @type {string} */ (v))),
     address_books: (v) =>
       Array.isArray(v) && v.length
         ? h(
@@ -255,9 +291,11 @@ function effectsView(e) {
 /**
  * A repeated call (a retry whose body changed under a used idempotency key): which call it repeats and
  * what that call did, so nobody reads it as a lost e-mail (issue 28).
+ * @param {EventView} e
  */
 async function repeatBox(e) {
   const first = e.repeat_of;
+  /** @type {[{ event: EventView } | null, { items: EmailListItem[] }]} */
   const [orig, emails] = first
     ? await Promise.all([
         api('GET', `/api/admin/external-events/${first}`).catch(() => null),
@@ -285,8 +323,10 @@ async function repeatBox(e) {
   );
 }
 
+/** @param {PageContext} ctx */
 export async function eventPage(ctx) {
   const id = ctx.params[0];
+  /** @type {[{ event: EventView }, Page<EmailListItem>]} */
   const [{ event: e }, emails] = await Promise.all([
     api('GET', `/api/admin/external-events/${id}`),
     api('GET', `/api/admin/emails${qs({ event_id: id, limit: 100 })}`),
@@ -342,7 +382,11 @@ export async function eventPage(ctx) {
       ? h(
           'p',
           {},
-          h('a', { href: `/ui/events/${e.effects.replay_of}` }, t('events.replayOf', { id: e.effects.replay_of })),
+          h(
+            'a',
+            { href: `/ui/events/${Number(e.effects.replay_of)}` },
+            t('events.replayOf', { id: Number(e.effects.replay_of) }),
+          ),
         )
       : null,
     h('h2', {}, t('events.payload')),

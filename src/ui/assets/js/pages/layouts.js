@@ -2,20 +2,24 @@
 // A project's layouts (SPEC §16): the frame around template bodies, printing {{ content }} once in the
 // HTML and once in the text. The project's default applies to templates that name none; a layout in use
 // cannot be deleted (the API answers 409 and says by whom).
-import { api, describeError, enc } from '../api.js';
+import { api, ApiError, describeError, enc } from '../api.js';
 import { code, confirmDialog, errorBox, field, h, table, time, toast } from '../dom.js';
 import { t } from '../i18n.js';
 import { impactBox, impactOf } from './contract.js';
 
+/** @typedef {import('../pageTypes.js').Layout} Layout */
+
 const STARTER_HTML = '<div>\n  <h1>{{ site_name }}</h1>\n  {{ content }}\n</div>\n';
 const STARTER_TEXT = '{{ site_name }}\n\n{{ content }}\n';
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function layoutsTab(_ctx, p) {
   const site = p.site_key;
   const base = `/api/admin/projects/${enc(site)}/layouts`;
   const listBox = h('div', {});
   const formBox = h('div', {});
 
+  /** @param {Layout} l */
   async function remove(l) {
     if (!(await confirmDialog(t('layouts.deleteQuestion', { name: l.name }), t('layouts.delete')))) return;
     try {
@@ -27,7 +31,9 @@ export async function layoutsTab(_ctx, p) {
     }
   }
 
+  /** @param {Layout | null} l the layout to edit; null: a new one */
   function drawForm(l) {
+    /** @type {HTMLInputElement} */
     const name = h('input', {
       name: 'layout_name',
       required: true,
@@ -37,12 +43,17 @@ export async function layoutsTab(_ctx, p) {
       readonly: Boolean(l),
       spellcheck: 'false',
     });
+    /** @type {HTMLTextAreaElement} */
     const html = h('textarea', { name: 'layout_html', rows: '12', class: 'mono code-area', spellcheck: 'false' });
+    /** @type {HTMLTextAreaElement} */
     const text = h('textarea', { name: 'layout_text', rows: '6', class: 'mono code-area', spellcheck: 'false' });
     html.value = l?.html ?? STARTER_HTML;
     text.value = l?.text ?? STARTER_TEXT;
     const status = h('div', { 'aria-live': 'polite' });
-    // A layout whose change makes templates in it newly require members shows the impact first.
+    /**
+     * A layout whose change makes templates in it newly require members shows the impact first.
+     * @param {boolean} confirm save although recent requests would then be refused
+     */
     async function save(confirm) {
       status.replaceChildren();
       try {
@@ -54,11 +65,11 @@ export async function layoutsTab(_ctx, p) {
         toast(t('layouts.saved', { name: name.value.trim() }));
         await draw();
         drawForm(null);
-      } catch (/** @type {any} */ e) {
+      } catch (e) {
         const impact = impactOf(e);
-        const invalid = e?.detail?.invalid_fields;
+        const invalid = e instanceof ApiError ? e.detail.invalid_fields : undefined;
         status.append(
-          (impact && impactBox(impact, () => save(true))) ||
+          (impact && impactBox(impact, () => void save(true))) ||
             errorBox(invalid ? Object.values(invalid).join('; ') : describeError(e)),
         );
       }
@@ -69,7 +80,7 @@ export async function layoutsTab(_ctx, p) {
         {
           class: 'stack',
           'data-write': true,
-          onsubmit: (ev) => {
+          onsubmit: (/** @type {Event} */ ev) => {
             ev.preventDefault();
             void save(false);
           },
@@ -90,6 +101,7 @@ export async function layoutsTab(_ctx, p) {
   }
 
   async function draw() {
+    /** @type {import('../pageTypes.js').Items<Layout>} */
     const list = await api('GET', base);
     listBox.replaceChildren(
       h(
@@ -98,7 +110,7 @@ export async function layoutsTab(_ctx, p) {
         p.default_layout ? t('layouts.defaultIs', { name: p.default_layout }) : t('layouts.noDefault'),
       ),
       table(
-        [
+        /** @satisfies {import('../pageTypes.js').Column<Layout>[]} */ ([
           { label: t('layouts.name'), cell: (l) => code(l.name) },
           {
             label: t('layouts.usedBy'),
@@ -115,7 +127,7 @@ export async function layoutsTab(_ctx, p) {
                 h('button', { type: 'button', class: 'small danger', onclick: () => remove(l) }, t('layouts.delete')),
               ),
           },
-        ],
+        ]),
         list.items,
         { empty: t('layouts.empty') },
       ),

@@ -7,16 +7,31 @@ import { fmtNumber, t } from '../i18n.js';
 import { cursorPager } from '../paging.js';
 import { showError } from '../errors.js';
 
+/** @typedef {import('../pageTypes.js').AddressBook} AddressBook */
+/**
+ * @template T
+ * @typedef {import('../pageTypes.js').Items<T>} Items
+ */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/** A contact in an address book (schemas/admin.ts MemberView). */
+/** @typedef {{ contact_id: number, email: string, name: string | null, status: string, added_at: string }} Member */
+
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function listsTab(ctx, p) {
   const site = p.site_key;
+  /** @type {Items<AddressBook>} */
   const lists = await api('GET', `/api/admin/projects/${enc(site)}/lists`);
+  /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', required: true, maxlength: '200' });
   const status = h('div', { 'aria-live': 'polite' });
   return h(
     'div',
     {},
     pagedTable(
-      [
+      /** @satisfies {Column<AddressBook>[]} */ ([
         { label: t('common.id'), class: 'num', cell: (l) => String(l.list_id) },
         {
           label: t('common.name'),
@@ -24,7 +39,7 @@ export async function listsTab(ctx, p) {
         },
         { label: t('lists.contacts'), class: 'num', cell: (l) => fmtNumber(l.members) },
         { label: t('common.created'), cell: (l) => time(l.created_at) },
-      ],
+      ]),
       lists.items,
       { empty: t('lists.empty') },
     ),
@@ -34,10 +49,11 @@ export async function listsTab(ctx, p) {
       {
         class: 'row',
         'data-write': true,
-        onsubmit: async (ev) => {
+        onsubmit: async (/** @type {Event} */ ev) => {
           ev.preventDefault();
           status.replaceChildren();
           try {
+            /** @type {{ list_id: number, created: boolean }} */
             const r = await api('POST', '/api/lists', { site_key: site, name: name.value.trim() });
             toast(r.created ? t('lists.created', { id: r.list_id }) : t('lists.exists', { id: r.list_id }));
             ctx.navigate(`/ui/projects/${enc(site)}${qs({ tab: 'lists' })}`, { replace: true, keepFocus: true });
@@ -53,9 +69,11 @@ export async function listsTab(ctx, p) {
   );
 }
 
+/** @param {import('../pageTypes.js').PageContext} ctx */
 export async function listPage(ctx) {
   const [site, listId] = ctx.params;
   const cursor = ctx.query.get('cursor');
+  /** @type {[Items<AddressBook>, import('../pageTypes.js').Page<Member>]} */
   const [lists, page] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/lists`),
     api('GET', `/api/lists/${listId}/contacts${qs({ limit: 50, cursor })}`),
@@ -63,6 +81,7 @@ export async function listPage(ctx) {
   const list = lists.items.find((l) => String(l.list_id) === listId);
   if (!list) throw new ApiError(404, { code: 'not_found', message: t('lists.notFound', { id: listId, site }) });
 
+  /** @type {HTMLInputElement} */
   const email = h('input', {
     inputmode: 'email',
     name: 'email',
@@ -70,6 +89,7 @@ export async function listPage(ctx) {
     maxlength: '254',
     spellcheck: 'false',
   });
+  /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', maxlength: '500' });
   const status = h('div', { 'aria-live': 'polite' });
   const add = h(
@@ -77,15 +97,17 @@ export async function listPage(ctx) {
     {
       class: 'row',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
         try {
+          /** @type {{ contact_id: number }} */
           const c = await api('POST', '/api/contacts/upsert', {
             site_key: site,
             email: email.value.trim(),
             ...(name.value.trim() ? { name: name.value.trim() } : {}),
           });
+          /** @type {{ added: boolean }} */
           const r = await api('POST', `/api/lists/${listId}/contacts`, { contact_id: c.contact_id });
           const who = email.value.trim();
           toast(r.added ? t('lists.added', { email: who }) : t('lists.already', { email: who }));
@@ -112,12 +134,12 @@ export async function listPage(ctx) {
       t('lists.members', { count: list.members, n: fmtNumber(list.members) }),
     ),
     table(
-      [
+      /** @satisfies {Column<Member>[]} */ ([
         { label: t('common.email'), cell: (c) => h('a', { href: `/ui/contacts/${c.contact_id}` }, c.email) },
         { label: t('common.personName'), cell: (c) => c.name ?? '—' },
         { label: t('common.status'), cell: (c) => statusBadge(c.status) },
         { label: t('lists.addedAt'), cell: (c) => time(c.added_at) },
-      ],
+      ]),
       page.items,
       { empty: t('lists.nobody') },
     ),

@@ -16,8 +16,12 @@ import { topicsTab } from './consent.js';
 import { projectChecklist } from './firstRun.js';
 import { showError } from '../errors.js';
 
+/** @typedef {import('../pageTypes.js').PageContext} PageContext */
+/** @typedef {import('../pageTypes.js').Project} Project */
+/** @typedef {import('../pageTypes.js').UiMeta} UiMeta */
+
 // [key, page]: the tab's label is t(`project.tab.${key}`).
-/** @type {Array<[string, (ctx: any, p: any, m: any) => Promise<any>]>} */
+/** @type {Array<[string, import('../pageTypes.js').ProjectTab]>} */
 const TABS = [
   ['keys', keysTab],
   ['routing', routingTab],
@@ -38,8 +42,11 @@ const ZONES = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValue
 /**
  * Name, sender, and the language and time zone of its templates; used to create (site_key editable)
  * and to edit (site_key fixed, saved with PATCH).
+ * @param {Project | null} p
+ * @param {(siteKey: string, created: boolean) => void} onSaved
  */
 function projectForm(p, onSaved) {
+  /** @type {HTMLInputElement} */
   const siteKey = h('input', {
     name: 'site_key',
     required: true,
@@ -49,7 +56,9 @@ function projectForm(p, onSaved) {
     readonly: Boolean(p),
     spellcheck: 'false',
   });
+  /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', required: true, maxlength: '200', value: p?.name ?? '' });
+  /** @type {HTMLInputElement} */
   const from = h('input', {
     name: 'from_email',
     inputmode: 'email',
@@ -58,6 +67,7 @@ function projectForm(p, onSaved) {
     maxlength: '254',
     value: p?.from_email ?? '',
   });
+  /** @type {HTMLInputElement} */
   const replyTo = h('input', {
     name: 'reply_to',
     inputmode: 'email',
@@ -65,6 +75,7 @@ function projectForm(p, onSaved) {
     maxlength: '254',
     value: p?.reply_to ?? '',
   });
+  /** @type {HTMLSelectElement} */
   const locale = select(
     [
       ['ru', t('project.locale.ru')],
@@ -73,6 +84,7 @@ function projectForm(p, onSaved) {
     p?.locale ?? 'ru',
     { name: 'locale' },
   );
+  /** @type {HTMLInputElement} */
   const timezone = h('input', {
     name: 'timezone',
     required: true,
@@ -87,12 +99,14 @@ function projectForm(p, onSaved) {
     ZONES.map((z) => h('option', { value: z })),
   );
   // SPEC §16: what {{ name }} prints without a name, and the layout of templates that name none.
+  /** @type {HTMLInputElement} */
   const fallbackName = h('input', {
     name: 'fallback_name',
     maxlength: '100',
     value: p?.fallback_name ?? '',
     placeholder: t('project.fallbackNamePlaceholder'),
   });
+  /** @type {HTMLInputElement} */
   const defaultLayout = h('input', {
     name: 'default_layout',
     maxlength: '100',
@@ -106,7 +120,7 @@ function projectForm(p, onSaved) {
     {
       class: 'stack',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         status.replaceChildren();
         const body = {
@@ -118,14 +132,18 @@ function projectForm(p, onSaved) {
           ...(replyTo.value.trim() ? { reply_to: replyTo.value.trim() } : p ? { reply_to: null } : {}),
         };
         try {
-          const r = p
-            ? await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, {
-                ...body,
-                fallback_name: fallbackName.value.trim() || null,
-                default_layout: defaultLayout.value.trim() || null,
-              })
-            : await api('POST', '/api/sites', { site_key: siteKey.value.trim(), ...body });
-          onSaved(r);
+          if (p) {
+            await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, {
+              ...body,
+              fallback_name: fallbackName.value.trim() || null,
+              default_layout: defaultLayout.value.trim() || null,
+            });
+            onSaved(p.site_key, false);
+          } else {
+            /** @type {{ site_key: string, created: boolean }} */
+            const r = await api('POST', '/api/sites', { site_key: siteKey.value.trim(), ...body });
+            onSaved(r.site_key, r.created);
+          }
         } catch (e) {
           showError(status, e);
         }
@@ -160,17 +178,19 @@ function projectForm(p, onSaved) {
   return form;
 }
 
+/** @param {PageContext} ctx */
 export async function projectsPage(ctx) {
+  /** @type {Project[]} */
   const all = await projects();
   const list = pagedTable(
-    [
+    /** @satisfies {import('../pageTypes.js').Column<Project>[]} */ ([
       { label: t('project.siteKey'), cell: (p) => h('a', { href: `/ui/projects/${enc(p.site_key)}` }, p.site_key) },
       { label: t('common.name'), cell: (p) => p.name },
       { label: t('project.senderShort'), cell: (p) => p.from_email },
       { label: t('project.locale'), cell: (p) => t(`project.locale.${p.locale}`) },
       { label: t('project.timezone'), cell: (p) => p.timezone },
       { label: t('common.created'), cell: (p) => time(p.created_at) },
-    ],
+    ]),
     all,
     { empty: t('projects.empty') },
   );
@@ -184,16 +204,21 @@ export async function projectsPage(ctx) {
       'div',
       { 'data-owner': true },
       h('h2', {}, t('projects.new')),
-      projectForm(null, (r) => {
-        toast(r.created ? t('projects.created', { site: r.site_key }) : t('projects.updated', { site: r.site_key }));
-        ctx.navigate(`/ui/projects/${enc(r.site_key)}`);
+      projectForm(null, (siteKey, created) => {
+        toast(created ? t('projects.created', { site: siteKey }) : t('projects.updated', { site: siteKey }));
+        ctx.navigate(`/ui/projects/${enc(siteKey)}`);
       }),
     ),
   );
 }
 
-/** The URLs to paste into each provider's panel, and the VERP domain, for bounce reports (SPEC §12). */
+/**
+ * The URLs to paste into each provider's panel, and the VERP domain, for bounce reports (SPEC §12).
+ * @param {Project} p
+ * @param {UiMeta} m
+ */
 function reportWebhooks(p, m) {
+  /** @param {string} provider */
   const url = (provider) => `${m.public_url}/api/webhooks/${provider}/${enc(p.site_key)}`;
   return h(
     'details',
@@ -201,20 +226,22 @@ function reportWebhooks(p, m) {
     h('summary', {}, t('project.reports')),
     h('p', { class: 'muted' }, t('project.reportsHelp')),
     table(
-      [
+      /** @satisfies {import('../pageTypes.js').Column<string>[]} */ ([
         { label: t('project.reportsProvider'), cell: (x) => t(`emails.source.${x}`) },
         { label: t('project.reportsUrl'), cell: (x) => code(url(x)) },
         { label: t('project.reportsAuth'), cell: (x) => t(`project.reportsAuth.${x}`) },
-      ],
+      ]),
       m.webhook_providers,
     ),
     h('p', {}, m.bounce_domain ? t('project.verpOn', { domain: m.bounce_domain }) : t('project.verpOff')),
   );
 }
 
+/** @param {PageContext} ctx */
 export async function projectPage(ctx) {
   const site = ctx.params[0];
   const tab = TABS.find(([key]) => key === ctx.query.get('tab')) ?? TABS[0];
+  /** @type {[Project[], UiMeta]} */
   const [all, m] = await Promise.all([projects(), meta()]);
   const p = all.find((x) => x.site_key === site);
   if (!p) throw new ApiError(404, { code: 'not_found', message: t('project.notFound', { site }) });

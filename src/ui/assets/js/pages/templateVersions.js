@@ -8,14 +8,40 @@ import { t } from '../i18n.js';
 import { impactBox, impactOf, variablesList } from './contract.js';
 import { showError } from '../errors.js';
 
-/** The analysis panel: variables, routed events, impact. `update(body)` refreshes it. */
+/** @typedef {import('../pageTypes.js').ImpactEntry} ImpactEntry */
+/** @typedef {import('../pageTypes.js').Source} Source */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/**
+ * POST /api/admin/templates/analyze (schemas/templates.ts AnalyzeResponse).
+ * @typedef {object} Analysis
+ * @property {import('../pageTypes.js').TemplateVariable[]} variables
+ * @property {{ part: string, line: number, message: string } | null} problem
+ * @property {Routed[]} routed the events routed to the template, and what they would then have to carry
+ * @property {ImpactEntry[]} impact
+ */
+/** @typedef {{ event_type: string, required_fields: string[], newly_required: string[] }} Routed */
+/** A saved version of a template (schemas/templates.ts VersionList). */
+/** @typedef {{ version: number, created_at: string, actor: string | null, published: boolean }} Version */
+/** A part's diff against the published version, chunk by chunk (schemas/templates.ts VersionDiff). */
+/** @typedef {{ op: 'added' | 'removed' | 'same', value: string }[]} Diff */
+
+/**
+ * The analysis panel: variables, routed events, impact. `update(body)` refreshes it.
+ * @param {string} site
+ * @param {string | null} name the saved template's; null for a new one
+ */
 export function analysisPanel(site, name) {
   const vars = h('div', { class: 'variables-box', 'aria-live': 'polite' });
   const routed = h('div', {});
   const impact = h('div', {});
   let seq = 0;
+  /** @param {Source} source */
   async function update(source) {
     const mine = ++seq;
+    /** @type {Analysis} */
     let r;
     try {
       r = await api('POST', '/api/admin/templates/analyze', {
@@ -34,7 +60,7 @@ export function analysisPanel(site, name) {
     routed.replaceChildren(
       r.routed.length
         ? table(
-            [
+            /** @satisfies {Column<Routed>[]} */ ([
               { label: t('contract.event'), cell: (x) => code(x.event_type) },
               {
                 label: t('contract.mustCarry'),
@@ -45,7 +71,7 @@ export function analysisPanel(site, name) {
                     ' ',
                   ]),
               },
-            ],
+            ]),
             r.routed,
           )
         : h('p', { class: 'muted' }, t('contract.noRoutes')),
@@ -64,13 +90,22 @@ export function analysisPanel(site, name) {
   return { node, update };
 }
 
-/** Versions of a saved template, each with its diff against the published one and a publish button. */
+/**
+ * Versions of a saved template, each with its diff against the published one and a publish button.
+ * @param {string} site
+ * @param {string} name
+ * @param {() => void} [onPublished]
+ */
 export async function versionsPanel(site, name, onPublished) {
   const base = `/api/admin/projects/${enc(site)}/templates/${enc(name)}/versions`;
   const box = h('section', { class: 'versions', 'aria-label': t('versions.title') });
   const diffBox = h('div', { class: 'diff-box', 'aria-live': 'polite' });
   const status = h('div', { 'aria-live': 'polite' });
 
+  /**
+   * @param {number} n the version
+   * @param {boolean} [confirm] publish although recent requests would then be refused
+   */
   async function publish(n, confirm = false) {
     status.replaceChildren();
     try {
@@ -80,13 +115,19 @@ export async function versionsPanel(site, name, onPublished) {
       onPublished?.();
     } catch (e) {
       const impact = impactOf(e);
-      if (impact) status.append(impactBox(impact, () => publish(n, true)) ?? '');
+      if (impact) status.append(impactBox(impact, () => void publish(n, true)) ?? '');
       else showError(status, e);
     }
   }
 
+  /** @param {number} n the version */
   async function showDiff(n) {
+    /** @type {{ against: number | null, subject: Diff, html: Diff, text: Diff }} */
     const d = await api('GET', `${base}/${n}/diff`);
+    /**
+     * @param {string} label
+     * @param {Diff} chunks
+     */
     const part = (label, chunks) =>
       h(
         'div',
@@ -107,11 +148,12 @@ export async function versionsPanel(site, name, onPublished) {
   }
 
   async function draw() {
+    /** @type {import('../pageTypes.js').Items<Version>} */
     const list = await api('GET', base);
     box.replaceChildren(
       h('h2', {}, t('versions.title')),
       table(
-        [
+        /** @satisfies {Column<Version>[]} */ ([
           { label: t('versions.number'), cell: (v) => String(v.version) },
           { label: t('common.created'), cell: (v) => time(v.created_at) },
           { label: t('versions.actor'), cell: (v) => v.actor ?? '—' },
@@ -139,7 +181,7 @@ export async function versionsPanel(site, name, onPublished) {
                     ),
                   ),
           },
-        ],
+        ]),
         list.items,
       ),
       status,

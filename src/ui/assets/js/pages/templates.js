@@ -11,15 +11,25 @@ import { templateRatesPart } from './engagement.js';
 import { galleryBox } from './firstRun.js';
 import { showError } from '../errors.js';
 
+/** @typedef {import('../pageTypes.js').Template} Template */
+/** @typedef {import('../pageTypes.js').Routing} Routing */
+/** @typedef {import('../pageTypes.js').Items<Template>} Templates */
+/** @typedef {import('../pageTypes.js').Layout} Layout */
+/** Where a template's source fails to render: the `template_problem` of a 422. */
+/** @typedef {{ part: string, line: number, message: string }} TemplateProblem */
+
 const DEBOUNCE_MS = 300;
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function templatesTab(ctx, p, m) {
   const site = p.site_key;
+  /** @type {[Templates, Routing]} */
   const [templates, routing] = await Promise.all([
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
     api('GET', `/api/admin/projects/${enc(site)}/routing`),
   ]);
   const gallery = await galleryBox(ctx, site, m, templates.items);
+  /** @param {string} name a template's */
   const usedBy = (name) =>
     Object.entries(routing.routes)
       .filter(([, t]) => t === name)
@@ -34,7 +44,7 @@ export async function templatesTab(ctx, p, m) {
     ),
     gallery,
     pagedTable(
-      [
+      /** @satisfies {import('../pageTypes.js').Column<Template>[]} */ ([
         {
           label: t('templates.name'),
           cell: (x) => h('a', { href: `/ui/projects/${enc(site)}/templates/${enc(x.name)}` }, x.name),
@@ -56,7 +66,7 @@ export async function templatesTab(ctx, p, m) {
           },
         },
         { label: t('common.updated'), cell: (x) => time(x.updated_at) },
-      ],
+      ]),
       templates.items,
       { empty: t('templates.empty') },
     ),
@@ -67,8 +77,13 @@ function partError() {
   return h('p', { class: 'error part-error', role: 'alert', hidden: true });
 }
 
+/**
+ * @param {import('../pageTypes.js').PageContext} ctx
+ * @param {boolean} isNew
+ */
 export async function templateEditorPage(ctx, isNew) {
   const site = ctx.params[0];
+  /** @type {[import('../pageTypes.js').UiMeta, Templates, Routing, import('../pageTypes.js').Items<Layout>]} */
   const [m, templates, routing, layouts] = await Promise.all([
     meta(),
     api('GET', `/api/admin/projects/${enc(site)}/templates`),
@@ -84,6 +99,7 @@ export async function templateEditorPage(ctx, isNew) {
         .map(([k]) => k)
     : [];
 
+  /** @type {HTMLInputElement} */
   const name = h('input', {
     name: 'name',
     required: true,
@@ -94,11 +110,13 @@ export async function templateEditorPage(ctx, isNew) {
     spellcheck: 'false',
     'data-autofocus': isNew || null,
   });
+  /** @type {HTMLSelectElement} */
   const eventType = select(
     [['', t('templates.noEvent')], ...m.routing_keys.map((k) => [k, k])],
     ctx.query.get('event_type') ?? routedFrom[0] ?? '',
     { name: 'event_type' },
   );
+  /** @type {HTMLInputElement} */
   const subject = h('input', {
     name: 'subject',
     required: true,
@@ -106,6 +124,7 @@ export async function templateEditorPage(ctx, isNew) {
     value: existing?.subject ?? '',
     class: 'mono',
   });
+  /** @type {HTMLSelectElement} */
   const format = select(
     [
       ['html', t('templates.format.html')],
@@ -114,22 +133,33 @@ export async function templateEditorPage(ctx, isNew) {
     existing?.format ?? 'html',
     { name: 'format' },
   );
+  /** @type {HTMLSelectElement} */
   const layout = select(
     [['', t('layouts.projectDefault')], ...layouts.items.map((l) => [l.name, l.name])],
     existing?.layout ?? '',
-    { name: 'layout' },
+    {
+      name: 'layout',
+    },
   );
   // "Preview with event #1234": a stored request of the project as the preview's data.
+  /** @type {HTMLInputElement} */
   const eventId = h('input', { name: 'event_id', type: 'number', min: '1', step: '1', inputmode: 'numeric' });
+  /** @type {HTMLTextAreaElement} */
   const html = h('textarea', { name: 'html', rows: '16', class: 'mono code-area', spellcheck: 'false' });
+  /** @type {HTMLTextAreaElement} */
   const text = h('textarea', { name: 'text', rows: '8', class: 'mono code-area', spellcheck: 'false' });
+  /** @type {HTMLTextAreaElement} */
   const sample = h('textarea', { name: 'sample', rows: '10', class: 'mono code-area', spellcheck: 'false' });
   html.value = existing?.html ?? `<p>${t('templates.starter')}</p>\n`;
   text.value = existing?.text ?? `${t('templates.starter')}\n`;
   const errors = { subject: partError(), html: partError(), text: partError(), sample: partError() };
+  /** The same, by the name of a part an error may name (any member of a request). */
+  /** @type {Record<string, HTMLElement | undefined>} */
+  const errorOf = errors;
   let sampleEdited = false;
 
   const outSubject = h('p', { class: 'preview-subject' });
+  /** @type {HTMLIFrameElement} */
   const frame = h('iframe', {
     sandbox: '',
     title: t('templates.previewHtml'),
@@ -141,9 +171,13 @@ export async function templateEditorPage(ctx, isNew) {
 
   // The preview names the problem (template_problem); saving answers a 422 whose invalid_fields
   // name the part ("html": "line 2: …"). Either way the message goes under the part it is about.
+  /**
+   * @param {unknown} e what a request threw
+   * @returns {boolean} whether it was shown under a part
+   */
   const showProblem = (e) => {
     if (!(e instanceof ApiError) || e.status !== 422) return false;
-    const tp = e.detail.template_problem;
+    const tp = /** @type {TemplateProblem | undefined} */ (e.detail.template_problem);
     // liquidjs words its errors in English only: in another language the catalogue's sentence for the
     // error's reason (it names the part, the line and the tag) replaces them.
     const found = tp
@@ -156,12 +190,13 @@ export async function templateEditorPage(ctx, isNew) {
       : (e.detail.invalid_fields ?? {});
     let shown = false;
     for (const [part, text] of Object.entries(found)) {
-      if (!errors[part] || part === 'sample') continue;
+      const el = errorOf[part];
+      if (!el || part === 'sample') continue;
       // A saved template's 422 says "line N: …" (the API's words): shown in the UI's language.
-      errors[part].textContent = String(text).replace(/^line (\d+): /, (_, line) =>
+      el.textContent = String(text).replace(/^line (\d+): /, (_, /** @type {string} */ line) =>
         t('templates.problemAt', { line, message: '' }),
       );
-      errors[part].hidden = false;
+      el.hidden = false;
       shown = true;
     }
     return shown;
@@ -172,6 +207,7 @@ export async function templateEditorPage(ctx, isNew) {
       el.textContent = '';
     });
 
+  /** @returns {import('../pageTypes.js').Source} */
   const source = () => ({
     subject: subject.value,
     html: html.value,
@@ -182,9 +218,11 @@ export async function templateEditorPage(ctx, isNew) {
   const analysis = analysisPanel(site, existing?.name ?? null);
 
   let seq = 0;
-  let timer = null;
+  /** @type {number | undefined} the pending preview's */
+  let timer;
   async function preview() {
     const mine = ++seq;
+    /** @type {unknown} what the author typed as the request to render with */
     let sampleValue;
     if (sampleEdited) {
       try {
@@ -201,6 +239,7 @@ export async function templateEditorPage(ctx, isNew) {
     }
     previewState.textContent = t('templates.rendering');
     try {
+      /** @type {{ subject: string, html: string, text: string, sample: Record<string, unknown> }} */
       const r = await api('POST', '/api/admin/templates/preview', {
         site_key: site,
         ...source(),
@@ -253,10 +292,14 @@ export async function templateEditorPage(ctx, isNew) {
   const drawVersions = async () => {
     if (existing) versionsBox.replaceChildren(await versionsPanel(site, existing.name, schedule));
   };
-  // Publish (the default) or save as a draft; a 409 template_impact shows the impact with "save anyway".
+  /**
+   * Publish (the default) or save as a draft; a 409 template_impact shows the impact with "save anyway".
+   * @param {{ draft?: boolean, confirm?: boolean }} [options]
+   */
   async function save({ draft = false, confirm = false } = {}) {
     status.replaceChildren();
     try {
+      /** @type {{ name: string, created: boolean, published: boolean, version: number }} */
       const r = await api('POST', '/api/templates', {
         site_key: site,
         name: name.value.trim(),
@@ -277,7 +320,7 @@ export async function templateEditorPage(ctx, isNew) {
     } catch (e) {
       clearProblems();
       const impact = impactOf(e);
-      if (impact) status.append(impactBox(impact, () => save({ draft, confirm: true })) ?? '');
+      if (impact) status.append(impactBox(impact, () => void save({ draft, confirm: true })) ?? '');
       else if (!showProblem(e)) showError(status, e);
       else status.append(errorBox(t('templates.notSaved')));
     }
@@ -286,7 +329,7 @@ export async function templateEditorPage(ctx, isNew) {
     'form',
     {
       class: 'stack',
-      onsubmit: (ev) => {
+      onsubmit: (/** @type {Event} */ ev) => {
         ev.preventDefault();
         void save();
       },
@@ -333,7 +376,7 @@ export async function templateEditorPage(ctx, isNew) {
   return h(
     'section',
     {},
-    h('h1', { tabindex: '-1' }, isNew ? t('templates.new') : t('templates.title', { name: existing.name })),
+    h('h1', { tabindex: '-1' }, existing ? t('templates.title', { name: existing.name }) : t('templates.new')),
     h(
       'p',
       { class: 'muted' },

@@ -7,7 +7,7 @@ import { showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 /**
- * @param {{ site_key: string, tracking: { opens: boolean, clicks: boolean }, utm: Record<string, string> | null }} p
+ * @param {Pick<import('../pageTypes.js').Project, 'site_key' | 'tracking' | 'utm'>} p
  * @param {string} publicUrl PUBLIC_URL; without it nothing is tracked, whatever the switches say
  * @param {() => void} onSaved
  */
@@ -16,7 +16,10 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
   const clicksBox = checkbox(t('tracking.clicks'), p.tracking.clicks, { name: 'track_clicks' });
   const opens = /** @type {HTMLInputElement} */ (opensBox.querySelector('input'));
   const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
-  /** @param {'source' | 'medium' | 'campaign'} name */
+  /**
+   * @param {'source' | 'medium' | 'campaign'} name
+   * @returns {HTMLInputElement}
+   */
   const utmInput = (name) =>
     h('input', {
       name: `utm_${name}`,
@@ -34,7 +37,7 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
     {
       class: 'stack tracking-settings',
       'data-write': true,
-      onsubmit: async (ev) => {
+      onsubmit: async (/** @type {Event} */ ev) => {
         ev.preventDefault();
         out.replaceChildren();
         const utm = Object.fromEntries(

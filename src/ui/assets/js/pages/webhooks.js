@@ -3,6 +3,7 @@
 // are disabled and why, every delivery with each attempt, and send a delivery again.
 import { api, describeError, enc, meta, qs } from '../api.js';
 import {
+  append,
   badge,
   checkbox,
   clear,
@@ -19,10 +20,50 @@ import {
 import { fmtTime, t } from '../i18n.js';
 import { showError } from '../errors.js';
 
+/**
+ * @template T
+ * @typedef {import('../pageTypes.js').Items<T>} Items
+ */
+/**
+ * @template R
+ * @typedef {import('../pageTypes.js').Column<R>} Column
+ */
+/**
+ * A webhook endpoint of the project (schemas/siteWebhooks.ts WebhookView).
+ * @typedef {object} Webhook
+ * @property {number} id
+ * @property {string} url
+ * @property {string | null} description
+ * @property {string[]} events the kinds it subscribes to
+ * @property {'active' | 'disabled'} status
+ * @property {string | null} failing_since since when every attempt failed
+ * @property {string | null} disabled_at
+ * @property {string | null} disabled_reason
+ * @property {string} created_at
+ */
+/**
+ * A delivery to an endpoint, with each attempt (schemas/siteWebhooks.ts DeliveryView).
+ * @typedef {object} Delivery
+ * @property {number} id
+ * @property {string} webhook_id the webhook-id header, the same on every attempt
+ * @property {string} type
+ * @property {'pending' | 'sending' | 'delivered' | 'failed'} status
+ * @property {number} attempts
+ * @property {string | null} next_attempt_at
+ * @property {string | null} last_error
+ * @property {string} created_at
+ * @property {Attempt[]} attempts_log
+ */
+/**
+ * @typedef {{ at: string, status_code: number | null, latency_ms: number, error: string | null,
+ *   response_excerpt: string | null }} Attempt
+ */
+
+/** @param {Delivery} d */
 function attemptsList(d) {
   if (!d.attempts_log.length) return h('p', { class: 'muted' }, t('webhooks.noAttempts'));
   return pagedTable(
-    [
+    /** @satisfies {Column<Attempt>[]} */ ([
       { label: t('webhooks.attemptAt'), cell: (a) => time(a.at) },
       { label: t('webhooks.httpStatus'), cell: (a) => (a.status_code === null ? '—' : String(a.status_code)) },
       { label: t('webhooks.latency'), cell: (a) => t('webhooks.ms', { ms: a.latency_ms }) },
@@ -31,11 +72,12 @@ function attemptsList(d) {
         label: t('webhooks.response'),
         cell: (a) => (a.response_excerpt ? h('code', { class: 'excerpt' }, a.response_excerpt) : '—'),
       },
-    ],
+    ]),
     d.attempts_log,
   );
 }
 
+/** @type {import('../pageTypes.js').ProjectTab} */
 export async function webhooksTab(ctx, p) {
   const site = p.site_key;
   const base = `/api/admin/projects/${enc(site)}/webhooks`;
@@ -44,9 +86,16 @@ export async function webhooksTab(ctx, p) {
   const deliveriesBox = h('div', {});
 
   async function refresh() {
-    drawTable((await api('GET', base)).items);
+    /** @type {Items<Webhook>} */
+    const list = await api('GET', base);
+    drawTable(list.items);
   }
 
+  /**
+   * Runs a change, says so, and draws the endpoints again; or says why not.
+   * @param {() => Promise<unknown>} fn
+   * @param {string} message
+   */
   async function act(fn, message) {
     try {
       await fn();
@@ -57,8 +106,11 @@ export async function webhooksTab(ctx, p) {
     }
   }
 
+  /** @param {Webhook} w */
   async function showDeliveries(w) {
+    /** @type {Items<Delivery>} the first page: the latest 50 */
     const list = await api('GET', `${base}/${w.id}/deliveries${qs({ limit: 50 })}`);
+    /** @param {Delivery} d */
     const resend = (d) =>
       act(async () => {
         await api('POST', `${base}/${w.id}/deliveries/${d.id}/resend`);
@@ -68,7 +120,7 @@ export async function webhooksTab(ctx, p) {
     clear(deliveriesBox).append(
       heading,
       pagedTable(
-        [
+        /** @satisfies {Column<Delivery>[]} */ ([
           { label: t('common.created'), cell: (d) => time(d.created_at) },
           { label: t('webhooks.kind'), cell: (d) => code(d.type) },
           { label: t('common.status'), cell: (d) => statusBadge(d.status) },
@@ -89,7 +141,7 @@ export async function webhooksTab(ctx, p) {
                     t('webhooks.resend'),
                   ),
           },
-        ],
+        ]),
         list.items,
         { empty: t('webhooks.noDeliveries') },
       ),
@@ -97,10 +149,11 @@ export async function webhooksTab(ctx, p) {
     heading.focus();
   }
 
+  /** @param {Webhook[]} items */
   function drawTable(items) {
     clear(tableBox).append(
       pagedTable(
-        [
+        /** @satisfies {Column<Webhook>[]} */ ([
           {
             label: t('webhooks.url'),
             cell: (w) => h('span', {}, code(w.url), w.description ? ` ${w.description}` : ''),
@@ -174,16 +227,21 @@ export async function webhooksTab(ctx, p) {
                 ),
               ),
           },
-        ],
+        ]),
         items,
-        { empty: t('webhooks.empty'), rowClass: (w) => (w.status === 'disabled' ? 'dim' : null) },
+        {
+          empty: t('webhooks.empty'),
+          rowClass: (/** @type {Webhook} */ w) => (w.status === 'disabled' ? 'dim' : null),
+        },
       ),
     );
   }
 
   /** @param {string[]} kinds the kinds of SPEC §13 (meta): identifiers a site's code matches on, shown as they are */
   function form(kinds) {
+    /** @type {HTMLInputElement} */
     const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' });
+    /** @type {HTMLInputElement} */
     const description = h('input', { name: 'description', maxlength: '500' });
     const boxes = kinds.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
     const status = h('div', { 'aria-live': 'polite' });
@@ -192,14 +250,15 @@ export async function webhooksTab(ctx, p) {
       {
         class: 'stack',
         'data-write': true,
-        onsubmit: async (ev) => {
+        onsubmit: async (/** @type {Event} */ ev) => {
           ev.preventDefault();
           status.replaceChildren();
           const events = boxes
-            .map((b) => b.querySelector('input'))
+            .map((b) => /** @type {HTMLInputElement} */ (b.querySelector('input')))
             .filter((i) => i.checked)
             .map((i) => i.value);
           try {
+            /** @type {{ id: number, secret: string }} the signing secret: shown in this answer only */
             const created = await api('POST', base, {
               url: url.value.trim(),
               events,
@@ -245,11 +304,14 @@ export async function webhooksTab(ctx, p) {
    */
   function privateSwitch() {
     const box = h('div', { 'aria-live': 'polite' });
+    /** @param {boolean} on */
     const draw = (on) => {
+      /** @type {HTMLInputElement} */
       const input = h('input', { type: 'checkbox', checked: on, 'data-write': true, 'data-owner': true });
-      input.addEventListener('change', async () => {
+      const save = async () => {
         input.disabled = true;
         try {
+          /** @type {{ project: import('../pageTypes.js').Project }} */
           const r = await api('PATCH', `/api/admin/projects/${enc(site)}`, { allow_private_webhooks: input.checked });
           p.allow_private_webhooks = r.project.allow_private_webhooks;
           toast(p.allow_private_webhooks ? t('webhooks.privateOnDone') : t('webhooks.privateOffDone'));
@@ -258,8 +320,10 @@ export async function webhooksTab(ctx, p) {
           toast(describeError(e), 'bad');
           draw(on);
         }
-      });
-      clear(box).append(
+      };
+      input.addEventListener('change', () => void save());
+      // append() of dom.js leaves the missing warning out (Element.append would write "null").
+      append(clear(box), [
         on ? h('p', { class: 'notice bad', role: 'note' }, t('webhooks.privateWarning')) : null,
         h(
           'label',
@@ -269,12 +333,13 @@ export async function webhooksTab(ctx, p) {
           t('webhooks.privateSwitch'),
           h('small', { class: 'muted' }, ` ${t('webhooks.privateHint')}`),
         ),
-      );
+      ]);
     };
     draw(Boolean(p.allow_private_webhooks));
     return box;
   }
 
+  /** @type {[import('../pageTypes.js').UiMeta, void]} */
   const [m] = await Promise.all([meta(), refresh()]);
   return h(
     'div',

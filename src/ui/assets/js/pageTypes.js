@@ -1,0 +1,258 @@
+// @ts-check
+// Types the pages share, for JSDoc (`import('../pageTypes.js').X`); no code. The admin API's answers are
+// written out here from the server's schemas (src/schemas, named beside each type): those modules need
+// Node's types, and the generated client (clients/ts) covers /api/scoped/* only. An answer may leave out
+// members no page reads.
+
+/**
+ * What app.js's router hands a page (`ctx`, built in render()).
+ * @typedef {object} PageContext
+ * @property {string[]} params the parts of the path the route captures, decoded
+ * @property {URLSearchParams} query
+ * @property {{ stack?: string[] }} state this page's history.state (paging.js keeps earlier cursors there)
+ * @property {(url: string, options?: NavigateOptions) => void} navigate draws the page at url (not awaited)
+ * @property {typeof import('./app.js').loggedIn} loggedIn
+ * @property {Parameters<typeof import('./app.js').loggedIn>[0] | null} session
+ * @property {(fn: () => void) => void} onLeave runs when the user leaves the page (timers to stop)
+ * @property {() => boolean} isCurrent false once another page has started drawing
+ */
+
+/**
+ * How app.js's navigate moves: `replace` the history entry, the entry's `state`, and what gets the focus
+ * once the page is drawn (a selector; default: its heading).
+ * @typedef {{ replace?: boolean, state?: unknown, keepFocus?: boolean, focus?: string | null }} NavigateOptions
+ */
+
+/** What h() and the cells of a table show: nodes, text, nothing, or a list of these. */
+/** @typedef {Node | string | null | undefined | ContentList} Content */
+/** @typedef {Content[]} ContentList */
+
+/**
+ * A column of dom.js's table(): its heading, and what each row shows in it.
+ * @template R
+ * @typedef {{ label: string, cell: (row: R) => Content, class?: string }} Column
+ */
+
+/**
+ * A tab of the project page (projects.js): drawn with the project and the vocabularies.
+ * @typedef {(ctx: PageContext, p: Project, m: UiMeta) => Promise<HTMLElement>} ProjectTab
+ */
+
+/**
+ * A page of a cursor-paged list (schemas/admin.ts Page).
+ * @template T
+ * @typedef {{ ok: true, items: T[], next_cursor: string | null }} Page
+ */
+
+/**
+ * A list the API returns whole.
+ * @template T
+ * @typedef {{ ok: true, items: T[] }} Items
+ */
+
+/**
+ * GET /api/admin/ui/meta (schemas/adminUi.ts UiMeta): the catalog and the vocabularies.
+ * @typedef {object} UiMeta
+ * @property {{ event_type: string, description: string, fields: string[] }[]} catalog
+ * @property {string[]} extra_event_types
+ * @property {string[]} cart_types
+ * @property {{ step: string, delay_minutes: number }[]} cart_steps
+ * @property {string[]} permissions
+ * @property {string[]} known_template_keys
+ * @property {string[]} routing_keys
+ * @property {string[]} endpoints
+ * @property {string[]} contact_statuses
+ * @property {string[]} email_statuses
+ * @property {string[]} webhook_providers
+ * @property {string[]} webhook_kinds
+ * @property {string[]} audit_actions
+ * @property {('owner' | 'project_admin' | 'viewer')[]} roles
+ * @property {Record<string, 'ok' | 'bad' | 'warn' | 'info' | 'muted'>} status_tones
+ * @property {string} public_url
+ * @property {string | null} bounce_domain
+ */
+
+/**
+ * A project (schemas/admin.ts ProjectView), as GET /api/admin/projects lists it.
+ * @typedef {object} Project
+ * @property {number} id
+ * @property {string} site_key
+ * @property {string} name
+ * @property {string} from_email
+ * @property {string} timezone
+ * @property {string} locale of the template filters: ru or en
+ * @property {string | null} reply_to
+ * @property {string} fallback_name
+ * @property {string | null} default_layout
+ * @property {boolean} allow_private_webhooks
+ * @property {string | null} marketing_paused_at
+ * @property {{ opens: boolean, clicks: boolean }} tracking
+ * @property {{ source?: string, medium?: string, campaign?: string } | null} utm
+ * @property {string} created_at
+ */
+
+/** Routing key (event type or cart step) -> template name (schemas/admin.ts RoutingResponse). */
+/** @typedef {{ ok: true, site_key: string, routes: Record<string, string> }} Routing */
+
+/** A member a template's source uses (schemas/templates.ts TemplateVariableSchema). */
+/** @typedef {{ name: string, required: boolean }} TemplateVariable */
+
+/**
+ * A template of a project (schemas/admin.ts TemplateView), as its list gives it.
+ * @typedef {object} Template
+ * @property {number} id
+ * @property {string} name
+ * @property {string} subject
+ * @property {string} html
+ * @property {string} text
+ * @property {'html' | 'mjml'} format
+ * @property {string | null} layout
+ * @property {number | null} version the published one
+ * @property {TemplateVariable[]} variables
+ * @property {boolean} unchecked saved before variables were analysed
+ * @property {string} updated_at
+ */
+
+/**
+ * What a template change would do to recent requests (schemas/templates.ts ImpactEntrySchema): the
+ * `impact` of an answer, or of a 409 template_impact error.
+ * @typedef {object} ImpactEntry
+ * @property {string} event_type
+ * @property {string} template_key
+ * @property {string[]} newly_required
+ * @property {number} requests_7d
+ * @property {number} would_fail_7d
+ */
+
+/**
+ * An e-mail's opens and clicks (schemas/admin.ts Engagement): counts are people's, machines' apart.
+ * @typedef {object} Engagement
+ * @property {number} opens
+ * @property {number} clicks
+ * @property {number} machine_opens
+ * @property {number} machine_clicks
+ * @property {string | null} first_open_at
+ * @property {string | null} first_click_at
+ * @property {{ url: string, clicks: number }[]} links
+ * @property {Hit[]} hits the latest, newest first
+ */
+/**
+ * An open (the pixel) or a click (a tracked link); a machine's is marked with why it is thought one.
+ * @typedef {{ at: string, kind: 'open' | 'click', url: string | null, machine: boolean,
+ *   machine_reason: string | null, ua_category: string }} Hit
+ */
+
+/**
+ * A template's source as the editor has it, which the analysis and the preview take.
+ * @typedef {{ subject: string, html: string, text: string, format: string, layout?: string }} Source
+ */
+
+/**
+ * A layout of the project (schemas/templates.ts LayoutViewSchema); `used_by`: the templates whose
+ * published version uses it.
+ * @typedef {{ name: string, html: string, text: string, used_by: string[], updated_at: string }} Layout
+ */
+
+/** An address book (schemas/admin.ts ListView). */
+/** @typedef {{ list_id: number, name: string, members: number, created_at: string }} AddressBook */
+
+/**
+ * An e-mail as the lists show it (schemas/admin.ts EmailListItem).
+ * @typedef {object} EmailListItem
+ * @property {number} id
+ * @property {string} site_key
+ * @property {string} kind
+ * @property {string} template_key
+ * @property {string} to
+ * @property {string | null} subject null until it is rendered
+ * @property {string} status
+ * @property {string} due_at
+ * @property {string | null} sent_at
+ * @property {string | null} order_id
+ * @property {number | null} event_id
+ * @property {number | null} campaign_id
+ * @property {number} contact_id
+ * @property {string | null} chain_step
+ * @property {number} attempts
+ * @property {string | null} last_error
+ * @property {boolean} test a test send from the delivery settings
+ */
+
+/**
+ * A request to the gateway, as the chronology keeps it (schemas/admin.ts EventView).
+ * @typedef {object} EventView
+ * @property {number} id
+ * @property {string} site_key
+ * @property {string} received_at
+ * @property {string} endpoint
+ * @property {string | null} event_type
+ * @property {string | null} email
+ * @property {string | null} order_id
+ * @property {string | null} idempotency_key
+ * @property {string | null} key_last4
+ * @property {number} http_status
+ * @property {boolean} accepted
+ * @property {'accepted' | 'rejected' | 'repeated'} outcome
+ * @property {number | null} repeat_of
+ * @property {string | null} error_code
+ * @property {Json} payload
+ * @property {Record<string, Json>} effects what the request did, as the accept path recorded it
+ */
+
+/** A value that came as JSON. */
+/** @typedef {string | number | boolean | null | JsonList | JsonObject} Json */
+/** @typedef {Json[]} JsonList */
+/** @typedef {{ [key: string]: Json }} JsonObject */
+
+/**
+ * GET /api/admin/contacts/{id} (schemas/adminUi.ts ContactDetail, consent members from schemas/consent.ts).
+ * @typedef {object} ContactDetail
+ * @property {Contact} contact
+ * @property {{ list_id: number, name: string, added_at: string }[]} lists
+ * @property {EventView[]} events
+ * @property {boolean} events_more
+ * @property {EmailListItem[]} emails
+ * @property {boolean} emails_more
+ * @property {Subscription[]} topics
+ * @property {ConsentRecord[]} consent newest first
+ * @property {Erasure | null} erasure
+ */
+
+/**
+ * A contact as a search lists it (schemas/adminUi.ts ContactItem).
+ * @typedef {object} ContactItem
+ * @property {number} id
+ * @property {string} site_key
+ * @property {string} email
+ * @property {string | null} name
+ * @property {string} status
+ * @property {string} created_at
+ * @property {string} updated_at
+ */
+/**
+ * A contact with its fields and what set its status last (null when it never changed).
+ * @typedef {ContactItem & { fields: Record<string, unknown>, erased_at: string | null,
+ *   status_cause: StatusCause | null }} Contact
+ */
+
+/** What set a contact's status last (SPEC §12). */
+/** @typedef {{ reason: string, email_id: number | null, report_id: number | null, at: string | null }} StatusCause */
+
+/** A contact's state for one topic. */
+/**
+ * @typedef {{ key: string, title: string, advertising: boolean, require_consent: boolean, subscribed: boolean,
+ *   latest_grant: boolean | null }} Subscription
+ */
+
+/**
+ * A consent record: given or withdrawn, where and when.
+ * @typedef {{ id: number, topic: string, granted: boolean, at: string, source: string,
+ *   text_version: string | null, ip: string | null }} ConsentRecord
+ */
+
+/**
+ * A contact's erasure: the scoped API's answer (generated client) without what only that one carries.
+ * @typedef {Omit<import('../../../../clients/ts/src/types').EraseResponse, 'site_key' | 'event_id'>} Erasure
+ */
+
+export {};
