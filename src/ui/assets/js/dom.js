@@ -35,9 +35,7 @@ import { fmtTime, statusLabel, t } from './i18n.js';
  * @param {K} tag
  * @param {Attrs | null} [attrs]
  * @param {...Child} children
- * @returns {any} the new HTMLElementTagNameMap[K]; still `any` because the pages read it as any element
- *   (`.value` of a row's control, `.querySelector('input').checked`): the precise type follows once
- *   every page is typed (issue 23).
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, ...children) {
   const made = document.createElement(tag);

@@ -4,23 +4,19 @@
 // Node's types, and the generated client (clients/ts) covers /api/scoped/* only. An answer may leave out
 // members no page reads.
 
+// Defined once in types.js (the shared modules' types), named here too for the pages that import this file.
+/** @typedef {import('./types.js').PageContext} PageContext */
+/** @typedef {import('./types.js').NavigateOptions} NavigateOptions */
+/** @typedef {import('./types.js').UiMeta} UiMeta */
+/** @typedef {import('./types.js').Project} Project */
+/** @typedef {import('./types.js').AddressBook} AddressBook */
 /**
- * What app.js's router hands a page (`ctx`, built in render()).
- * @typedef {object} PageContext
- * @property {string[]} params the parts of the path the route captures, decoded
- * @property {URLSearchParams} query
- * @property {{ stack?: string[] }} state this page's history.state (paging.js keeps earlier cursors there)
- * @property {(url: string, options?: NavigateOptions) => void} navigate draws the page at url (not awaited)
- * @property {typeof import('./app.js').loggedIn} loggedIn
- * @property {Parameters<typeof import('./app.js').loggedIn>[0] | null} session
- * @property {(fn: () => void) => void} onLeave runs when the user leaves the page (timers to stop)
- * @property {() => boolean} isCurrent false once another page has started drawing
+ * @template T
+ * @typedef {import('./types.js').Page<T>} Page
  */
-
 /**
- * How app.js's navigate moves: `replace` the history entry, the entry's `state`, and what gets the focus
- * once the page is drawn (a selector; default: its heading).
- * @typedef {{ replace?: boolean, state?: unknown, keepFocus?: boolean, focus?: string | null }} NavigateOptions
+ * @template T
+ * @typedef {import('./types.js').Items<T>} Items
  */
 
 /** What h() and the cells of a table show: nodes, text, nothing, or a list of these. */
@@ -36,59 +32,6 @@
 /**
  * A tab of the project page (projects.js): drawn with the project and the vocabularies.
  * @typedef {(ctx: PageContext, p: Project, m: UiMeta) => Promise<HTMLElement>} ProjectTab
- */
-
-/**
- * A page of a cursor-paged list (schemas/admin.ts Page).
- * @template T
- * @typedef {{ ok: true, items: T[], next_cursor: string | null }} Page
- */
-
-/**
- * A list the API returns whole.
- * @template T
- * @typedef {{ ok: true, items: T[] }} Items
- */
-
-/**
- * GET /api/admin/ui/meta (schemas/adminUi.ts UiMeta): the catalog and the vocabularies.
- * @typedef {object} UiMeta
- * @property {{ event_type: string, description: string, fields: string[] }[]} catalog
- * @property {string[]} extra_event_types
- * @property {string[]} cart_types
- * @property {{ step: string, delay_minutes: number }[]} cart_steps
- * @property {string[]} permissions
- * @property {string[]} known_template_keys
- * @property {string[]} routing_keys
- * @property {string[]} endpoints
- * @property {string[]} contact_statuses
- * @property {string[]} email_statuses
- * @property {string[]} webhook_providers
- * @property {string[]} webhook_kinds
- * @property {string[]} audit_actions
- * @property {('owner' | 'project_admin' | 'viewer')[]} roles
- * @property {Record<string, 'ok' | 'bad' | 'warn' | 'info' | 'muted'>} status_tones
- * @property {string} public_url
- * @property {string | null} bounce_domain
- */
-
-/**
- * A project (schemas/admin.ts ProjectView), as GET /api/admin/projects lists it.
- * @typedef {object} Project
- * @property {number} id
- * @property {string} site_key
- * @property {string} name
- * @property {string} from_email
- * @property {string} timezone
- * @property {string} locale of the template filters: ru or en
- * @property {string | null} reply_to
- * @property {string} fallback_name
- * @property {string | null} default_layout
- * @property {boolean} allow_private_webhooks
- * @property {string | null} marketing_paused_at
- * @property {{ opens: boolean, clicks: boolean }} tracking
- * @property {{ source?: string, medium?: string, campaign?: string } | null} utm
- * @property {string} created_at
  */
 
 /** Routing key (event type or cart step) -> template name (schemas/admin.ts RoutingResponse). */
@@ -154,8 +97,6 @@
  */
 
 /** An address book (schemas/admin.ts ListView). */
-/** @typedef {{ list_id: number, name: string, members: number, created_at: string }} AddressBook */
-
 /**
  * An e-mail as the lists show it (schemas/admin.ts EmailListItem).
  * @typedef {object} EmailListItem

@@ -45,10 +45,10 @@ function projectPicker(all, chosen) {
   return {
     node: h('fieldset', { class: 'checks' }, h('legend', {}, t('users.projects')), boxes),
     read: () =>
-      boxes
-        .map((b) => b.querySelector('input'))
-        .filter((i) => i.checked)
-        .map((i) => i.value),
+      boxes.flatMap((b) => {
+        const input = b.querySelector('input');
+        return input?.checked ? [input.value] : [];
+      }),
   };
 }
 

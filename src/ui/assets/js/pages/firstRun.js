@@ -3,7 +3,7 @@
 // e-mail, each step ticked by the server from the project's real state, and the gallery of Russian
 // starting templates that makes the template step a matter of one click.
 import { api, describeError, enc } from '../api.js';
-import { badge, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
+import { append, badge, clear, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
 import { hasKey, t, tNodes } from '../i18n.js';
 
 /**
@@ -123,7 +123,7 @@ export async function galleryBox(ctx, site, m, existing) {
   const chosen = () => gallery.items.find((g) => g.routing_key === pick.value);
   const show = () => {
     // The subject as written, Liquid tags and all: it is the template's source.
-    subject.replaceChildren(...tNodes('gallery.subject', { subject: code(chosen()?.subject ?? '') }));
+    append(clear(subject), tNodes('gallery.subject', { subject: code(chosen()?.subject ?? '') }));
   };
   pick.addEventListener('change', show);
   show();

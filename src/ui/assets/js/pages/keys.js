@@ -55,7 +55,8 @@ function checkGroup(legend, values, checked, name, { hint = '', describe = (_v) 
   /** @param {boolean} on */
   const setAll = (on) =>
     boxes.forEach((b) => {
-      b.querySelector('input').checked = on;
+      const input = b.querySelector('input');
+      if (input) input.checked = on;
     });
   return h(
     'fieldset',
@@ -121,7 +122,8 @@ function rightsEditor(m, key, lists, templateNames, routes) {
   });
   // An empty event list grants nothing (unlike the template keys): said at once, with the two usual answers.
   /** @returns {HTMLInputElement[]} */
-  const eventBoxes = () => [...node.querySelectorAll('input[name="allowed_api_events"]')];
+  const eventBoxes = () =>
+    [...node.querySelectorAll('input[name="allowed_api_events"]')].filter((e) => e instanceof HTMLInputElement);
   const warning = emptyEventsWarning(
     m,
     routes,
@@ -175,7 +177,10 @@ function rightsEditor(m, key, lists, templateNames, routes) {
    * @param {string} n
    * @returns {string[]}
    */
-  const values = (n) => [...node.querySelectorAll(`input[name="${n}"]:checked`)].map((i) => i.value);
+  const values = (n) =>
+    [...node.querySelectorAll(`input[name="${n}"]:checked`)]
+      .filter((i) => i instanceof HTMLInputElement)
+      .map((i) => i.value);
   const read = () => {
     /** @type {KeyRights} */
     const rights = {
