@@ -2,7 +2,8 @@
 // dashboard figures, template preview, e-mail actions and contact search.
 import { Type, type Static } from 'typebox';
 import { ConsentRecordView, ErasureView, SubscriptionView } from './consent.js';
-import { EmailListItem, EventView, Ok } from './admin.js';
+import { Ok } from './admin.js';
+import { EmailListItem, EventView } from './chronology.js';
 import { Cursor, Limit, ShortString, SiteKey, literalUnion } from './common.js';
 import { CHECKLIST_STEPS } from '../domain/statuses.js';
 import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';

@@ -64,14 +64,19 @@ export const ScopedEventsQuery = Type.Object({
   cursor: Cursor,
 });
 
-export const ScopedEvent = Type.Object({
-  id: Type.Integer(),
+/** What the chronology keeps of every request, as both the admin API and a site's own key read it. */
+export const EventRequestMembers = {
   received_at: Type.String(),
   endpoint: Type.String(),
   event_type: NullableString,
   email: NullableString,
   order_id: NullableString,
   idempotency_key: NullableString,
+};
+
+export const ScopedEvent = Type.Object({
+  id: Type.Integer(),
+  ...EventRequestMembers,
   key_last4: NullableString,
   http_status: Type.Integer(),
   accepted: Type.Boolean(),

@@ -3,7 +3,7 @@ import { canonicalAddress } from '../domain/email.js';
 import { notFound } from '../errors.js';
 import { eventStats, findEvent, listEvents } from '../repos/events.js';
 import { decodeCursor, encodeCursor } from '../repos/types.js';
-import type { EventsQuery, StatsQuery } from '../schemas/admin.js';
+import type { EventsQuery, StatsQuery } from '../schemas/chronology.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { projectFilter } from './admin.js';
 import type { Deps } from './context.js';

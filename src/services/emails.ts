@@ -14,7 +14,7 @@ import type { EmailRow } from '../db/schema.js';
 import { findProjectById } from '../repos/projects.js';
 import { reportsOfEmail } from '../repos/reports.js';
 import { decodeCursor, encodeCursor, parseJson } from '../repos/types.js';
-import type { EmailsQuery } from '../schemas/admin.js';
+import type { EmailsQuery } from '../schemas/chronology.js';
 import { PAGE_SIZE } from '../schemas/common.js';
 import { projectFilter } from './admin.js';
 import { enqueueEmailWebhooks } from './siteWebhooks/enqueue.js';

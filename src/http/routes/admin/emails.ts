@@ -2,7 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as outbox from '../../../services/emails.js';
 import { auditActor, scopeOf } from '../../plugins/access.js';
-import { EmailDetail, EmailListItem, EmailsQuery, IdParams, Page } from '../../../schemas/admin.js';
+import { IdParams, Page } from '../../../schemas/admin.js';
+import { EmailDetail, EmailListItem, EmailsQuery } from '../../../schemas/chronology.js';
 import { EmailActionResponse, EmailPreviewResponse } from '../../../schemas/adminUi.js';
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';

@@ -2,7 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as chronology from '../../../services/chronology.js';
 import { auditActor, scopeOf } from '../../plugins/access.js';
-import { EventView, EventsQuery, IdParams, Ok, Page, StatsQuery, StatsResponse } from '../../../schemas/admin.js';
+import { IdParams, Ok, Page } from '../../../schemas/admin.js';
+import { EventView, EventsQuery, StatsQuery, StatsResponse } from '../../../schemas/chronology.js';
 import { errors } from '../../../schemas/common.js';
 import { ReplayAnswer } from '../../../schemas/siteWebhooks.js';
 import type { Deps } from '../../../services/context.js';

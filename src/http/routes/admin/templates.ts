@@ -4,14 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import * as templates from '../../../services/templates.js';
 import { auditActor } from '../../plugins/access.js';
-import {
-  Ok,
-  SiteKeyParams,
-  TemplateStats,
-  TemplateStatsParams,
-  TemplateStatsQuery,
-  TemplateView,
-} from '../../../schemas/admin.js';
+import { Ok, SiteKeyParams, TemplateView } from '../../../schemas/admin.js';
+import { TemplateStats, TemplateStatsParams, TemplateStatsQuery } from '../../../schemas/chronology.js';
 import { PreviewBody, PreviewResponse } from '../../../schemas/adminUi.js';
 import { errors } from '../../../schemas/common.js';
 import {

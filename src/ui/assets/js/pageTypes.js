@@ -1,5 +1,5 @@
 // @ts-check
-// Types the pages share, for JSDoc (`import('../pageTypes.js').X`); no code. The admin API's answers are
+// Types the pages share, for their JSDoc `import(…)`s; no code. The admin API's answers are
 // written out here from the server's schemas (src/schemas, named beside each type): those modules need
 // Node's types, and the generated client (clients/ts) covers /api/scoped/* only. An answer may leave out
 // members no page reads.
@@ -68,7 +68,7 @@
  */
 
 /**
- * An e-mail's opens and clicks (schemas/admin.ts Engagement): counts are people's, machines' apart.
+ * An e-mail's opens and clicks (schemas/chronology.ts Engagement): counts are people's, machines' apart.
  * @typedef {object} Engagement
  * @property {number} opens
  * @property {number} clicks
@@ -98,7 +98,7 @@
 
 /** An address book (schemas/admin.ts ListView). */
 /**
- * An e-mail as the lists show it (schemas/admin.ts EmailListItem).
+ * An e-mail as the lists show it (schemas/chronology.ts EmailListItem).
  * @typedef {object} EmailListItem
  * @property {number} id
  * @property {string} site_key
@@ -120,7 +120,7 @@
  */
 
 /**
- * A request to the gateway, as the chronology keeps it (schemas/admin.ts EventView).
+ * A request to the gateway, as the chronology keeps it (schemas/chronology.ts EventView).
  * @typedef {object} EventView
  * @property {number} id
  * @property {string} site_key

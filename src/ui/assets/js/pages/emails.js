@@ -35,7 +35,7 @@ import { engagementPart } from './engagement.js';
  * @typedef {import('../pageTypes.js').Column<R>} Column
  */
 /**
- * GET /api/admin/emails/{id} (schemas/admin.ts EmailDetail).
+ * GET /api/admin/emails/{id} (schemas/chronology.ts EmailDetail).
  * @typedef {EmailListItem & {
  *   to_name: string | null, created_at: string, message_id: string | null,
  *   reason: import('../../../../../clients/ts/src/types').EmailReason | null, send_started_at: string | null,

@@ -24,7 +24,7 @@ import { fmtPercent, intlLocale, t } from '../i18n.js';
 /** @typedef {import('../pageTypes.js').Engagement} Engagement */
 /** @typedef {import('../pageTypes.js').Hit} Hit */
 /**
- * GET /api/admin/projects/{site_key}/templates/{name}/stats (schemas/admin.ts TemplateStats).
+ * GET /api/admin/projects/{site_key}/templates/{name}/stats (schemas/chronology.ts TemplateStats).
  * @typedef {{ sent: number, delivered: number, bounced: number, complained: number, opened: number,
  *   clicked: number, unsubscribed: number }} TemplateStats
  */
