@@ -36,6 +36,9 @@ const server = new SMTPServer({
   },
 });
 const port = Number(process.env.PORT ?? 2525);
+// A client that drops its connection (a pool closed at the end of a run) must not end the sink, which
+// would lose the arrivals it still has to report.
+server.on('error', (err) => console.error(`sink: ${err.message}`));
 const status = createServer((req, res) => {
   const after = Number(new URL(req.url ?? '/', 'http://sink').searchParams.get('after') ?? Infinity);
   res.setHeader('content-type', 'application/json');

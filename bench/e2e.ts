@@ -15,7 +15,7 @@
 // (bench/handwritten-server.ts with SMTP_URL: better-sqlite3 + 50 ms poller + nodemailer;
 // pg + graphile-worker + nodemailer).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -67,6 +67,8 @@ async function startSink(): Promise<Sink> {
     status: async (after) => (await fetch(`http://127.0.0.1:${statusPort}/?after=${after ?? ''}`)).json() as any,
     async stop() {
       await child.stop();
+      // The sink writes its arrivals when it is stopped: no file means it had died before.
+      if (!existsSync(out)) throw new Error(`the SMTP sink wrote no arrivals; its output:\n${child.output()}`);
       const map = new Map<string, number>();
       for (const line of readFileSync(out, 'utf8').split('\n')) {
         const [rcpt, t] = line.split('\t');

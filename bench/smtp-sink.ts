@@ -20,6 +20,9 @@ const server = new SMTPServer({
   },
 });
 const port = Number(process.env.PORT ?? 2525);
+// A client that drops its connection (a pool closed at the end of a run) must not end the sink, which
+// would lose the arrivals it still has to report.
+server.on('error', (err) => console.error(`sink: ${err.message}`));
 server.listen(port, '127.0.0.1', () => console.log(`sink listening ${port}`));
 const stop = () => {
   console.log(`sink received ${received}`);

@@ -81,6 +81,13 @@ const NOTIFIED: Partial<Record<EmailStatus, WebhookKind>> = {
 const webhookReason = (f: Finish) =>
   f.status === 'sent' ? null : f.status === 'cancelled' ? 'cancelled_by_purchase' : (f.lastError ?? null);
 
+/**
+ * Outcomes and attempt logs wait this long for company before they are written: the e-mail has gone
+ * already, so a few milliseconds cost nobody anything, while e-mails finishing one by one would otherwise
+ * each pay a commit (on SQLite an fsync on the one writer the API shares) for a batch of one or two.
+ */
+const OUTCOME_LINGER_MS = 5;
+
 export interface OutcomeWriters {
   /** Records an outcome under the worker's lease; false: the lease was lost. */
   write(row: EmailRow, f: Finish): Promise<boolean>;
@@ -100,6 +107,7 @@ export function outcomeWriters(database: Db, workerId: string, clock: Clock, sec
   // transaction as the status change: both commit or neither does (SPEC §13).
   const writeBatch = batcher<{ f: Finish; row: EmailRow }, boolean>({
     maxBatch: FINISH_BATCH,
+    lingerMs: OUTCOME_LINGER_MS,
     run: async (batch) => {
       const written = await inTransaction(database, async (trx) => {
         const done = await finishMany(
@@ -123,6 +131,7 @@ export function outcomeWriters(database: Db, workerId: string, clock: Clock, sec
   // group commit on SQLite; one statement, its own commit, on PostgreSQL).
   const attempts = batcher<AttemptsOf, void>({
     maxBatch: FINISH_BATCH,
+    lingerMs: OUTCOME_LINGER_MS,
     run: async (batch) => {
       if (database.dialect === 'sqlite') await inTransaction(database, (trx) => recordAttempts(trx, batch));
       else await recordAttempts(database.db, batch);
