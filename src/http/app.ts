@@ -78,7 +78,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     clientErrorHandler,
     frameworkErrors,
   });
-  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema as object, httpPart) as never);
+  app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
   // Schemas are written with the default limits of `fields`; validation and the OpenAPI document of
   // every route get the configured ones (this hook runs before swagger's, which is registered below).
   app.addHook('onRoute', (route) => {

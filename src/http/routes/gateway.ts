@@ -40,8 +40,8 @@ const isDryRun = (req: FastifyRequest) => {
 /** A body's schema for the documentation, typed `unknown`: the service checks the body, not Fastify. */
 const unchecked = (schema: TSchema) => Type.Unsafe<unknown>(schema);
 
-const bodyCheckedByService: FastifySchemaCompiler<any> = ({ schema, httpPart }) =>
-  httpPart === 'body' ? () => true : (compileRequestValidator(schema as object, httpPart) as never);
+const bodyCheckedByService: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) =>
+  httpPart === 'body' ? () => true : compileRequestValidator(schema, httpPart);
 
 const security = [{ apiKey: [] }];
 const tags = ['gateway'];
