@@ -19,6 +19,8 @@ export default tseslint.config(
       'data/**',
       'docs/**',
       'dist/**',
+      // Bench output and the other builds BENCH_BEFORE extracts there (git-ignored).
+      '.bench/**',
       'src/ui/assets/vendor/**',
       'clients/ts/dist/**',
       'clients/php/**',
