@@ -3,16 +3,24 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { LOCALES } from '../domain/locale.js';
 import { CONTACT_STATUSES, KEY_STATUSES } from '../domain/statuses.js';
-import { Email, FieldsObject, Id, literalUnion, RateLimit, Rights, ShortString, SiteKey } from './common.js';
+import {
+  Email,
+  FieldsObject,
+  Id,
+  literalUnion,
+  NullableString,
+  Ok,
+  RateLimit,
+  Rights,
+  ShortString,
+  SiteKey,
+} from './common.js';
 import {
   ProjectTemplateMembers,
   ProjectTemplateView,
   TemplateContractMembers,
   TemplateViewMembers,
 } from './templates.js';
-
-const Ok = Type.Literal(true);
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 export const SiteKeyParams = Type.Object({ site_key: SiteKey });
 export const IdParams = Type.Object({ id: Id });

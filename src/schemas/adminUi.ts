@@ -4,11 +4,10 @@ import { Type, type Static } from 'typebox';
 import { ConsentRecordView, ErasureView, SubscriptionView } from './consent.js';
 import { Ok } from './admin.js';
 import { EmailListItem, EventView } from './chronology.js';
-import { Cursor, Limit, ShortString, SiteKey, literalUnion } from './common.js';
+import { Cursor, Limit, literalUnion, NullableString, ShortString, SiteKey } from './common.js';
 import { CHECKLIST_STEPS } from '../domain/statuses.js';
 import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Count = Type.Integer({ minimum: 0 });
 
 export const UiMeta = Type.Object({

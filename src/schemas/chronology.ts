@@ -1,16 +1,13 @@
 // Schemas of what happened, as the admin API shows it (SPEC §5, §6, §17): the event chronology and its
 // statistics, the e-mails with their reports and engagement, and the figures per template.
-// Schemas of the admin and legacy configuration API (SPEC §6).
 import { Type, type Static } from 'typebox';
 import { EVENT_ENDPOINTS } from '../domain/catalog.js';
 import { ATTEMPT_TRANSPORTS } from '../domain/delivery.js';
 import { EMAIL_STATUSES, EVENT_OUTCOMES, REPORT_KINDS, REPORT_SOURCES } from '../domain/statuses.js';
 import { EmailReasonSchema, EventRequestMembers } from './scoped.js';
 import { MACHINE_REASONS, UA_CATEGORIES } from '../domain/machineHits.js';
-import { Cursor, Id, Limit, literalUnion, ShortString, SiteKey } from './common.js';
+import { Cursor, Id, Limit, literalUnion, NullableString, Ok, ShortString, SiteKey } from './common.js';
 
-const Ok = Type.Literal(true);
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Json = Type.Unknown();
 
 const EndpointSchema = literalUnion(EVENT_ENDPOINTS, { description: 'the gateway endpoint the request came to' });

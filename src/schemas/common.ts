@@ -16,6 +16,10 @@ export function literalUnion<const T extends readonly string[]>(
  * Row ids are positive integers within what both databases store and JavaScript counts exactly
  * (2^53 - 1, below bigint's 2^63 - 1): a larger id cannot exist, and one beyond bigint made PostgreSQL fail.
  */
+/** The `ok: true` every successful answer carries. */
+export const Ok = Type.Literal(true);
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const Id = Type.Integer({ minimum: 1, maximum: MAX_ID });
 

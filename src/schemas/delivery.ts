@@ -2,9 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { DELIVERY_WARNINGS, STARTTLS_MODES, TRANSPORT_ROLES } from '../domain/delivery.js';
 import { CHECK_REASONS } from '../domain/errorCatalog.js';
-import { Email, literalUnion } from './common.js';
+import { Email, literalUnion, NullableString } from './common.js';
 
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 const Str = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
 const TransportBody = Type.Object(

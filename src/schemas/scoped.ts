@@ -1,9 +1,7 @@
 // Scoped reads (SPEC §13): what a site may read back about its own project with any active key. Never
 // the rendered body, the context or the key ids: a site's key is not an administrator.
 import { Type, type Static } from 'typebox';
-import { Cursor, Limit, literalUnion, ShortString } from './common.js';
-
-const NullableString = Type.Union([Type.String(), Type.Null()]);
+import { Cursor, Limit, literalUnion, NullableString, ShortString } from './common.js';
 
 /** Why an e-mail will not go (or did not): the vocabulary of the plan (SPEC §13), defined once. */
 export const EMAIL_REASONS = [

@@ -1,11 +1,9 @@
 // Webhook endpoints of a project and their deliveries (SPEC §13), and the payloads sites receive.
 import { Type, type Static } from 'typebox';
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_KINDS } from '../domain/statuses.js';
-import { Cursor, Id, Limit, literalUnion, SiteKey } from './common.js';
+import { Cursor, Id, Limit, literalUnion, NullableString, Ok, SiteKey } from './common.js';
 
-const Ok = Type.Literal(true);
 const IsoTime = Type.String({ format: 'date-time' });
-const NullableString = Type.Union([Type.String(), Type.Null()]);
 const NullableTime = Type.Union([IsoTime, Type.Null()]);
 
 export const WebhookKind = literalUnion(WEBHOOK_KINDS);
