@@ -2,6 +2,7 @@
 // patterns, status codes, catalog event types, outcomes), so a hostile client cannot grow the series.
 import client from 'prom-client';
 import { isKnownEventType } from './domain/catalog.js';
+import { databaseUnavailableCount } from './db/unavailable.js';
 
 /**
  * Why a PostgreSQL accept batch was rolled back and its requests carried out one by one. The first is
@@ -10,6 +11,22 @@ import { isKnownEventType } from './domain/catalog.js';
  */
 const ACCEPT_BATCH_FALLBACK_REASONS = ['idempotency_key_stored', 'database_error', 'other_error'] as const;
 export type AcceptBatchFallbackReason = (typeof ACCEPT_BATCH_FALLBACK_REASONS)[number];
+
+/** Issue 34's counter (named as its definition of done names it), counted in db/unavailable.ts. */
+function dbUnavailableCounter(registry: client.Registry): client.Counter {
+  let counted = databaseUnavailableCount(); // the process-wide count when this registry was last scraped
+  return new client.Counter({
+    name: 'edu_gateway_db_unavailable_total',
+    help: 'Requests answered 503 and worker rounds backed off because the database could not be reached',
+    registers: [registry],
+    collect() {
+      // Catch up with the process-wide count: the database layer counts without a registry.
+      const seen = databaseUnavailableCount();
+      if (seen > counted) this.inc(seen - counted);
+      counted = seen;
+    },
+  });
+}
 
 export class Metrics {
   readonly registry = new client.Registry();
@@ -99,6 +116,8 @@ export class Metrics {
     labelNames: ['source', 'kind'],
     registers: [this.registry],
   });
+
+  readonly dbUnavailable = dbUnavailableCounter(this.registry);
 
   constructor() {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'egw_' });

@@ -30,6 +30,9 @@ const importPg = () =>
 let pgLoaded: ReturnType<typeof importPg> | null = null;
 const loadPg = () => (pgLoaded ??= importPg());
 
+/** How long a request waits for a PostgreSQL connection (new or from the pool) before it fails. */
+const PG_CONNECT_TIMEOUT_MS = 10_000;
+
 export interface DbOptions {
   /** PostgreSQL only: a schema to create and use (tests isolate themselves this way). */
   schema?: string;
@@ -52,6 +55,7 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
     const pg = await loadPg();
     if (opts.schema) {
       const admin = new pg.Client({ connectionString: url });
+      admin.on('error', () => {}); // the awaited calls fail instead; the process must not
       await admin.connect();
       await admin.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
       await admin.end();
@@ -60,10 +64,21 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
       connectionString: url,
       max: opts.poolSize ?? 10,
       options: opts.schema ? `-c search_path="${opts.schema}"` : undefined,
+      // A server that does not answer at all (not refused: gone from the network) fails the request in
+      // time instead of holding it; waiting for a free client under load is bounded by the same.
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
     });
     // An idle client erroring (server restart) must not crash the process; the pool replaces it.
     pool.on('error', () => {});
-    pool.on('connect', namePreparedStatements);
+    pool.on('connect', (client) => {
+      // pool.on('error') covers idle clients only: a checked-out one (between the statements of a
+      // transaction, say) emits 'error' on itself when the server goes, and an 'error' nobody listens to
+      // ends the process (issue 34). Its query fails with the same error and the pool drops the client
+      // when it is released (it is no longer queryable); nothing more to do here.
+      client.on('error', () => {});
+      namePreparedStatements(client);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     // The schema in effect (search_path from the URL's options, PGOPTIONS or opts.schema) is where
     // the migration bookkeeping must live too.
@@ -139,6 +154,7 @@ function statementName(text: string): string {
 export async function dropSchema(url: string, schema: string): Promise<void> {
   const pg = await loadPg();
   const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // the awaited calls fail instead; the process must not
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await client.end();

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { batcher, fulfilled } from '../batcher.js';
 import { inTransaction } from '../db/groupCommit.js';
 import type { Db } from '../db/index.js';
+import { noteDatabaseUnavailable } from '../db/unavailable.js';
 import type { EmailRow, EmailStatus } from '../db/schema.js';
 import type { WebhookKind } from '../domain/statuses.js';
 import { recordAttempts, type AttemptsOf } from '../repos/delivery.js';
@@ -12,6 +13,7 @@ import { emailProgress, FINISH_BATCH, finishMany, type Finish } from '../repos/o
 import { enqueueEmailWebhooks } from '../services/siteWebhooks/enqueue.js';
 import type { Clock } from './clock.js';
 import { handOverMany, type HandOver } from './handOver.js';
+import { noopLogger, type WorkerLogger } from '../workers/loop.js';
 
 /** What a waiting request reports: a final status, or `queued` when a retry has been scheduled. */
 export type Outcome = Extract<EmailStatus, 'sent' | 'failed' | 'suppressed' | 'cancelled' | 'queued'>;
@@ -89,15 +91,69 @@ const webhookReason = (f: Finish) =>
 const OUTCOME_LINGER_MS = 5;
 
 export interface OutcomeWriters {
-  /** Records an outcome under the worker's lease; false: the lease was lost. */
+  /**
+   * Records an outcome under the worker's lease; false: the lease was lost. While the database is away
+   * the outcome is kept here and written again until it is taken (see untilTaken).
+   */
   write(row: EmailRow, f: Finish): Promise<boolean>;
+  /** Outcomes waiting for the database to come back; the worker claims nothing while there are any. */
+  owed(): number;
+  /** The process is stopping: keep retrying owed outcomes for at most STOP_GRACE_MS more. */
+  abandon(): void;
   /** What an attempt went through and what the relay said. */
   writeAttempts(a: AttemptsOf): Promise<void>;
   /** The final check at the relay's door (domain/handOver.ts). */
   handOver(emailId: number): Promise<HandOver>;
 }
 
-export function outcomeWriters(database: Db, workerId: string, clock: Clock, secret: string): OutcomeWriters {
+/** First pause before writing an owed outcome again; doubled each time up to OWED_RETRY_MAX_MS. */
+const OWED_RETRY_MS = 100;
+const OWED_RETRY_MAX_MS = 2_000;
+/** How long a stopping process still tries to write what it owes before it gives up on it. */
+const STOP_GRACE_MS = 10_000;
+
+const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function outcomeWriters(
+  database: Db,
+  workerId: string,
+  clock: Clock,
+  secret: string,
+  log: WorkerLogger = noopLogger,
+): OutcomeWriters {
+  // Issue 34: an outcome is what the relay said, and the relay will not say it again. When its write
+  // fails because the database is away (a restart, a full disk), the outcome stays in memory and is
+  // written again, with backoff, until the database takes it. Dropping it would leave the e-mail
+  // `sending` until its lease expired and then send it a second time. The e-mail stays held by the
+  // worker meanwhile (its lease is renewed once the database is back), and the worker claims nothing
+  // until every owed outcome is written: a claim of its own could otherwise take back a held e-mail
+  // whose lease ran out during the outage and send it again.
+  let owedNow = 0;
+  let giveUpAt = Infinity;
+  async function untilTaken<T>(emailId: number, attempt: () => Promise<T>): Promise<T> {
+    let owing = false;
+    try {
+      for (let pause = OWED_RETRY_MS; ; pause = Math.min(OWED_RETRY_MAX_MS, pause * 2)) {
+        try {
+          return await attempt();
+        } catch (err) {
+          if (!noteDatabaseUnavailable(err) || Date.now() >= giveUpAt) throw err;
+          if (!owing) {
+            owing = true;
+            owedNow++;
+            log.warn(
+              { email_id: emailId, err },
+              'database unavailable: the outcome is kept and written when it is back',
+            );
+          }
+          await sleepMs(pause);
+        }
+      }
+    } finally {
+      if (owing) owedNow--;
+    }
+  }
+
   // Every delivery that finishes while a write is under way joins the next one, a single UPDATE for all
   // of them. On SQLite that UPDATE is a unit of the API's group commit (db/groupCommit.ts): outcomes
   // share the commit (and fsync) the accepted requests pay anyway instead of paying one of their own,
@@ -149,5 +205,13 @@ export function outcomeWriters(database: Db, workerId: string, clock: Clock, sec
     },
   });
 
-  return { write: (row, f) => writeBatch({ f, row }), writeAttempts: attempts, handOver };
+  return {
+    write: (row, f) => untilTaken(row.id, () => writeBatch({ f, row })),
+    owed: () => owedNow,
+    abandon: () => {
+      giveUpAt = Math.min(giveUpAt, Date.now() + STOP_GRACE_MS);
+    },
+    writeAttempts: attempts,
+    handOver,
+  };
 }

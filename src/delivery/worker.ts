@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { commitQueueDepth, inTransaction } from '../db/groupCommit.js';
 import type { Db } from '../db/index.js';
+import { noteDatabaseUnavailable } from '../db/unavailable.js';
 import type { EmailRow } from '../db/schema.js';
 import { claimDue, nextDueAt, releaseClaims, renewLease } from '../repos/outbox.js';
 import { secretBox } from '../services/secrets.js';
@@ -86,6 +87,7 @@ export function createWorker(opts: WorkerOptions): Worker {
   const ownRouter = !opts.router;
   const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
 
+  const writers = outcomeWriters(database, id, clock, opts.secret, log);
   const deliver = makeDeliver({
     database,
     router,
@@ -99,7 +101,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     trackKey: trackingKey(opts.secret),
     tracking: opts.tracking === true,
     bounceDomain: opts.bounceDomain ?? null,
-    writers: outcomeWriters(database, id, clock, opts.secret),
+    writers,
   });
 
   async function deliverSafely(row: EmailRow, cache: BatchCache, release: () => void): Promise<void> {
@@ -116,8 +118,14 @@ export function createWorker(opts: WorkerOptions): Worker {
         });
       }
     } catch (err) {
-      // Typically the database went away mid-way: the lease expires and the e-mail is tried again.
-      log.error({ email_id: row.id, err }, 'delivery crashed; the e-mail is retried when its lease expires');
+      // Typically the database went away before the hand-over: nothing reached the relay, the lease
+      // expires and the e-mail is tried again.
+      if (noteDatabaseUnavailable(err))
+        log.warn(
+          { email_id: row.id, err: String(err) },
+          'database unavailable; the e-mail is retried when its lease expires',
+        );
+      else log.error({ email_id: row.id, err }, 'delivery crashed; the e-mail is retried when its lease expires');
     }
   }
 
@@ -145,6 +153,8 @@ export function createWorker(opts: WorkerOptions): Worker {
 
   const loop = leaseLoop<EmailRow>({
     async claim(limit) {
+      // Outcomes still owed to a database that was away come first (delivery/outcomes.ts).
+      if (writers.owed() > 0) return [];
       const rows = await claimDue_(limit);
       const cache = newCache();
       prefetchContacts(db, rows, cache);
@@ -180,7 +190,9 @@ export function createWorker(opts: WorkerOptions): Worker {
         clock.now(),
       ).then(() => {}),
     onError(err, what) {
-      if (what === 'claim') log.error({ err }, 'outbox poll failed; retrying');
+      // The database away is an ordinary day (SPEC §20): counted, said at warn, retried with backoff.
+      if (noteDatabaseUnavailable(err)) log.warn({ err: String(err), what }, 'database unavailable; retrying');
+      else if (what === 'claim') log.error({ err }, 'outbox poll failed; retrying');
       else if (what === 'renew') log.warn({ err }, 'could not renew leases');
       else if (what === 'release') log.warn({ err }, 'could not hand back unstarted e-mails; their lease will expire');
       else log.error({ err }, 'delivery crashed; the e-mail is retried when its lease expires');
@@ -202,6 +214,7 @@ export function createWorker(opts: WorkerOptions): Worker {
       running = false;
       countLocalWorker(-1);
       stopping = (async () => {
+        writers.abandon();
         await loop.stop();
         if (ownRouter) await router.close();
       })();

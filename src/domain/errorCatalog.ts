@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'template_impact',
   'rate_limited',
   'not_ready',
+  'service_unavailable',
   'internal_error',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -105,6 +106,10 @@ export const CODE_SENTENCES: Record<ErrorCode, Sentence> = {
   },
   rate_limited: { en: 'Too many requests; try again later', ru: 'Слишком много запросов; повторите позже' },
   not_ready: { en: 'The service is not ready', ru: 'Сервис ещё не готов к работе' },
+  service_unavailable: {
+    en: 'The service cannot reach its database right now; nothing was changed. Try again shortly.',
+    ru: 'Сервис сейчас не может обратиться к своей базе данных; ничего не изменено. Повторите чуть позже.',
+  },
   internal_error: {
     en: 'Internal error; the request was not applied. Try again, and report the request id if it persists.',
     ru: 'Внутренняя ошибка; запрос не выполнен. Повторите, а если ошибка не уйдёт — сообщите номер запроса.',

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { parseVerpAddress } from '../delivery/verp.js';
 import type { InboundReport } from '../services/reports.js';
 import { parseReportMessage } from './parseReport.js';
@@ -121,6 +122,8 @@ export async function startBounceListener(o: BounceListenerOptions): Promise<Bou
     try {
       for (const r of reports) await o.record(r);
     } catch (err) {
+      // The database away: the sender's "try again later" (451) is the whole answer.
+      if (isDatabaseUnavailable(err)) throw err;
       // Something in the message itself may be what the database refused: keep it as one unparsed
       // report instead of answering 451 (the sender would retry the same message for days). Only if
       // that fails too (the database is down) does the sender hear "try again later".

@@ -6,7 +6,18 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { onlyTextErrors, splitErrors } from '../../schemas/ajv.js';
 import { pickLanguage } from '../../domain/errorCatalog.js';
+import { countDatabaseUnavailable, DB_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../db/unavailable.js';
 import { AppError, validationError } from '../../errors.js';
+
+/** The answer while the database is away (SPEC §20): the request was not applied and may be repeated. */
+export const databaseUnavailable = () =>
+  new AppError(
+    503,
+    'service_unavailable',
+    'The service cannot reach its database right now; nothing was changed. Try again shortly.',
+    {},
+    { 'retry-after': String(DB_RETRY_AFTER_SECONDS) },
+  );
 
 export function toAppError(err: FastifyError | AppError | Error): AppError {
   if (err instanceof AppError) return err;
@@ -46,6 +57,7 @@ export function toAppError(err: FastifyError | AppError | Error): AppError {
     return new AppError(400, 'invalid_json', 'The request body is not valid JSON');
   }
   if (fe.statusCode === 404) return new AppError(404, 'not_found', 'Not found');
+  if (isDatabaseUnavailable(err)) return databaseUnavailable();
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new AppError(fe.statusCode, fe.statusCode === 429 ? 'rate_limited' : 'invalid_json', fe.message);
   }
@@ -118,7 +130,11 @@ export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: F
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(async (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     const e = answerFor(req, err);
-    if (e.status >= 500) req.log.error({ err }, 'request failed');
+    // One line per refused request at warn: the outage itself is what the operator needs to see.
+    if (e.code === 'service_unavailable') {
+      countDatabaseUnavailable();
+      req.log.warn({ err: { message: err.message } }, 'database unavailable: answered 503');
+    } else if (e.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.info({ code: e.code, status: e.status }, 'request refused');
     return sendError(reply, e);
   });

@@ -69,6 +69,8 @@ export const gatewayRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     const call = req.gateway ?? req.gatewayRefusal?.call;
     if (!call) return;
     const e = answerFor(req, err);
+    // The chronology lives in the database that could not be reached.
+    if (e.code === 'service_unavailable') return;
     try {
       await logRequest(call, req.body, e.status, e.code, refusalEffects(e));
     } catch (logErr) {

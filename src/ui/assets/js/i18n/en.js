@@ -447,6 +447,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'why.unknown_event_type': 'the event type is neither in the catalog nor a further event type',
   'why.idempotency_key_reused': 'the idempotency key was used before with a different body',
   'why.rate_limited': 'the key sent more requests than its rate limit allows',
+  'why.service_unavailable': 'the database was unavailable for a moment; the request was not applied',
   'why.internal_error': 'the service failed; the request was not applied',
 
   'emails.to': 'To',

@@ -449,6 +449,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'why.unknown_event_type': 'такого типа события нет ни в каталоге, ни среди дополнительных',
   'why.idempotency_key_reused': 'этот ключ идемпотентности уже использовался с другим телом запроса',
   'why.rate_limited': 'ключ превысил свой лимит запросов',
+  'why.service_unavailable': 'база данных была недоступна; запрос не был применён',
   'why.internal_error': 'сбой сервиса; запрос не был применён',
 
   'emails.to': 'Кому',
