@@ -52,6 +52,19 @@ export interface Config {
   bounces: BounceConfig;
   /** Webhooks back to the sites (SPEC §13). */
   webhooks: WebhookConfig;
+  /** Templates in a budget (SPEC §20; issue 34, part i34-render). */
+  render: RenderConfig;
+}
+
+// Issue 34, part i34-render: templates render in a pool of threads within a CPU budget, and previews
+// and test sends are limited per account.
+export interface RenderConfig {
+  /** RENDER_BUDGET_MS: CPU one render may use before it is stopped (template_too_heavy, render_budget). */
+  budgetMs: number;
+  /** RENDER_THREADS: threads of the render pool; 0 (default) = the cores this process may use. */
+  threads: number;
+  /** PREVIEW_RATE_PER_MINUTE, PREVIEW_RATE_BURST: previews and test sends per account (429 beyond). */
+  previewRate: RateLimit;
 }
 
 export interface WebhookConfig {
@@ -218,6 +231,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE'),
       backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
+    // Issue 34, part i34-render.
+    render: {
+      budgetMs: int(env, 'RENDER_BUDGET_MS', 500, 10, 600_000),
+      threads: int(env, 'RENDER_THREADS', 0, 0, 256),
+      previewRate: {
+        per_second: int(env, 'PREVIEW_RATE_PER_MINUTE', 60, 1, 600_000) / 60,
+        burst: int(env, 'PREVIEW_RATE_BURST', 20, 1, 100_000),
+      },
     },
   };
 }

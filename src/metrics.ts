@@ -84,6 +84,13 @@ export class Metrics {
     help: 'How long the oldest due e-mail has waited',
     registers: [this.registry],
   });
+  /** Renders stopped at RENDER_BUDGET_MS of CPU (SPEC §20), by what was rendered: email, preview or save. */
+  readonly renderBudgetExceeded = new client.Counter({
+    name: 'egw_render_budget_exceeded_total',
+    help: 'Template renders stopped for using more than RENDER_BUDGET_MS of CPU',
+    labelNames: ['task'],
+    registers: [this.registry],
+  });
   readonly rateLimitStoreErrors = new client.Counter({
     name: 'egw_rate_limit_store_errors_total',
     help: 'Rate-limit store failures (requests were allowed)',

@@ -14,7 +14,7 @@ import { secretBox } from './services/secrets.js';
 import { createWebhookWorker, type WebhookWorker } from './workers/siteWebhooks.js';
 import { createErasureWorker } from './workers/erasure.js';
 import type { Resolver } from './services/siteWebhooks/send.js';
-import { buildApp, buildOpsApp, LOG_REDACT, LOG_SERIALIZERS } from './http/app.js';
+import { buildApp, buildOpsApp, configureRendering, LOG_REDACT, LOG_SERIALIZERS } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
 import { createTrackingWorker } from './workers/tracking.js';
@@ -65,6 +65,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const secret = await installationSecret(base);
 
   const metrics = new Metrics();
+  configureRendering({ ...base, metrics }, log);
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   let router: DeliveryRouter | null = null;

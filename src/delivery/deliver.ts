@@ -13,9 +13,11 @@ import { parseJson } from '../repos/types.js';
 import { handOverVerdict, type HandOverVerdict } from '../domain/handOver.js';
 import type { Clock } from './clock.js';
 import { composeEmail } from './compose.js';
-import { buildContext, renderEmail } from './render.js';
+import { buildContext } from './render.js';
+import { isBudgetExceeded, renderInPool } from './renderPool.js';
 import { emailContent } from './emailSource.js';
 import { MISSING_FIELDS_NOTE, templateShortfall } from '../domain/templateContract.js';
+import { RENDER_BUDGET_NOTE } from '../domain/emailReason.js';
 import { applyTracking, trackingSettings } from './tracking.js';
 import { backoffDelay, classifySmtpError, type RetryPolicy } from './smtpErrors.js';
 import { makeMessageId, type OutgoingMessage } from './transports.js';
@@ -185,7 +187,8 @@ export function makeDeliver(ctx: DeliverContext) {
         const error = `${MISSING_FIELDS_NOTE} ${missing.join(', ')}`;
         return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
       }
-      parts = renderEmail({
+      // In the render pool (SPEC §20): off the event loop, fair across projects, within RENDER_BUDGET_MS.
+      parts = await renderInPool(project.id, {
         template: content.source,
         layout: content.layout,
         context,
@@ -193,7 +196,10 @@ export function makeDeliver(ctx: DeliverContext) {
       });
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.
-      const error = `template error: ${err instanceof Error ? err.message : String(err)}`;
+      const message = err instanceof Error ? err.message : String(err);
+      const error = isBudgetExceeded(err)
+        ? `${RENDER_BUDGET_NOTE} the template ${message}`
+        : `template error: ${message}`;
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
     // After Liquid, before DKIM signing (the transport signs): links and the open pixel (SPEC §17).

@@ -85,7 +85,11 @@ export function wholeDocument(html: string, subject: string, lang: string): stri
 const require = createRequire(import.meta.url);
 let juice: typeof Juice | null = null;
 
+/** Loads juice now (a render thread does before a render's CPU budget starts: loading is not rendering). */
+export function loadInlineCss(): typeof Juice {
+  return (juice ??= require('juice') as typeof Juice);
+}
+
 export function inlineCss(html: string): string {
-  juice ??= require('juice') as typeof Juice;
-  return juice(html, { preserveMediaQueries: true, preserveFontFaces: true, applyWidthAttributes: true });
+  return loadInlineCss()(html, { preserveMediaQueries: true, preserveFontFaces: true, applyWidthAttributes: true });
 }

@@ -5,7 +5,8 @@
 // (measured: 39 → 93 MiB RSS), and only a template save ever needs it; workers never do.
 const load = () => import('mjml').then((m) => m.default);
 let loaded: ReturnType<typeof load> | null = null;
-const mjml = () => (loaded ??= load());
+/** The package, imported once per thread (renderTasks.ts warms it before a save's budget starts). */
+export const loadMjml = () => (loaded ??= load());
 
 export type MjmlResult = { ok: true; html: string } | { ok: false; line: number; message: string };
 
@@ -13,7 +14,9 @@ export async function compileMjml(source: string): Promise<MjmlResult> {
   try {
     // strict: an unknown element or attribute is an error the author sees at save, not a broken e-mail.
     // ignoreIncludes: mj-include would read files from the server's disk.
-    const out = await (await mjml())(source, { validationLevel: 'strict', ignoreIncludes: true, keepComments: false });
+    const out = await (
+      await loadMjml()
+    )(source, { validationLevel: 'strict', ignoreIncludes: true, keepComments: false });
     const first = out.errors[0];
     if (first) return { ok: false, line: first.line, message: first.message };
     return { ok: true, html: out.html };

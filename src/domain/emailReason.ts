@@ -7,6 +7,9 @@ import type { EmailReason } from '../schemas/scoped.js';
 import { ORDER_PAID_NOTE } from './handOver.js';
 import { SENT_STATUSES } from './statuses.js';
 
+/** The start of last_error of an e-mail whose render was stopped at RENDER_BUDGET_MS (SPEC §20). */
+export const RENDER_BUDGET_NOTE = 'render_budget:';
+
 /**
  * `inFlightEventId`: the purchase that found this cart e-mail already handed to the relay; while it is
  * being sent, and once it went, its reason is `in_flight`.
@@ -30,6 +33,7 @@ export function emailReason(
   if ((status === 'queued' || status === 'scheduled') && n.startsWith('quota:')) return 'quota';
   if (status === 'failed' && n.startsWith(MISSING_FIELDS_NOTE)) return 'missing_fields';
   if (status === 'failed' && n.startsWith('template error:')) return 'template_error';
+  if (status === 'failed' && n.startsWith(RENDER_BUDGET_NOTE)) return 'render_budget';
   if (status === 'cancelled') {
     if (n.includes(ORDER_PAID_NOTE)) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';

@@ -40,6 +40,8 @@ export const ERROR_CODES = [
   'idempotency_key_reused',
   'conflict',
   'template_impact',
+  // A template that needs more than RENDER_BUDGET_MS of CPU to render (SPEC §20).
+  'template_too_heavy',
   'rate_limited',
   'not_ready',
   'service_unavailable',
@@ -103,6 +105,10 @@ export const CODE_SENTENCES: Record<ErrorCode, Sentence> = {
   template_impact: {
     en: 'This change would refuse recent requests; confirm to save anyway',
     ru: 'После этого изменения часть недавних запросов была бы отклонена; подтвердите, чтобы сохранить',
+  },
+  template_too_heavy: {
+    en: 'The template takes too long to render; simplify its loops',
+    ru: 'Шаблон слишком долго выводится; упростите его циклы',
   },
   rate_limited: { en: 'Too many requests; try again later', ru: 'Слишком много запросов; повторите позже' },
   not_ready: { en: 'The service is not ready', ru: 'Сервис ещё не готов к работе' },

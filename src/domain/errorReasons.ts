@@ -162,6 +162,14 @@ export const REASON_SENTENCES = {
   template_syntax: templateProblem('ошибка синтаксиса ({detail})'),
   template_mjml: templateProblem('ошибка MJML ({detail})'),
   template_render_failed: templateProblem('шаблон не удаётся вывести ({detail})'),
+  render_budget_exceeded: {
+    en: 'The template needs more than {budget_ms} ms of CPU to render (RENDER_BUDGET_MS); simplify its loops',
+    ru: 'Шаблону нужно больше {budget_ms} мс процессорного времени на вывод; упростите его циклы',
+  },
+  preview_rate_limited: {
+    en: 'Too many previews and test sends from this account; retry after {retry_after} s',
+    ru: 'Слишком много предпросмотров и тестовых писем с этой учётной записи; повторите через {retry_after} с',
+  },
   layout_unknown: { en: 'No layout named {layout} in this project', ru: 'В этом проекте нет макета {layout}' },
   layout_content_once: {
     en: 'A layout prints {{ content }} exactly once in html and in text',

@@ -1,5 +1,6 @@
 // Builds the Fastify application: plugins, the error envelope, and the route groups by area. The
 // process wiring (database, worker, signals) is in server.ts so tests can build apps freely.
+import { configureRenderPool } from '../delivery/renderPool.js';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -59,6 +60,25 @@ export const LOG_SERIALIZERS = {
   }),
 };
 
+/**
+ * The process's render pool gets this installation's budget (SPEC §20), and each render stopped at it
+ * is counted and logged. One pool per process: a second app (or the worker of an `all` process) is the
+ * same one.
+ */
+export function configureRendering(deps: Deps, log: { warn(obj: object, msg: string): void }): void {
+  configureRenderPool({
+    budgetMs: deps.config.render.budgetMs,
+    threads: deps.config.render.threads,
+    onBudgetExceeded: (use, projectId) => {
+      deps.metrics?.renderBudgetExceeded.inc({ task: use });
+      log.warn(
+        { task: use, project_id: projectId, budget_ms: deps.config.render.budgetMs },
+        'render stopped: the template used more than RENDER_BUDGET_MS of CPU',
+      );
+    },
+  });
+}
+
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const logger = opts.logger;
   const app: FastifyInstance = Fastify({
@@ -78,6 +98,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     clientErrorHandler,
     frameworkErrors,
   });
+  configureRendering(deps, app.log);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
   // Schemas are written with the default limits of `fields`; validation and the OpenAPI document of
   // every route get the configured ones (this hook runs before swagger's, which is registered below).

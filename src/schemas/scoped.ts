@@ -18,6 +18,8 @@ export const EMAIL_REASONS = [
   // Not a stop: a cart e-mail already handed to the relay when its order's purchase committed (issue 30).
   'in_flight',
   'missing_fields',
+  // The template needed more than RENDER_BUDGET_MS of CPU to render (SPEC §20): failed, not retried.
+  'render_budget',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

@@ -4,7 +4,8 @@
 import { CART_STEPS, CART_TYPES, cartStepKey, catalogEvent } from '../domain/catalog.js';
 import { composeEmail } from '../delivery/compose.js';
 import { emailContent } from '../delivery/emailSource.js';
-import { buildContext, renderEmail, type EmailInput } from '../delivery/render.js';
+import { buildContext, type EmailInput } from '../delivery/render.js';
+import { isBudgetExceeded, renderInPool } from '../delivery/renderPool.js';
 import { parseVariables, type TemplateVariable } from '../domain/templateContract.js';
 import { findLayout } from '../repos/layouts.js';
 import type { EmailRow, Project } from '../db/schema.js';
@@ -119,12 +120,23 @@ export function templateProblemError(
   });
 }
 
-function render(input: Omit<EmailInput, 'settings'>, project: RenderProject) {
+/** 422 template_too_heavy (SPEC §20): the render was stopped at RENDER_BUDGET_MS of CPU. */
+export function tooHeavyError(budgetMs: number): AppError {
+  return new AppError(422, 'template_too_heavy', { reason: 'render_budget_exceeded', params: { budget_ms: budgetMs } });
+}
+
+async function render(input: Omit<EmailInput, 'settings'>, project: RenderProject) {
   try {
-    return renderEmail({ ...input, settings: { locale: project.locale, timezone: project.timezone } });
+    // In the render pool, never on the event loop, and fair to the other projects (SPEC §20).
+    return await renderInPool(
+      project.id,
+      { ...input, settings: { locale: project.locale, timezone: project.timezone } },
+      'preview',
+    );
   } catch (err) {
-    // Parsing succeeded, so this is a runtime limit (a loop too long, output too big): the same as the
-    // worker would hit, reported against the template rather than as a server error.
+    if (isBudgetExceeded(err)) throw tooHeavyError(err.budgetMs);
+    // Parsing succeeded, so this is a runtime limit (output too big): the same as the worker would
+    // hit, reported against the template rather than as a server error.
     const message = err instanceof Error ? err.message : String(err);
     throw templateProblemError(
       { part: 'html', line: 1, message: `cannot be rendered: ${message}` },
@@ -133,7 +145,7 @@ function render(input: Omit<EmailInput, 'settings'>, project: RenderProject) {
   }
 }
 
-type RenderProject = Pick<Project, 'name' | 'site_key' | 'locale' | 'timezone'>;
+type RenderProject = Pick<Project, 'id' | 'name' | 'site_key' | 'locale' | 'timezone'>;
 
 const previewUnsubscribeUrl = (publicUrl: string) => `${publicUrl}/u/preview-only-not-a-real-link`;
 const previewPreferencesUrl = (publicUrl: string) => `${publicUrl}/p/preview-only-not-a-real-link`;
@@ -195,7 +207,7 @@ export async function previewTemplate(deps: Deps, input: PreviewBody) {
   const template = { ...source, compiled_html: prepared.compiled_html };
   return {
     ok: true as const,
-    ...render({ template, layout, context }, project),
+    ...(await render({ template, layout, context }, project)),
     sample,
     variables: prepared.variables,
   };
@@ -217,7 +229,7 @@ export async function previewVersion(
   const variables = parseVariables(content.source.variables) ?? [];
   const sample = await previewData(db, project, input, variables);
   const context = previewContext(deps, project, sample, input.event_type);
-  const parts = render({ template: content.source, layout: content.layout, context }, project);
+  const parts = await render({ template: content.source, layout: content.layout, context }, project);
   return { ok: true as const, ...parts, sample, variables, version: content.version };
 }
 
@@ -239,7 +251,7 @@ export async function previewStoredEmail(db: Executor, row: EmailRow, project: P
   } catch (err) {
     throw templateProblemError({ part: 'html', line: 1, message: err instanceof Error ? err.message : String(err) });
   }
-  const parts = render({ template: content.source, layout: content.layout, context }, project);
+  const parts = await render({ template: content.source, layout: content.layout, context }, project);
   // No Message-ID or List-Unsubscribe yet: both are made when the e-mail is sent.
   return { ...parts, headers: composeEmail({ project, email: row, contact: contact ?? null, parts }).shown };
 }

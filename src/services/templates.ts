@@ -5,9 +5,8 @@
 import { diffLines } from 'diff';
 import type { Project, TemplateRow, TemplateVersionRow } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
-import { compileMjml } from '../delivery/mjml.js';
-import { checkTemplate } from '../delivery/render.js';
-import { analyzeTemplate } from '../delivery/variables.js';
+import { buildContext, type EmailSource } from '../delivery/render.js';
+import { isBudgetExceeded, prepareInPool, renderInPool } from '../delivery/renderPool.js';
 import { parseVariables, requiredMembers, type TemplateVariable } from '../domain/templateContract.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { listTopics } from '../repos/consent.js';
@@ -20,7 +19,7 @@ import { requireProject } from './admin.js';
 import { audited, type AuditActor } from './audit.js';
 import type { Deps } from './context.js';
 import { assertNoImpact, impactOfChange, loadNeedsConfig, type ImpactEntry } from './impact.js';
-import { templateProblemError } from './preview.js';
+import { sampleRequest, templateProblemError, tooHeavyError } from './preview.js';
 
 /** What a save or an analysis reads from the editor. */
 export interface TemplateSourceInput {
@@ -38,20 +37,27 @@ export interface Prepared {
 
 /**
  * Parses, compiles (MJML) and analyses template source with the layout it will be rendered in: the
- * named one, else the project's default. Throws the 422 that names the part and line at fault.
+ * named one, else the project's default. Throws the 422 that names the part and line at fault. The work
+ * runs in the render pool (SPEC §20); a save (`trial`) also renders the template once with sample values
+ * there, so a template that needs more than RENDER_BUDGET_MS is refused now (422 template_too_heavy)
+ * rather than failing every e-mail later.
  */
-export async function prepareSource(db: Executor, project: Project, input: TemplateSourceInput): Promise<Prepared> {
-  const problem = checkTemplate(input);
-  if (problem) throw templateProblemError(problem);
-  let compiled: string | null = null;
-  if (input.format === 'mjml') {
-    const out = await compileMjml(input.html);
-    if (!out.ok)
-      throw templateProblemError({ part: 'html', line: out.line, message: `MJML: ${out.message}` }, 'template_mjml');
-    compiled = out.html;
-  }
+export async function prepareSource(
+  db: Executor,
+  project: Project,
+  input: TemplateSourceInput,
+  opts: { trial?: boolean } = {},
+): Promise<Prepared> {
   const layoutName = input.layout ?? project.default_layout;
   const layout = layoutName ? await findLayout(db, project.id, layoutName) : undefined;
+  const frame = layout ? { html: layout.html, text: layout.text } : null;
+  const source = { subject: input.subject, html: input.html, text: input.text, format: input.format };
+  const out = await inPool(() => prepareInPool(project.id, { source, layout: frame }));
+  if (!out.ok) {
+    if (out.mjml)
+      throw templateProblemError({ ...out.problem, message: `MJML: ${out.problem.message}` }, 'template_mjml');
+    throw templateProblemError(out.problem);
+  }
   if (input.layout && !layout) {
     throw validationError(
       { reason: 'layout_unknown', params: { layout: input.layout, field: 'layout' } },
@@ -60,10 +66,37 @@ export async function prepareSource(db: Executor, project: Project, input: Templ
       },
     );
   }
-  return {
-    compiled_html: compiled,
-    variables: analyzeTemplate({ ...input, compiled_html: compiled }, layout ?? null),
-  };
+  if (opts.trial) await trialRender(project, { ...source, compiled_html: out.compiled_html }, frame, out.variables);
+  return { compiled_html: out.compiled_html, variables: out.variables };
+}
+
+/** A pool task's budget error as the 422 of a save or preview; any other error as it is. */
+async function inPool<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isBudgetExceeded(err)) throw tooHeavyError(err.budgetMs);
+    throw err;
+  }
+}
+
+/**
+ * One render with sample values, for its CPU only: an error other than the budget is not the save's
+ * business (the data of real requests decides; the worker reports it per e-mail, as before).
+ */
+async function trialRender(
+  project: Project,
+  template: EmailSource,
+  layout: { html: string; text: string } | null,
+  variables: TemplateVariable[],
+): Promise<void> {
+  const context = buildContext({ request: sampleRequest(undefined, project.locale, variables), project });
+  const settings = { locale: project.locale, timezone: project.timezone };
+  await inPool(() => renderInPool(project.id, { template, layout, context, settings }, 'save')).catch(
+    (err: unknown) => {
+      if (err instanceof AppError) throw err;
+    },
+  );
 }
 
 export type SaveTemplateInput = TemplateBody;
@@ -121,7 +154,7 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
   const existingBefore = await findTemplateByName(db, project.id, input.name);
   const format = input.format ?? existingBefore?.format ?? 'html';
   const layout = input.layout !== undefined ? input.layout : (existingBefore?.layout ?? null);
-  const prepared = await prepareSource(db, project, { ...input, format, layout });
+  const prepared = await prepareSource(db, project, { ...input, format, layout }, { trial: true });
   // SPEC §18: a template's topic is one of its project's topics (null: the default of how it is used).
   if (input.topic && !(await listTopics(db, project.id)).some((t) => t.key === input.topic))
     throw validationError(

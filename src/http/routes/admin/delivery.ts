@@ -6,6 +6,8 @@ import { SiteKeyParams } from '../../../schemas/admin.js';
 import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../../schemas/delivery.js';
 import type { Deps } from '../../../services/context.js';
 import { ADMIN, adminErrors } from '../schemaParts.js';
+import { errors } from '../../../schemas/common.js';
+import { previewLimit } from '../../plugins/previewLimit.js';
 
 export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.put(
@@ -71,11 +73,13 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
       config: { access: { project: 'params.site_key', write: true } },
       schema: {
         ...ADMIN,
-        summary: 'Send one test e-mail of a template with sample data; it counts in no statistics',
+        summary:
+          'Send one test e-mail of a template with sample data; it counts in no statistics; 429 beyond the preview limit',
         params: SiteKeyParams,
         body: TestSendBody,
-        response: { 200: TestSendView, ...adminErrors },
+        response: { 200: TestSendView, ...adminErrors, ...errors(429) },
       },
+      preHandler: previewLimit(deps),
     },
     async (req) => delivery.testSend(deps, auditActor(req), req.params.site_key, req.body),
   );

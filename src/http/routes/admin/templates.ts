@@ -27,6 +27,7 @@ import { previewTemplate, previewVersion } from '../../../services/preview.js';
 import { analyzeDraft } from '../../../services/templateEditor.js';
 import { Type } from 'typebox';
 import { ADMIN, adminErrors } from '../schemaParts.js';
+import { previewLimit } from '../../plugins/previewLimit.js';
 
 export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -65,10 +66,12 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
       config: { access: { project: 'body.site_key' } },
       schema: {
         ...ADMIN,
-        summary: 'Render unsaved template source with sample values; 422 names the part and line that does not parse',
+        summary:
+          'Render unsaved template source with sample values; 422 names the part and line that does not parse, or template_too_heavy; 429 beyond the preview limit',
         body: PreviewBody,
-        response: { 200: PreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
+        response: { 200: PreviewResponse, ...errors(401, 403, 404, 409, 422, 429, 500) },
       },
+      preHandler: previewLimit(deps),
     },
     async (req) => previewTemplate(deps, req.body),
   );
@@ -158,11 +161,13 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
       config: { access: { project: 'params.site_key' } } as const,
       schema: {
         ...ADMIN,
-        summary: 'Render a saved version (default: the published one) with sample values or a stored event',
+        summary:
+          'Render a saved version (default: the published one) with sample values or a stored event; 422 template_too_heavy; 429 beyond the preview limit',
         params: TemplateParams,
         body: VersionPreviewBody,
-        response: { 200: VersionPreviewResponse, ...adminErrors },
+        response: { 200: VersionPreviewResponse, ...adminErrors, ...errors(429) },
       },
+      preHandler: previewLimit(deps),
     },
     async (req) => previewVersion(deps, req.params.site_key, req.params.name, req.body),
   );
