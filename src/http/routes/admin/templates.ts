@@ -62,7 +62,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/templates/preview',
     {
-      config: { access: { project: 'body.site_key' } },
+      config: { access: { project: 'body.site_key', write: false } },
       schema: {
         ...ADMIN,
         summary: 'Render unsaved template source with sample values; 422 names the part and line that does not parse',
@@ -155,7 +155,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/projects/:site_key/templates/:name/preview',
     {
-      config: { access: { project: 'params.site_key' } } as const,
+      config: { access: { project: 'params.site_key', write: false } } as const,
       schema: {
         ...ADMIN,
         summary: 'Render a saved version (default: the published one) with sample values or a stored event',
@@ -170,7 +170,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/templates/analyze',
     {
-      config: { access: { project: 'body.site_key' } },
+      config: { access: { project: 'body.site_key', write: false } },
       schema: {
         ...ADMIN,
         summary: 'Variables of unsaved source, the events routed to the template and the impact a save would have',
