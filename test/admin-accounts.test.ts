@@ -1,7 +1,15 @@
 // SPEC §14 through the HTTP layer: accounts, login, personal tokens, disabling, and the audit log.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearerCall, createUser, login, PASSWORD, personalToken, sessionCall } from './support/accounts.js';
+import {
+  bearerCall,
+  createUser,
+  login,
+  PASSWORD,
+  personalToken,
+  sessionCall,
+  viewerToken,
+} from './support/accounts.js';
 import { purgeExpired } from '../src/delivery/retention.js';
 import { countUsers } from '../src/repos/adminUsers.js';
 import { SetupCode } from '../src/services/setup.js';
@@ -140,7 +148,7 @@ for (const d of DIALECTS) {
 
     it('PATCH changes role and projects; the new rights apply at the next request', async () => {
       const id = await createUser(t.app, { email: 'mover@x.example', role: 'viewer', projects: ['alpha'] });
-      const tok = await personalToken(t.app, await login(t.app, 'mover@x.example'));
+      const tok = { token: await viewerToken(t.app, 'mover@x.example') };
       assert.equal((await bearerCall(t.app, tok.token, 'GET', '/api/admin/projects/beta/routing')).status, 404);
       const r = await adminCall(t.app, 'PATCH', `/api/admin/users/${id}`, {
         role: 'project_admin',

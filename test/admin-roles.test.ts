@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { AUDIT_ACTIONS } from '../src/domain/statuses.js';
 import { checkDeclaredAccess, type DeclaredRoute } from '../src/http/plugins/access.js';
-import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
+import { bearerCall, createUser, login, personalToken, viewerToken } from './support/accounts.js';
 import {
   ADMIN_TOKEN,
   adminCall,
@@ -130,7 +130,7 @@ for (const d of DIALECTS) {
       const adminSession = await login(t.app, 'admin@x.example');
       tokens.admin = (await personalToken(t.app, adminSession)).token;
       tokens.readonly = (await personalToken(t.app, adminSession, { read_only: true })).token;
-      tokens.viewer = (await personalToken(t.app, await login(t.app, 'viewer@x.example'))).token;
+      tokens.viewer = await viewerToken(t.app, 'viewer@x.example');
     });
     after(() => t.close());
 

@@ -10,7 +10,7 @@ import { createCaptureTransport, type Transport } from '../src/delivery/transpor
 import { MARKETING_PAUSED_ERROR } from '../src/repos/outbox.js';
 import { emailForReportById } from '../src/repos/reports.js';
 import { addContact, addEmail, emailRow, PUBLIC_URL, SECRET, seedProject } from './fixtures/delivery-support.js';
-import { bearerCall, createUser, login, personalToken } from './support/accounts.js';
+import { bearerCall, createUser, viewerToken as makeViewerToken } from './support/accounts.js';
 import { adminCall, createTestApp, DIALECTS, rawCall, type TestApp } from './support/harness.js';
 
 const AUTH = { authorization: `Basic ${Buffer.from('pm-hook:pm-secret-1234').toString('base64')}` };
@@ -47,7 +47,7 @@ for (const d of DIALECTS) {
       );
       seeded = await seedProject(t.deps.db);
       await createUser(t.app, { email: 'viewer@x.example', role: 'viewer', projects: ['pedsovet'] });
-      viewerToken = (await personalToken(t.app, await login(t.app, 'viewer@x.example'))).token;
+      viewerToken = await makeViewerToken(t.app, 'viewer@x.example');
     });
     after(() => t.close());
 

@@ -21,6 +21,9 @@ export type AccessObject = (typeof ACCESS_OBJECTS)[number];
  * - `public`: no authentication (login, first-run setup).
  * `write: true` marks a change: 403 `permission_denied` for viewers and read-only tokens. Its service
  * writes the audit row in the change's own transaction (services/audit.ts `audited`, given auditActor(req)).
+ * Every non-GET route that is not public must say `write: true` or `write: false` (a computation that
+ * stores nothing, such as a preview): forgetting it stops the app at startup (SPEC §21, read-only means
+ * read-only), so no change route can be left open to viewers by omission.
  */
 export interface RouteAccess {
   public?: true;
@@ -33,10 +36,14 @@ export interface RouteAccess {
   write?: boolean;
 }
 
-export function accessProblem(a: RouteAccess | undefined): string | null {
+const READING_METHODS = new Set(['GET', 'HEAD']);
+
+export function accessProblem(a: RouteAccess | undefined, method = 'GET'): string | null {
   if (!a) return 'declares no config.access';
   const kinds = [a.public, a.self, a.owner, a.project, a.filter, a.object].filter((x) => x !== undefined);
   if (kinds.length !== 1) return 'must declare exactly one of public, self, owner, project, filter, object';
+  if (!a.public && !READING_METHODS.has(method) && typeof a.write !== 'boolean')
+    return 'must declare write: true (a change) or write: false (stores nothing)';
   return null;
 }
 

@@ -40,3 +40,22 @@ export async function personalToken(
   if (r.status !== 201) throw new Error(`token creation failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { id: r.body.id, token: r.body.token };
 }
+
+/**
+ * A personal token of a viewer. A viewer may create no token itself (SPEC §21: it changes nothing), so
+ * the account makes it while a project admin and is then made a viewer; the token follows the account's
+ * role at every request.
+ */
+export async function viewerToken(app: FastifyInstance, email: string): Promise<string> {
+  const r = await adminCall(app, 'GET', '/api/admin/users');
+  const user = (r.body.items as { id: number; email: string }[]).find((u) => u.email === email);
+  if (!user) throw new Error(`no account ${email}`);
+  const role = async (to: string) => {
+    const c = await adminCall(app, 'PATCH', `/api/admin/users/${user.id}`, { role: to });
+    if (c.status !== 200) throw new Error(`role change failed: ${c.status} ${JSON.stringify(c.body)}`);
+  };
+  await role('project_admin');
+  const { token } = await personalToken(app, await login(app, email));
+  await role('viewer');
+  return token;
+}

@@ -5,6 +5,7 @@
 //   { filter: 'query.site_key' }                   a list: optional site key; absent, pass scopeOf(req) to the service
 //   { object: { kind: 'email', id: 'params.id' }, write: true }   an object by id: its project is looked up
 //   { owner: true } / { self: true } / { public: true }
+// A non-GET route that is not public must also say `write: true` or `write: false` (stores nothing).
 // Every route under /api/ except /api/scoped/ must declare one: buildApp refuses to start otherwise
 // (checkDeclaredAccess), and test/admin-roles.test.ts calls every such route as every role.
 //
@@ -75,8 +76,10 @@ export function checkDeclaredAccess(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!isAdminPath(route.url)) return;
     const access = route.config?.access;
-    const problem = accessProblem(access);
-    if (problem) throw new Error(`${String(route.method)} ${route.url} ${problem} (see src/http/plugins/access.ts)`);
+    for (const method of [route.method].flat()) {
+      const problem = accessProblem(access, method);
+      if (problem) throw new Error(`${method} ${route.url} ${problem} (see src/http/plugins/access.ts)`);
+    }
     for (const method of [route.method].flat())
       if (method !== 'HEAD') routes.push({ method, url: route.url, access: access! });
   });

@@ -25,7 +25,8 @@ export const sessionsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
   app.delete(
     '/api/admin/sessions/:session_id',
     {
-      config: { access: { self: true } },
+      // Ending another of one's sessions is a change (SPEC §21); logging out is DELETE /api/admin/session.
+      config: { access: { self: true, write: true } },
       schema: {
         ...ADMIN,
         summary: 'End one of your UI sessions',

@@ -63,7 +63,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/templates/preview',
     {
-      config: { access: { project: 'body.site_key' } },
+      config: { access: { project: 'body.site_key', write: false } },
       schema: {
         ...ADMIN,
         summary:
@@ -158,7 +158,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/projects/:site_key/templates/:name/preview',
     {
-      config: { access: { project: 'params.site_key' } } as const,
+      config: { access: { project: 'params.site_key', write: false } } as const,
       schema: {
         ...ADMIN,
         summary:
@@ -175,7 +175,7 @@ export const templatesAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = a
   app.post(
     '/api/admin/templates/analyze',
     {
-      config: { access: { project: 'body.site_key' } },
+      config: { access: { project: 'body.site_key', write: false } },
       schema: {
         ...ADMIN,
         summary: 'Variables of unsaved source, the events routed to the template and the impact a save would have',

@@ -12,8 +12,9 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post(
     '/api/admin/tokens',
     {
-      // Any account, viewers too: a token never has more rights than its account.
-      config: { access: { self: true } },
+      // A change like any other (SPEC §21): a viewer or a read-only token may not mint credentials, so a
+      // leaked read-only token cannot make itself a longer-lived one.
+      config: { access: { self: true, write: true } },
       schema: {
         ...ADMIN,
         summary: 'Create a personal API token for Authorization: Bearer; the token is in this answer only',
@@ -44,8 +45,8 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
   app.post(
     '/api/admin/tokens/:id/revoke',
     {
-      // Revoking is allowed to a read-only token too: giving up access is never an escalation.
-      config: { access: { self: true } },
+      // Not to a read-only token (SPEC §21): one leaked could revoke the account's read-write tokens.
+      config: { access: { self: true, write: true } },
       schema: {
         ...ADMIN,
         summary: 'Revoke one of your personal tokens; it stops working at the next request',

@@ -212,7 +212,11 @@ export async function tokensPage(ctx) {
             label: t('common.actions'),
             cell: (k) =>
               k.status === 'active'
-                ? h('button', { type: 'button', class: 'small danger', onclick: () => revoke(k) }, t('tokens.revoke'))
+                ? h(
+                    'button',
+                    { type: 'button', class: 'small danger', 'data-write': true, onclick: () => revoke(k) },
+                    t('tokens.revoke'),
+                  )
                 : '—',
           },
         ],
@@ -231,7 +235,11 @@ export async function tokensPage(ctx) {
             cell: (s) =>
               s.current
                 ? t('tokens.thisSession')
-                : h('button', { type: 'button', class: 'small', onclick: () => endSession(s) }, t('tokens.endSession')),
+                : h(
+                    'button',
+                    { type: 'button', class: 'small', 'data-write': true, onclick: () => endSession(s) },
+                    t('tokens.endSession'),
+                  ),
           },
         ],
         sessions.items,
@@ -275,6 +283,8 @@ export async function tokensPage(ctx) {
     'form',
     {
       class: 'card',
+      // A viewer changes nothing, its own tokens and sessions included (SPEC §21).
+      'data-write': true,
       onsubmit: async (ev) => {
         ev.preventDefault();
         status.replaceChildren();
