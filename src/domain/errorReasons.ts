@@ -227,6 +227,10 @@ export const REASON_SENTENCES = {
     en: 'The request body of this event is no longer kept (retention) or was not stored whole',
     ru: 'Тело этого запроса больше не хранится (истёк срок) или было сохранено не целиком',
   },
+  replay_request_fault: {
+    en: 'The request itself is at fault (a member missing or invalid, or a body the gateway cannot read): it would be refused again; the site must send it corrected',
+    ru: 'Ошибка в самом запросе (не хватает поля, неверное значение или нечитаемое тело): повтор снова будет отклонён, сайт должен отправить исправленный запрос',
+  },
   replay_key_gone: { en: 'The API key of this event no longer exists', ru: 'API-ключа этого события больше нет' },
   replay_key_disabled: {
     en: 'The API key …{last4} of this event is disabled',

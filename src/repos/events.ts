@@ -1,4 +1,5 @@
 // The event log (chronology of incoming gateway requests, SPEC §5).
+import { replayBlocker } from '../domain/refusal.js';
 import { sql, type Selectable } from 'kysely';
 import { fromFlag, toFlag } from '../db/flags.js';
 import { PREPARED, type Dialect } from '../db/index.js';
@@ -161,6 +162,7 @@ export function toEventView(r: Selectable<EventsTable> & { site_key: string }) {
     outcome,
     repeat_of: outcome === 'repeated' && typeof effects.repeat_of === 'number' ? effects.repeat_of : null,
     error_code: r.error_code,
+    replayable: replayBlocker({ ...r, accepted, effects }) === null,
     payload: parseJson<unknown>(r.payload, null),
     effects,
   };

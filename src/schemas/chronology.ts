@@ -44,6 +44,10 @@ export const EventView = Type.Object({
     description: 'repeated: the earlier call (event id) whose idempotency key this one reused; that call did the work',
   }),
   error_code: NullableString,
+  replayable: Type.Boolean({
+    description:
+      'a replay can succeed once the configuration is fixed: false for a request at fault itself (a missing email, an invalid value)',
+  }),
   payload: Json,
   effects: Type.Record(Type.String(), Json),
 });

@@ -5,20 +5,18 @@
 // has meanwhile sent it again successfully, the stored answer is replayed and nothing goes twice. A
 // template-less send already holds its key (with the no_template answer), so its replay runs without the
 // key and can be done once only.
-import { REPEAT_ERROR_CODE } from '../domain/statuses.js';
+import { replayBlocker } from '../domain/refusal.js';
 import { AppError, notFound, type ErrorParams, type ErrorReason } from '../errors.js';
 import { findKeyById } from '../repos/keys.js';
 import { findProjectById } from '../repos/projects.js';
 import { findEventRow, replayOf } from '../repos/events.js';
 import { parseJson } from '../repos/types.js';
 import { lockAuditedChanges } from '../db/index.js';
-import { logRequest } from './accept/accept.js';
+import { logRequest, refusalEffects } from './accept/accept.js';
 import type { Deps, GatewayCall } from './context.js';
 import { configSnapshot } from './configCache.js';
 import { record, type AuditActor } from './audit.js';
 import * as gateway from './gateway.js';
-
-const REPLAYABLE = ['transactional', 'order-created', 'purchase'];
 
 const conflict = (reason: ErrorReason, params?: ErrorParams) => new AppError(409, 'conflict', { reason, params });
 
@@ -33,13 +31,14 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   const db = deps.db.db;
   const ev = await findEventRow(db, id);
   if (!ev) throw notFound(`Event ${id}`);
-  if (!REPLAYABLE.includes(ev.endpoint)) throw conflict('replay_endpoint', { endpoint: ev.endpoint });
   const effects = parseJson<Record<string, unknown>>(ev.effects, {});
-  const templateLess = ev.accepted && ev.endpoint === 'transactional' && effects.template_key === null;
-  if (effects.dry_run) throw conflict('replay_dry_run');
-  if (ev.error_code === REPEAT_ERROR_CODE) throw conflict('replay_repeat', { event: Number(effects.repeat_of) });
-  if (ev.accepted && !templateLess) throw conflict('replay_accepted');
-  if (ev.http_status === 429) throw conflict('replay_rate_limited');
+  const accepted = Boolean(ev.accepted);
+  const templateLess = accepted && ev.endpoint === 'transactional' && effects.template_key === null;
+  // One rule for the page's button and for this check (domain/refusal.ts).
+  const blocker = replayBlocker({ ...ev, accepted, effects });
+  if (blocker === 'replay_endpoint') throw conflict(blocker, { endpoint: ev.endpoint });
+  if (blocker === 'replay_repeat') throw conflict(blocker, { event: Number(effects.repeat_of) });
+  if (blocker) throw conflict(blocker);
   const body = parseJson<Record<string, unknown> | null>(ev.payload, null);
   if (!body || typeof body !== 'object' || Array.isArray(body) || '_truncated' in body)
     throw conflict('replay_no_body');
@@ -115,7 +114,7 @@ export async function replayEvent(deps: Deps, who: AuditActor, id: number) {
   } catch (e) {
     if (e instanceof AlreadyReplayed || !(e instanceof AppError) || e.status >= 500) throw e;
     // Refused again: the chronology says so, linked to the original; the administrator reads why.
-    await logRequest(call, body, e.status, e.code, { replay_of: Number(ev.id) });
+    await logRequest(call, body, e.status, e.code, { ...refusalEffects(e), replay_of: Number(ev.id) });
     return {
       ok: true as const,
       replay_of: Number(ev.id),

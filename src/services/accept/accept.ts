@@ -11,6 +11,7 @@ import { canonicalAddress } from '../../domain/email.js';
 import type { Body } from '../../domain/validation.js';
 import { storedPayload } from '../../domain/inputRules.js';
 import { REPEAT_ERROR_CODE } from '../../domain/statuses.js';
+import { refusalRecord } from '../../domain/refusal.js';
 import type { GatewayCall } from '../context.js';
 import { enqueueSiteWebhooks } from '../siteWebhooks/enqueue.js';
 
@@ -264,6 +265,13 @@ export async function logRequest(
 export const notifiesRejection = (code: string | null): code is string =>
   code !== null && code !== 'rate_limited' && code !== REPEAT_ERROR_CODE;
 
-/** What the chronology row of a refusal records: a repeated call names the call it repeats. */
-export const refusalEffects = (e: AppError): Record<string, unknown> =>
-  e.code === REPEAT_ERROR_CODE ? { repeat_of: e.extra.original_event_id } : {};
+/**
+ * What the chronology row of a refusal records: a repeated call names the call it repeats; any other
+ * refusal keeps what its answer told the site (reason, missing and invalid members), so the event page
+ * says the same in the administrator's words (issue 37).
+ */
+export function refusalEffects(e: AppError): Record<string, unknown> {
+  if (e.code === REPEAT_ERROR_CODE) return { repeat_of: e.extra.original_event_id };
+  const refusal = refusalRecord(e);
+  return refusal ? { refusal } : {};
+}

@@ -136,6 +136,7 @@
  * @property {'accepted' | 'rejected' | 'repeated'} outcome
  * @property {number | null} repeat_of
  * @property {string | null} error_code
+ * @property {boolean} replayable a replay can succeed once the configuration is fixed (domain/refusal.ts)
  * @property {Json} payload
  * @property {Record<string, Json>} effects what the request did, as the accept path recorded it
  */

@@ -1020,4 +1020,24 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // catalogue (/ui/assets/js/i18n/errors.js); these are the UI's own words around them.
   'errors.withFields': '{sentence}. Fields: {fields}',
   'errors.serverReply': 'Server reply: {reply}',
+  // Issue 37: why a request was refused, by member (pages/refusal.js).
+  'refusal.named': 'the answer to the site named the members below',
+  'refusal.missing': { one: 'Missing: {fields}.', other: 'Missing: {fields}.' },
+  'refusal.invalid': 'Invalid values:',
+  'refusal.siteMustResend':
+    'Replaying will not help: the request itself is at fault. The site must send it again with what is named above corrected.',
+  'refusal.problem.email': 'not an e-mail address',
+  'refusal.problem.string': 'must be a string',
+  'refusal.problem.integer': 'must be an integer',
+  'refusal.problem.number': 'must be a number',
+  'refusal.problem.object': 'must be an object',
+  'refusal.problem.array': 'must be a list',
+  'refusal.problem.boolean': 'must be true or false',
+  'refusal.problem.empty': 'must not be empty',
+  'refusal.problem.unknownMember': 'is not a member of this request',
+  'refusal.problem.tooLong': 'longer than {n} characters',
+  'refusal.problem.tooManyMembers': 'more than {n} members',
+  'refusal.problem.oneOf': 'must be one of: {list}',
+  'refusal.problem.format': 'wrong format ({format})',
+  'refusal.problem.other': 'the value does not fit',
 };

@@ -1022,4 +1022,29 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // (/ui/assets/js/i18n/errors.js); здесь только слова интерфейса вокруг них.
   'errors.withFields': '{sentence}. Поля: {fields}',
   'errors.serverReply': 'Ответ сервера: {reply}',
+  // Issue 37: why a request was refused, by member (pages/refusal.js).
+  'refusal.named': 'ответ сайту назвал поля ниже',
+  'refusal.missing': {
+    one: 'Не хватает поля {fields}.',
+    few: 'Не хватает полей {fields}.',
+    many: 'Не хватает полей {fields}.',
+    other: 'Не хватает полей {fields}.',
+  },
+  'refusal.invalid': 'Неверные значения:',
+  'refusal.siteMustResend':
+    'Повтор здесь не поможет: ошибка в самом запросе. Сайт должен отправить его заново, исправив то, что названо выше.',
+  'refusal.problem.email': 'не адрес электронной почты',
+  'refusal.problem.string': 'должно быть строкой',
+  'refusal.problem.integer': 'должно быть целым числом',
+  'refusal.problem.number': 'должно быть числом',
+  'refusal.problem.object': 'должно быть объектом',
+  'refusal.problem.array': 'должно быть списком',
+  'refusal.problem.boolean': 'должно быть true или false',
+  'refusal.problem.empty': 'не должно быть пустым',
+  'refusal.problem.unknownMember': 'такого поля в этом запросе нет',
+  'refusal.problem.tooLong': 'длиннее {n} символов',
+  'refusal.problem.tooManyMembers': 'больше {n} полей',
+  'refusal.problem.oneOf': 'допустимо одно из: {list}',
+  'refusal.problem.format': 'неверный формат ({format})',
+  'refusal.problem.other': 'значение не подходит',
 };

@@ -20,6 +20,7 @@ import { hasKey, t, tNodes } from '../i18n.js';
 import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
 import { rightLink } from './keyHelp.js';
+import { whyBox } from './refusal.js';
 
 /** @typedef {import('../pageTypes.js').PageContext} PageContext */
 /** @typedef {import('../pageTypes.js').EventView} EventView */
@@ -35,11 +36,6 @@ import { rightLink } from './keyHelp.js';
  * @typedef {{ accepted: boolean, event_id: number | null, http_status: number,
  *   answer?: { error?: { code?: string } } }} Replay
  */
-
-// What each error code of SPEC §1 means, for the person reading a rejected event (the log keeps the
-// code): the catalogue's `why.<code>`.
-/** @param {string | null} code */
-const why = (code) => (hasKey(`why.${code}`) ? t(`why.${code}`) : t('events.whyUnknown'));
 
 /** @param {EventView} e */
 const outcome = (e) =>
@@ -173,16 +169,6 @@ export async function eventsPage(ctx) {
   );
 }
 
-// What services/replay.ts accepts: a refused gateway POST (a repeated call is no refusal: its first call
-// did the work), or a transactional send without a template.
-/** @param {EventView} e */
-const replayable = (e) =>
-  ['transactional', 'order-created', 'purchase'].includes(e.endpoint) &&
-  e.outcome !== 'repeated' &&
-  !e.effects?.dry_run &&
-  e.http_status !== 429 &&
-  (!e.accepted || (e.endpoint === 'transactional' && e.effects?.template_key === null));
-
 /**
  * A refusal a key's right explains: which field of the key's form to change, as a link to it (issue 28).
  * @param {EventView} e
@@ -272,7 +258,8 @@ function effectsView(e) {
     dry_run: () => t('events.fx.dryRunYes'),
     supported_events: (v) => String(v),
   };
-  const hidden = new Set(['admin_replay', 'warning_details']);
+  // `refusal` is shown in words in the «why» box (refusal.js).
+  const hidden = new Set(['admin_replay', 'warning_details', 'refusal']);
   const pairs = Object.entries(fx)
     .filter(([k]) => !hidden.has(k))
     .map(([k, v]) => [
@@ -360,24 +347,9 @@ export async function eventPage(ctx) {
       [t('events.outcome'), outcome(e)],
     ]),
     repeat,
-    e.outcome !== 'rejected'
-      ? null
-      : h(
-          'div',
-          { class: 'notice bad' },
-          h('h2', {}, t('events.whyTitle')),
-          h(
-            'p',
-            {},
-            ...tNodes('events.why', {
-              code: code(e.error_code ?? '—'),
-              status: e.http_status,
-              reason: why(e.error_code),
-            }),
-          ),
-          rightFix(e),
-        ),
-    replayable(e) ? replayBox(ctx, e) : null,
+    e.outcome === 'rejected' ? whyBox(e, rightFix(e)) : null,
+    // The API says whether a replay can succeed (domain/refusal.ts), the same rule the replay applies.
+    e.replayable ? replayBox(ctx, e) : null,
     e.effects?.replay_of && e.effects?.admin_replay
       ? h(
           'p',

@@ -1,0 +1,61 @@
+// The admin UI's first week (issue 37), the API half: what the event page, the dashboard and the contact
+// search read, on SQLite and on PostgreSQL. The browser half is test/ui-first-week-browser.test.ts.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  keyCall,
+  newKey,
+  REPLAY_RIGHTS,
+  replayableContest as contest,
+  setupProject,
+  type TestApp,
+} from './support/harness.js';
+
+const T = '/api/scoped/send/transactional';
+
+for (const d of DIALECTS) {
+  describe(`admin UI first week, API [${d.name}]`, { skip: d.skip }, () => {
+    let t: TestApp;
+    let site: string;
+    let key: string;
+    const lastEvent = async (order: string) =>
+      (await adminCall(t.app, 'GET', `/api/admin/external-events?site_key=${site}&order_id=${order}`)).body.items[0];
+    const eventById = async (id: number) =>
+      (await adminCall(t.app, 'GET', `/api/admin/external-events/${id}`)).body.event;
+
+    before(async () => {
+      t = await createTestApp(d.name);
+      ({ site, key } = await setupProject(t.app));
+    });
+    after(() => t?.close());
+
+    it('1. a refused event keeps the members its answer named, and is not replayable when the request is at fault', async () => {
+      const { email: _drop, ...body } = contest('F-1');
+      const r = await keyCall(t.app, key, 'POST', T, body);
+      assert.equal(r.status, 422, JSON.stringify(r.body));
+      assert.deepEqual(r.body.detail.error.missing_fields, ['email']);
+      const ev = await eventById((await lastEvent('F-1')).id);
+      assert.deepEqual(ev.effects.refusal.missing_fields, ['email'], JSON.stringify(ev.effects));
+      assert.equal(ev.replayable, false, 'a body without email is refused again whatever is configured');
+      const replay = await adminCall(t.app, 'POST', `/api/admin/external-events/${ev.id}/replay`);
+      assert.equal(replay.status, 409, JSON.stringify(replay.body));
+      assert.equal(replay.body.detail.error.reason, 'replay_request_fault');
+
+      // An invalid value is named with the API's problem text.
+      const bad = await keyCall(t.app, key, 'POST', T, { ...contest('F-2'), email: 'not-an-address' });
+      assert.equal(bad.status, 422, JSON.stringify(bad.body));
+      const badEv = await eventById((await lastEvent('F-2')).id);
+      assert.equal(typeof badEv.effects.refusal.invalid_fields.email, 'string', JSON.stringify(badEv.effects));
+      assert.equal(badEv.replayable, false);
+
+      // A refusal the key's rights explain can succeed after a fix: replayable.
+      const narrow = await newKey(t.app, site, { ...REPLAY_RIGHTS, allowed_api_events: ['olympiad_results'] });
+      assert.equal((await keyCall(t.app, narrow.key, 'POST', T, contest('F-3'))).status, 403);
+      const rights = await eventById((await lastEvent('F-3')).id);
+      assert.equal(rights.replayable, true);
+    });
+  });
+}
