@@ -17,18 +17,21 @@ import { DIALECTS } from './support/harness.js';
 import { REVIEWED } from './fixtures/bounces/reviewed-disagreements.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CORPUS = path.resolve(repoRoot, '../shared/corpus/bounces');
+// BOUNCE_CORPUS: a worktree that does not sit beside ../shared names the corpus itself.
+const CORPUS = process.env.BOUNCE_CORPUS ?? path.resolve(repoRoot, '../shared/corpus/bounces');
 const present = existsSync(CORPUS);
 const skip = present ? false : `no corpus at ${CORPUS}: the bounce corpus test is skipped`;
 
-/** Agreement below this fails; reviewed disagreements (with reasons) count as explained, not agreed. */
-const MIN_EXPLAINED = 0.95;
 /**
- * The raw agreement measured now (559/602 = 92.9 %): a drop below it is a regression. SPEC §19 asks for
- * 95 %; the 43 disagreements left are ones where the message itself does not support Sisimai's verdict
- * (docs/decisions.md lists why, group by group), so the floor is the honest figure, not 95 %.
+ * Agreement under the ruling of SPEC §19 (2026-11-28): a verdict where the words decide against Sisimai
+ * (test/fixtures/bounces/reviewed-disagreements.ts, `rule`) counts as agreement. Issue 39 asks 99 %; the
+ * figure now is 596/602. The six differences left stand reviewed (a temporary 4.1.1, a malformed DNS
+ * reply, two bare "Rejected", "not a registered gateway user" that Sisimai calls `rejected`, an
+ * auto-reply).
  */
-const MIN_RAW = 0.928;
+const MIN_RULED = 0.99;
+/** The raw agreement measured now (561/602 = 93.2 %): a drop below it is a regression. */
+const MIN_RAW = 0.931;
 /** Sisimai reasons that name a policy, spam, block-list, rate or authentication refusal: never hard. */
 const KEEPS_ADDRESS = new Set([
   'blocked',
@@ -45,6 +48,7 @@ interface SisimaiRow {
   recipient: string | null;
   reason: string | null;
   hardbounce: boolean | null;
+  deliverystatus: string;
 }
 
 function sisimai(): Map<string, SisimaiRow[]> {
@@ -84,12 +88,14 @@ const files = present
   : [];
 
 describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => {
-  test(`raw agreement on hard/soft at least ${(MIN_RAW * 100).toFixed(1)} %, every difference reviewed with its reason, and no policy refusal hard`, async () => {
+  test(`agreement under the §19 ruling at least ${(MIN_RULED * 100).toFixed(0)} %, raw at least ${(MIN_RAW * 100).toFixed(1)} %, every difference reviewed, no policy refusal hard`, async () => {
     assert.ok(files.length >= 590, `the corpus has ${files.length} messages`);
     const reference = sisimai();
     const matrix: Record<string, number> = {};
     const disagreements: string[] = [];
     const unexplained: string[] = [];
+    const ruled: string[] = [];
+    const misruled: string[] = [];
     const policyHard: string[] = [];
     let total = 0;
     let agree = 0;
@@ -102,7 +108,8 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
       if (reports.every((r) => r.kind === 'unparsed')) unparsed++;
       const rows = reference.get(f) ?? [];
       rows.forEach((s, i) => {
-        const ours = verdictOf(reportFor(reports, s.recipient)?.kind);
+        const own = reportFor(reports, s.recipient);
+        const ours = verdictOf(own?.kind);
         const theirs = s.hardbounce === true ? 'hard' : s.hardbounce === false ? 'soft' : (s.reason ?? 'none');
         matrix[`${theirs}→${ours}`] = (matrix[`${theirs}→${ours}`] ?? 0) + 1;
         if (ours === 'hard' && s.reason && KEEPS_ADDRESS.has(s.reason)) policyHard.push(`${f} ${s.recipient}`);
@@ -116,10 +123,22 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
         }
         const key = `${f} ${s.recipient ?? ''}`;
         disagreements.push(`${key}: Sisimai ${theirs} (${s.reason}), ours ${ours}`);
-        if (!REVIEWED.some((r) => r.files.includes(key) && r.ours === ours)) unexplained.push(key);
+        const entry = REVIEWED.find((r) => r.files.includes(key) && r.ours === ours);
+        if (!entry) return unexplained.push(key);
+        if (!entry.rule) return;
+        // The ruling's own conditions, checked, so that a list entry cannot stretch it.
+        const holds =
+          entry.rule === 'gone-address'
+            ? ours === 'hard' && (s.reason === 'filtered' || s.reason === 'suspend')
+            : entry.rule === 'policy-words'
+              ? ours === 'soft' && theirs === 'hard'
+              : s.deliverystatus !== own?.statusCode &&
+                reports.some((r) => r !== own && r.statusCode === s.deliverystatus);
+        (holds ? ruled : misruled).push(`${key} (${entry.rule}: Sisimai ${s.reason}, ours ${ours})`);
       });
     }
     const explained = total - unexplained.length;
+    const agreeRuled = agree + ruled.length;
     // A reviewed entry that now agrees (or names a verdict we no longer give) is stale: the list must
     // say only what still differs.
     const stale = REVIEWED.flatMap((r) =>
@@ -129,22 +148,32 @@ describe('bounce corpus: verdicts against Sisimai (SPEC §19)', { skip }, () => 
     console.log(
       [
         `bounce corpus: ${files.length} messages, ${total} recipient verdicts with a hard/soft answer from Sisimai`,
-        `  agreement on hard/soft: ${agree}/${total} = ${pct(agree, total)} (per message, first recipient: ${messagesAgree}/${messages} = ${pct(messagesAgree, messages)})`,
+        `  agreement under the §19 ruling: ${agreeRuled}/${total} = ${pct(agreeRuled, total)}`,
+        `  raw agreement on hard/soft: ${agree}/${total} = ${pct(agree, total)} (per message, first recipient: ${messagesAgree}/${messages} = ${pct(messagesAgree, messages)})`,
         `  agreement or a reviewed disagreement: ${explained}/${total} = ${pct(explained, total)}`,
         `  messages left unparsed: ${unparsed}`,
         `  Sisimai→ours: ${JSON.stringify(matrix)}`,
+        `  counted as agreement by the ruling (${ruled.length}):`,
+        ...ruled.map((d) => `    ${d}`),
+        `  differences that stand (${total - agreeRuled}):`,
+        ...disagreements
+          .filter((d) => !ruled.some((r) => r.startsWith(d.slice(0, d.indexOf(':')))))
+          .map((d) => `    ${d}`),
         ...(unexplained.length ? ['  disagreements not reviewed:', ...unexplained.map((d) => `    ${d}`)] : []),
       ].join('\n'),
     );
     assert.deepEqual(policyHard, [], 'a policy, spam, block-list, rate or authentication refusal judged hard');
+    assert.deepEqual(misruled, [], 'entries whose rule the §19 ruling does not cover');
+    assert.ok(
+      agreeRuled / total >= MIN_RULED,
+      `agreement under the ruling ${pct(agreeRuled, total)} fell below ${(MIN_RULED * 100).toFixed(0)} %`,
+    );
     assert.ok(
       agree / total >= MIN_RAW,
       `raw agreement ${pct(agree, total)} fell below ${(MIN_RAW * 100).toFixed(1)} %`,
     );
-    assert.ok(
-      explained / total >= MIN_EXPLAINED,
-      `${pct(explained, total)} agreed or reviewed; not reviewed:\n${unexplained.join('\n')}`,
-    );
+    assert.deepEqual(unexplained, [], 'disagreements not reviewed');
+    assert.ok(explained === total);
     assert.ok(unparsed <= 5, `${unparsed} messages unparsed`);
     assert.deepEqual(stale, [], 'reviewed disagreements that no longer differ: remove them from the list');
   });

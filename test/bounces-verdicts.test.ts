@@ -175,6 +175,51 @@ Diagnostic-Code: smtp; 550 Unknown user anna@example.net`;
   assert.equal(exim.kind, 'soft_bounced');
 });
 
+test('SPEC §22 held-out verdicts: a full mailbox is soft whatever the code, a gone domain is hard whatever the 5.x.x', async () => {
+  // Words of a full mailbox or disk decide over the code, in the block or in the report's own text.
+  for (const diag of [
+    '550 5.1.1 Mailbox full',
+    '552 5.1.1 <a@x.example> Not enough disk space',
+    '550 5.2.1 user is over quota',
+    '550 5.0.0 no space left on device',
+    '550 5.1.1 Почтовый ящик переполнен',
+  ])
+    assert.equal(classifyDsn('failed', '5.1.1', diag).kind, 'soft_bounced', diag);
+  // rfc3464-01: the human-readable part says "Not enough disk space", the block 5.1.1 "User Unknown".
+  const [full] = await parseReportMessage(
+    crlf(
+      dsn(
+        'Final-Recipient: rfc822; anna@example.net\nAction: failed\nStatus: 5.1.1\nDiagnostic-Code: smtp; 550 5.1.1 <anna@example.net>... User Unknown',
+        'Your message to <anna> was automatically rejected:\nNot enough disk space',
+      ),
+    ),
+  );
+  assert.equal(full.kind, 'soft_bounced');
+  // "domain does not exist" with any permanent code is hard, in the words real MTAs use.
+  for (const [status, diag] of [
+    ['5.1.2', '550 5.1.2 Domain does not exist'],
+    ['5.0.0', '553 example.net does not exist'],
+    ['5.4.4', '550 5.4.4 The domain example.net does not exist'],
+  ])
+    assert.equal(classifyDsn('failed', status, diag).kind, 'bounced', diag);
+  const text = (body: string) =>
+    parseReportMessage(
+      crlf(`From: postmaster@gw.example.net\nTo: b-1@${DOMAIN}\nSubject: failure notice\n\n${body}\n`),
+    );
+  // lhost-exim-37: the receiver said so after the data; the domain is still gone.
+  const [exim] = await text(
+    'The following address(es) failed:\n\n  anna@example.net\n    host mx.example.net [192.0.2.1]\n    SMTP error from remote mail server after end of data:\n    553 example.net does not exist',
+  );
+  assert.equal(exim.kind, 'bounced');
+  // A refusal of our MAIL FROM (lhost-exim-51: our sender's domain "does not exist") is not the address.
+  const [mailFrom] = await text(
+    'The following address(es) failed:\n\n  anna@example.net\n    host mx.example.net [192.0.2.1]\n    SMTP error from remote mail server after MAIL FROM:<b-1@bounces.example.test> SIZE=1022:\n    553 5.1.0 sender bounces.example.test does not exist',
+  );
+  assert.equal(mailFrom.kind, 'soft_bounced');
+  // The sender's domain in the words is ours, not the recipient's.
+  assert.equal(classifyDsn('failed', '5.1.0', '550 5.1.0 Sender domain does not exist').kind, 'soft_bounced');
+});
+
 test('complaints in near-ARF and Amazon SES e-mail form; auto-replies change nothing', async () => {
   const hotmail = crlf(`From: staff@hotmail.com
 Subject: complaint about message from 192.0.2.1

@@ -4,6 +4,14 @@
 // Russian and Japanese; the code (x.y.z) is read elsewhere and yields to these words when they speak.
 
 /**
+ * A full mailbox or system, out of space (SPEC §22): soft whatever the code beside it, even a 5.1.1 the
+ * reporting MTA put on it ("Not enough disk space" with 5.1.1 and "User Unknown", rfc3464-01).
+ */
+const STORAGE_FULL =
+  /mailbox (is |was )?full|box (is )?full|over ?quota|quota|insufficient (system )?(storage|space|disk)|exceeded storage|storage (allocation|full|exceeded|limit)|disk (is )?full|out of (memory|(disk |storage )?space)|not enough (disk |storage )?(space|storage)|no (free )?space left|mailbox (size|storage) (limit )?exceeded|exceeded (its|the) (mailbox |storage )?(size|capacity)|переполнен|недостаточно места|容量|満杯/i;
+export const saysStorageFull = (text: string) => STORAGE_FULL.test(words(text));
+
+/**
  * Reasons that leave the address good. Checked before the address wording: "550 5.1.1 <a> has sent to
  * too many recipients" and "5.7.1 blacklisted" are about the sender or the message, whatever the code.
  */
@@ -15,15 +23,15 @@ const KEEPS_ADDRESS: RegExp[] = [
   /black ?list|block ?list|deny ?list|blocked|\brbl\b|dnsbl|spamhaus|spamcop|barracuda|sorbs|reputation|banned/i,
   // sender authentication
   /\bspf\b|\bdkim\b|\bdmarc\b|sender[- ]id|authenticat|not authori[sz]ed to send|not allowed to send/i,
-  /sender (address |domain )?(rejected|refused|denied|verify|verification|blocked|not allowed)|domain of sender|mail ?from domain|\bptr\b|reverse dns|rdns/i,
+  /sender (address |domain )?(rejected|refused|denied|verify|verification|blocked|not allowed|does ?n[o']t exist|not found|unknown)|domain of sender|mail ?from domain|\bptr\b|reverse dns|rdns/i,
   // access and policy
   /access denied|\bpolicy\b|prohibited|not permitted|administratively|relay(ing)? (access )?(denied|not permitted|not allowed|prohibited)|open relay|unauthenticated relay|no relay/i,
   /permission to post|not (a )?member|group .*(may not exist|does not exist)|moderat/i,
   // rates and connections
   /rate limit|\brate\b.*(exceed|prevent|limit)|too many (recipients|messages|connections|emails|mails|requests)|throttl|frequency/i,
   /try (again )?later|temporar|greylist|graylist|deferred|come back later/i,
-  // full mailbox or system, message size
-  /mailbox (is )?full|box full|over ?quota|quota|insufficient (system )?(storage|space|disk)|exceeded storage|storage allocation|disk full|out of (memory|(storage )?space)/i,
+  // full mailbox or system (STORAGE_FULL), message size
+  STORAGE_FULL,
   /too (big|large)|size (limit|exceed)|exceeds (the )?(maximum|size|limit)|message size|message length/i,
   // the path, not the address
   /time[ds]? ?out|connection (refused|reset|closed|lost|dropped)|could not connect|unable to connect|no route to host|network (error|is unreachable)|name server reply|lookup fail|dns (error|fail)/i,
@@ -34,6 +42,20 @@ const KEEPS_ADDRESS: RegExp[] = [
   /спам|черн(ом|ый) спис|переполнен|превышен|квот|блокир|временн/i,
   /迷惑|拒否|容量|満杯|一杯|制限/,
 ];
+
+/**
+ * The recipient's domain or host is gone. Hard whatever the stage (a receiver that finds the domain gone
+ * after the data still found it gone, lhost-exim-37), except a refusal of our MAIL FROM (refusedAtMailFrom).
+ */
+const DOMAIN_GONE: RegExp[] = [
+  /host (unknown|not found)|domain (not found|does ?n[o']t exist|is not reachable|name not found|unknown)|unknown (host|domain)|host or domain name not found/i,
+  // "553 neko.example.com does not exist" (Exim), "domain example.org does not exist"
+  /\bdomain\b[^.\n]{0,60}\bdoes ?n[o']t exist|(^|[\s<(:'"])[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}\.?>?:?\s+does ?n[o']t exist/i,
+];
+export const domainGone = (text: string) => {
+  const t = words(text);
+  return DOMAIN_GONE.some((r) => r.test(t)) && !KEEPS_ADDRESS.some((r) => r.test(t));
+};
 
 /** The address itself is gone: no such user, mailbox, domain or host; disabled, closed or moved. */
 const ADDRESS_GONE: RegExp[] = [
@@ -49,7 +71,7 @@ const ADDRESS_GONE: RegExp[] = [
   // a refusal of the address that gives no other reason
   /(recipient )?address rejected\.?\s*$/im,
   // the domain or host
-  /host (unknown|not found)|domain (not found|does ?n[o']t exist|is not reachable|name not found|unknown)|unknown (host|domain)|host or domain name not found/i,
+  ...DOMAIN_GONE,
   /couldn't find any host|unrouteable (address|domain)|no mx|null mx|does not accept mail/i,
   // a null MX (RFC 7505) in Exim's words: the domain declares it takes no mail
   /(mx|srv) (or srv )?record indicated no smtp service/i,
@@ -82,6 +104,17 @@ export function refusedAfterData(text: string): boolean {
   return (AFTER_DATA.test(text) || NO_ADDRESS_NAMED.test(text)) && !PIPELINED_RCPT.test(text);
 }
 
+/** The receiver refused our MAIL FROM (Exim "after MAIL FROM", Postfix "in reply to MAIL FROM command"). */
+const AT_MAIL_FROM = /(after|in\s+reply\s+to)\s+mail\s+from\b/i;
+
+/**
+ * Whether the SMTP stage of the refusal leaves the address good whatever the words: a refusal of our
+ * MAIL FROM (SPEC §19 ruling: not a gone address), or one after the data unless the domain is gone.
+ */
+export function stageKeepsAddress(text: string): boolean {
+  return AT_MAIL_FROM.test(text) || (refusedAfterData(text) && !domainGone(text));
+}
+
 /**
  * A reply whose address slot is empty ("550 : User unknown", Yahoo's "550: : User unknown") where the
  * same server at RCPT names the address ("550 <a@b>: User unknown"): it answered when no single
@@ -106,7 +139,7 @@ export function textVerdict(text: string): TextVerdict | null {
   const gone = ADDRESS_GONE.some((r) => r.test(t));
   if (gone && DIRECTORY_REJECTION.test(t) && !AFTER_DATA.test(t)) return 'gone';
   if (KEEPS_ADDRESS.some((r) => r.test(t))) return 'keeps_address';
-  if (gone) return AFTER_DATA.test(t) ? 'keeps_address' : 'gone';
+  if (gone) return AFTER_DATA.test(t) && !DOMAIN_GONE.some((r) => r.test(t)) ? 'keeps_address' : 'gone';
   return null;
 }
 

@@ -1,7 +1,7 @@
 // What a report about a sent e-mail means (SPEC §12): its classification from DSN status codes (RFC 3463
 // x.y.z), bare SMTP reply codes and the wording of common non-standard bounces; the e-mail status it
 // leads to (never backwards); and what it does to the contact. Plain functions, no I/O.
-import { DELAYED_TEXT, directoryRejection, FAILED_TEXT, textVerdict } from './bounceWording.js';
+import { DELAYED_TEXT, directoryRejection, FAILED_TEXT, saysStorageFull, textVerdict } from './bounceWording.js';
 import type { ContactStatus, ContactStatusReason, EmailStatus, OutcomeStatus, ReportKind } from './statuses.js';
 
 export interface Classified {
@@ -74,6 +74,10 @@ export function classifyDsn(
   const diag = diagnostic ?? '';
   if (a === 'delayed') return { kind: 'delayed', statusCode: st };
   if (a === 'delivered' || a === 'relayed' || a === 'expanded') return { kind: 'delivered', statusCode: st };
+  // A full mailbox or system is soft whatever the code, in the block's words or the report's own text
+  // about this recipient (SPEC §22: "Not enough disk space" beside a 5.1.1 and "User Unknown").
+  if (a !== 'delayed' && (saysStorageFull(diag) || saysStorageFull(context)))
+    return { kind: 'soft_bounced', statusCode: st ?? findEnhancedStatus(diag) };
   const diagStatus = findEnhancedStatus(diag);
   // A precise code in the receiver's own reply says more than a generic one the reporting MTA added.
   const useStatus = diagStatus && (!st || /^5\.0\.0$/.test(st) || st[0] !== diagStatus[0]) ? diagStatus : st;

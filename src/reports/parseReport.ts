@@ -4,7 +4,7 @@
 // cannot be read is an `unparsed` report with the reason in its diagnostic.
 import { createHash } from 'node:crypto';
 import { classifyDsn, classifyText, findEnhancedStatus, findSmtpCode } from '../domain/bounces.js';
-import { DELAYED_TEXT, FAILED_TEXT, refusedAfterData, textVerdict } from '../domain/bounceWording.js';
+import { DELAYED_TEXT, FAILED_TEXT, stageKeepsAddress, textVerdict } from '../domain/bounceWording.js';
 import type { ReportKind } from '../domain/statuses.js';
 import { addressField, dsnRecipients, MAX_RECIPIENTS, type DsnRecipient } from './dsnFields.js';
 import { leaves, parseHeaderBlock, parseMime, type MimePart } from './mime.js';
@@ -84,10 +84,12 @@ function fromDsn(blocks: DsnRecipient[], human: string, messageId: string | null
   return blocks.map((b) => {
     const recipient = b.finalRecipient ?? b.originalRecipient;
     const context = contextFor(human, recipient, several ? all : []);
-    const c = classifyDsn(b.action, b.status, b.diagnostic, context);
+    // A lone recipient's report is about it throughout: its human-readable part ("Not enough disk
+    // space" above the fields, rfc3464-01) speaks for it even where the lines near the address do not.
+    const c = classifyDsn(b.action, b.status, b.diagnostic, several ? context : `${context}\n${human}`);
     return {
       kind:
-        c.kind === 'bounced' && refusedAfterData(`${b.diagnostic ?? ''}\n${context}\n${human}`)
+        c.kind === 'bounced' && stageKeepsAddress(`${b.diagnostic ?? ''}\n${context}\n${human}`)
           ? 'soft_bounced'
           : c.kind,
       statusCode: c.statusCode,
@@ -258,7 +260,7 @@ function textBounce(subject: string, own: string, h: Map<string, string>, partie
     // got no reply of their own were never asked about, whatever the summary lines say of them.
     // An authoritative DNS answer is the reporting MTA's own lookup, not a question to that receiver.
     const unasked = senderRefused && !/^\s*<<< 5\d\d/m.test(text) && !/authoritative answer/i.test(text);
-    const kind = c.kind === 'bounced' && (refusedAfterData(text) || unasked) ? 'soft_bounced' : c.kind;
+    const kind = c.kind === 'bounced' && (stageKeepsAddress(text) || unasked) ? 'soft_bounced' : c.kind;
     const line = text.split(/\r?\n/).find((l) => (c.statusCode ? l.includes(c.statusCode) : false));
     return {
       kind,
