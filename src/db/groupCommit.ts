@@ -40,9 +40,14 @@ async function commitTogether(db: Db, batch: Work<unknown>[]): Promise<PromiseSe
           await trx.executeQuery(RELEASE);
           outcomes.push(fulfilled(value));
         } catch (reason) {
-          // If this fails too the transaction is gone: the outer catch fails the whole batch.
-          await trx.executeQuery(ROLLBACK_TO);
-          await trx.executeQuery(RELEASE);
+          // If this fails too the transaction is gone (SQLite rolls it back itself on a full disk or an
+          // I/O error): the whole batch fails, with this unit's error, which says what happened.
+          try {
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
+          } catch {
+            throw reason;
+          }
           outcomes.push({ status: 'rejected', reason });
         }
       }

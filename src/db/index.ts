@@ -100,6 +100,11 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
+const NOTHING_TO_ROLL_BACK = {
+  reader: false,
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+} as unknown as SQLite.Statement;
+
 /**
  * Kysely prepares every query it runs; parsing and planning the same SQL again each time was a quarter
  * of the accept path's CPU. Statements are kept by their SQL text (bound values are parameters, so the
@@ -109,6 +114,11 @@ function preparedOnce(conn: SQLite.Database): { prepare(sql: string): SQLite.Sta
   const statements = new Map<string, SQLite.Statement>();
   return {
     prepare(text: string) {
+      // SQLite may roll a transaction back by itself on SQLITE_FULL, SQLITE_IOERR or SQLITE_BUSY; Kysely's
+      // ROLLBACK then fails with "no transaction is active", and that error would replace the one that
+      // says what happened (issue 34: a full disk must read as the database being unavailable, not as
+      // a fault of the request). A ROLLBACK with nothing to roll back does nothing instead.
+      if (text === 'rollback' && !conn.inTransaction) return NOTHING_TO_ROLL_BACK;
       let stmt = statements.get(text);
       if (!stmt) {
         stmt = conn.prepare(text);

@@ -47,10 +47,22 @@ let unavailableSeen = 0;
 /** How many requests and worker rounds failed because the database was unavailable, since start. */
 export const databaseUnavailableCount = (): number => unavailableSeen;
 
+// When the database last refused (clock time, ms). A full disk or a locked file leaves reads working,
+// so a `select 1` alone would call the database ready while every write fails: /readyz also says "not
+// ready" for a few seconds after any refusal (the Retry-After a client was given).
+let lastRefusedAt = 0;
+
 /** Counts one request refused or one worker round lost because the database was away. */
 export const countDatabaseUnavailable = (): void => {
   unavailableSeen++;
+  lastRefusedAt = Date.now();
 };
+
+/** Seconds since the database last refused, when that was less than DB_RETRY_AFTER_SECONDS ago. */
+export function refusedRecently(now = Date.now()): number | null {
+  const ago = now - lastRefusedAt;
+  return ago < DB_RETRY_AFTER_SECONDS * 1000 ? Math.max(0, Math.floor(ago / 1000)) : null;
+}
 
 /** Classifies `err` and counts it when it is the database being away. */
 export function noteDatabaseUnavailable(err: unknown): boolean {

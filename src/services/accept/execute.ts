@@ -46,6 +46,7 @@ import {
 } from './accept.js';
 import { plannedEmailRow, type AcceptPlan, type OrderState, type PlanOutcome } from './acceptPlan.js';
 import { dryRunAnswer, previewCreated, type DryRunOutcome } from './dryRun.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 
 /** A request and its plan, on its way to the executor. */
 interface Planned extends Incoming {
@@ -243,6 +244,8 @@ async function runBatch(db: Db, batch: Planned[]): Promise<PromiseSettledResult<
     batch[0].call.deps.metrics?.acceptBatchSize.observe(batch.length);
     return written.map((w) => fulfilled(w.accepted));
   } catch (err) {
+    // The database away: each request alone would fail the same way; all are answered 503 at once.
+    if (isDatabaseUnavailable(err)) throw err;
     reportFallback(batch, err);
     // Rolled back: nothing of the batch is written. Each request again, alone (replays, errors).
     return Promise.allSettled(batch.map(one));
