@@ -8,6 +8,12 @@ import { ORDER_PAID_NOTE } from './handOver.js';
 import { SENT_STATUSES } from './statuses.js';
 
 /**
+ * The start of last_error of an e-mail given up after waiting SEND_GIVE_UP_AFTER for its relay (SPEC §20):
+ * reason `expired`; the rest of the note keeps the relay's last reply.
+ */
+export const EXPIRED_NOTE = 'expired:';
+
+/**
  * `inFlightEventId`: the purchase that found this cart e-mail already handed to the relay; while it is
  * being sent, and once it went, its reason is `in_flight`.
  */
@@ -30,6 +36,7 @@ export function emailReason(
   if ((status === 'queued' || status === 'scheduled') && n.startsWith('quota:')) return 'quota';
   if (status === 'failed' && n.startsWith(MISSING_FIELDS_NOTE)) return 'missing_fields';
   if (status === 'failed' && n.startsWith('template error:')) return 'template_error';
+  if (status === 'failed' && n.startsWith(EXPIRED_NOTE)) return 'expired';
   if (status === 'cancelled') {
     if (n.includes(ORDER_PAID_NOTE)) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';

@@ -18,6 +18,8 @@ export const EMAIL_REASONS = [
   // Not a stop: a cart e-mail already handed to the relay when its order's purchase committed (issue 30).
   'in_flight',
   'missing_fields',
+  // Given up after SEND_GIVE_UP_AFTER of temporary relay failures (SPEC §20); the last reply is kept.
+  'expired',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

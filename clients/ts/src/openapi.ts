@@ -346,6 +346,7 @@ export interface paths {
                       | 'template_error'
                       | 'in_flight'
                       | 'missing_fields'
+                      | 'expired'
                     )
                   | null;
                 sent_at: string | null;
@@ -476,6 +477,7 @@ export interface paths {
                       | 'template_error'
                       | 'in_flight'
                       | 'missing_fields'
+                      | 'expired'
                     )
                   | null;
                 sent_at: string | null;
@@ -878,6 +880,7 @@ export interface paths {
                       | 'template_error'
                       | 'in_flight'
                       | 'missing_fields'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1096,6 +1099,7 @@ export interface paths {
                       | 'template_error'
                       | 'in_flight'
                       | 'missing_fields'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1464,6 +1468,7 @@ export interface paths {
                       | 'template_error'
                       | 'in_flight'
                       | 'missing_fields'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;
