@@ -224,11 +224,26 @@ describe('backoff', () => {
   });
 
   it('reads its bounds from the environment', () => {
-    assert.deepEqual(retryPolicyFromEnv({}), { maxAttempts: 8, baseMs: 30_000, capMs: 3_600_000 });
+    // No attempt ceiling by default: a temporary failure is retried until SEND_GIVE_UP_AFTER (SPEC §20).
+    assert.deepEqual(retryPolicyFromEnv({}), {
+      maxAttempts: null,
+      giveUpAfterMs: 72 * 3_600_000,
+      baseMs: 30_000,
+      capMs: 3_600_000,
+    });
     assert.deepEqual(
-      retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: '3', SEND_BACKOFF_BASE_MS: '10', SEND_BACKOFF_CAP_MS: '100' }),
-      { maxAttempts: 3, baseMs: 10, capMs: 100 },
+      retryPolicyFromEnv({
+        SEND_MAX_ATTEMPTS: '3',
+        SEND_GIVE_UP_AFTER: '90m',
+        SEND_BACKOFF_BASE_MS: '10',
+        SEND_BACKOFF_CAP_MS: '100',
+      }),
+      { maxAttempts: 3, giveUpAfterMs: 90 * 60_000, baseMs: 10, capMs: 100 },
     );
+    assert.equal(retryPolicyFromEnv({ SEND_GIVE_UP_AFTER: '3d' }).giveUpAfterMs, 3 * 86_400_000);
+    assert.equal(retryPolicyFromEnv({ SEND_GIVE_UP_AFTER: '5000' }).giveUpAfterMs, 5000);
+    assert.throws(() => retryPolicyFromEnv({ SEND_GIVE_UP_AFTER: '72 hours' }), /SEND_GIVE_UP_AFTER/);
+    assert.throws(() => retryPolicyFromEnv({ SEND_GIVE_UP_AFTER: '0h' }), /SEND_GIVE_UP_AFTER/);
     assert.throws(() => retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: 'many' }), /SEND_MAX_ATTEMPTS/);
     assert.throws(() => retryPolicyFromEnv({ SEND_MAX_ATTEMPTS: '0' }), /SEND_MAX_ATTEMPTS/);
   });

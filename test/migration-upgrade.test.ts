@@ -65,6 +65,25 @@ async function contents(database: Db): Promise<Record<string, string[]>> {
   return out;
 }
 
+/** Migrations written after the fixtures were made (main had 21): an upgrade runs these, and only these. */
+const NEWER = MIGRATION_NAMES.slice(21);
+
+/** `contents` without the columns those newer migrations added (each row must otherwise be as it was). */
+function withColumnsOf(was: Record<string, string[]>, now: Record<string, string[]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [table, rows] of Object.entries(now)) {
+    const keys = was[table]?.length ? Object.keys(JSON.parse(was[table][0]) as object) : null;
+    out[table] = keys
+      ? rows
+          .map((r) =>
+            JSON.stringify(Object.fromEntries(keys.map((k) => [k, (JSON.parse(r) as Record<string, unknown>)[k]]))),
+          )
+          .sort()
+      : rows;
+  }
+  return out;
+}
+
 const history = async (database: Db) =>
   (
     await sql<{ name: string; timestamp: string }>`select name, timestamp from kysely_migration order by name`.execute(
@@ -98,7 +117,7 @@ for (const d of DIALECTS) {
 
     it('runs no migration again, records the new names, keeps every row; a second start changes nothing', async () => {
       const old = await history(t.db);
-      assert.deepEqual(await migrateToLatest(t.db), [], 'no migration ran');
+      assert.deepEqual(await migrateToLatest(t.db), NEWER, 'no migration ran again; only newer ones ran');
       const now = await history(t.db);
       assert.deepEqual(
         now.map((r) => r.name),
@@ -106,11 +125,16 @@ for (const d of DIALECTS) {
       );
       const renamedFrom = (name: string) => Object.keys(RENAMED_MIGRATIONS).find((o) => RENAMED_MIGRATIONS[o] === name);
       for (const r of now) {
+        if (NEWER.includes(r.name)) continue;
         const was = old.find((o) => o.name === (renamedFrom(r.name) ?? r.name));
         assert.ok(was, `${r.name} was recorded before, under its old name`);
       }
       assert.equal(await migrationsCurrent(t.db), true);
-      assert.deepEqual(await contents(t.db), before_, 'every row of every table is as main left it');
+      assert.deepEqual(
+        withColumnsOf(before_, await contents(t.db)),
+        before_,
+        'every row of every table is as main left it',
+      );
       assert.deepEqual(await migrateToLatest(t.db), []);
       assert.deepEqual(await history(t.db), now, 'idempotent');
     });
@@ -159,7 +183,7 @@ for (const d of DIALECTS) {
       const [contract] = (await history(t.db)).filter((r) => r.name === '016_template_contract');
       const later = new Date(Date.parse(contract.timestamp) + 60_000).toISOString();
       await sql`update kysely_migration set timestamp = ${later} where name = '015_hand_over'`.execute(t.db.db);
-      assert.deepEqual(await migrateToLatest(t.db), []);
+      assert.deepEqual(await migrateToLatest(t.db), NEWER);
       assert.deepEqual(
         (await history(t.db)).map((r) => r.name),
         [...MIGRATION_NAMES],

@@ -11,6 +11,8 @@ export type BreakerState = 'closed' | 'open' | 'half_open';
 
 interface Entry {
   failures: number;
+  /** What the relay said at the last failure: kept on the e-mails it makes wait. */
+  lastReply: string | null;
   openUntil: number | null;
   state: BreakerState;
 }
@@ -34,7 +36,7 @@ export class Breaker {
 
   private entry(id: string): Entry {
     let e = this.entries.get(id);
-    if (!e) this.entries.set(id, (e = { failures: 0, openUntil: null, state: 'closed' }));
+    if (!e) this.entries.set(id, (e = { failures: 0, lastReply: null, openUntil: null, state: 'closed' }));
     return e;
   }
 
@@ -63,13 +65,25 @@ export class Breaker {
     this.set(e, label, 'closed');
   }
 
-  failure(id: string, label: string, now: number): void {
+  failure(id: string, label: string, now: number, reply: string | null = null): void {
     const e = this.entry(id);
     e.failures++;
+    e.lastReply = reply;
     if (e.state === 'half_open' || e.failures >= this.opts.failures) {
       e.openUntil = now + this.opts.cooldownMs;
       this.set(e, label, 'open');
     }
+  }
+
+  /** When an open circuit lets the transport be tried again (null: it is not open). */
+  openUntil(id: string): number | null {
+    const e = this.entries.get(id);
+    return e?.state === 'open' ? e.openUntil : null;
+  }
+
+  /** The relay's reply at its last failure (null: none known). */
+  lastReply(id: string): string | null {
+    return this.entries.get(id)?.lastReply ?? null;
   }
 
   view(id: string, now: number): { state: BreakerState; failures: number; open_until: string | null } {

@@ -23,6 +23,7 @@ import { backoffDelay, classifySmtpError, type RetryPolicy } from './smtpErrors.
 import { makeMessageId, type OutgoingMessage } from './transports.js';
 import { preferencesUrl, unsubscribeUrl } from './unsubscribe.js';
 import { topicOf, TRANSACTIONAL } from '../domain/consent.js';
+import { EXPIRED_NOTE } from '../domain/emailReason.js';
 import { verpAddress } from './verp.js';
 import type { Outcome, OutcomeWriters } from './outcomes.js';
 import type { WorkerLogger } from '../workers/loop.js';
@@ -118,8 +119,31 @@ export function makeDeliver(ctx: DeliverContext) {
           return record('failed', write(r, finishes.failed(r.id, { now, error: v.note, countAttempt: false })));
       }
     };
-    if (row.attempts >= retry.maxAttempts) {
-      const error = `gave up after ${row.attempts} attempts; last error: ${row.last_error ?? 'none'}`;
+    /**
+     * No relay was reached (breaker open, settings unreadable): rescheduled without an attempt, at
+     * `retryAt` (when the breaker lets the relay be tried again, spread over a second) or after a backoff;
+     * given up once it has waited SEND_GIVE_UP_AFTER, keeping the last relay reply.
+     */
+    const waitForRelay = (note: string | undefined, retryAt: number | undefined) => {
+      const now = clock.now();
+      const since = Number(row.waiting_since ?? now);
+      if (now >= since + retry.giveUpAfterMs) {
+        const last = row.last_error ?? note ?? 'none';
+        const error = `${EXPIRED_NOTE} the relay did not take it within ${formatDuration(retry.giveUpAfterMs)} (waiting since ${new Date(since).toISOString()}); last reply: ${last}`;
+        return record('failed', write(row, finishes.failed(row.id, { now, error, countAttempt: false })));
+      }
+      // last_error keeps what a relay said last; a note only fills it when there is nothing yet.
+      const keep = row.last_error !== null && note !== undefined && !note.startsWith('delivery settings');
+      const later =
+        retryAt !== undefined && retryAt > now
+          ? retryAt + Math.round(random() * 1000)
+          : now + backoffDelay(row.attempts + 1, retry, random);
+      const dueAt = Math.min(since + retry.giveUpAfterMs, later);
+      return record('queued', write(row, finishes.relayWait(row.id, { now, dueAt, note: keep ? undefined : note })));
+    };
+    // SEND_MAX_ATTEMPTS, when an operator set one: a ceiling on attempts that reached a relay.
+    if (retry.maxAttempts !== null && row.attempts >= retry.maxAttempts) {
+      const error = `${EXPIRED_NOTE} gave up after ${row.attempts} attempts; last reply: ${row.last_error ?? 'none'}`;
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
     const [contact, project, template] = await Promise.all([
@@ -154,11 +178,13 @@ export function makeDeliver(ctx: DeliverContext) {
       delivery = await cached(cache.deliveries, project.id, () => router.load(database, project.id));
     } catch (err) {
       // Settings that cannot be decrypted (SECRET_KEY changed without `secrets rotate`): an operator's fix.
-      const error = `delivery settings unreadable: ${err instanceof Error ? err.message : String(err)}`;
-      const now = clock.now();
-      const dueAt = now + backoffDelay(row.attempts + 1, retry, random);
-      return record('queued', write(row, finishes.retry(row.id, { now, dueAt, error })));
+      // No relay was reached: not an attempt, but the wait counts toward SEND_GIVE_UP_AFTER.
+      const note = `delivery settings unreadable: ${err instanceof Error ? err.message : String(err)}`;
+      return waitForRelay(note, undefined);
     }
+    // Every relay of the project skipped by its open breaker: wait without rendering, hand-over or attempt.
+    const blocked = router.blocked(project, delivery);
+    if (blocked) return waitForRelay(blocked.note, blocked.until);
     const sender = senderOf(project, delivery);
 
     // The link leaves this e-mail's topic only (SPEC §18); a transactional e-mail offers none to leave.
@@ -248,6 +274,12 @@ export function makeDeliver(ctx: DeliverContext) {
       return undefined;
     }
     const routed = await router.send(project, delivery, msg);
+    if (!routed.ok && !routed.reached) {
+      // Every relay of the project was skipped (breaker open): neither an attempt nor a failure.
+      await giveBackQuota(db, project.id, quota);
+      const note = routed.attempts.at(-1)?.reply;
+      return waitForRelay(note, routed.retryAt);
+    }
     const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
     logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
     if (routed.ok) {
@@ -269,18 +301,31 @@ export function makeDeliver(ctx: DeliverContext) {
       const f = classifySmtpError(err);
       const attempts = row.attempts + 1;
       const now = clock.now();
-      if (f.transient && attempts < retry.maxAttempts) {
-        const dueAt = now + backoffDelay(attempts, retry, random);
-        log.warn(
-          { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
-          'send failed, will retry',
-        );
-        return record(
-          'queued',
-          write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
-        );
+      if (f.transient) {
+        // Kept until it has waited SEND_GIVE_UP_AFTER since it first could not go (SPEC §20), as a mail
+        // server keeps its queue for days; the last retry falls on that moment, so none is cut short.
+        const since = Number(row.waiting_since ?? now);
+        const deadline = since + retry.giveUpAfterMs;
+        const ceiling = retry.maxAttempts !== null && attempts >= retry.maxAttempts;
+        if (now < deadline && !ceiling) {
+          const dueAt = Math.min(deadline, now + backoffDelay(attempts, retry, random));
+          log.warn(
+            { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
+            'send failed, will retry',
+          );
+          return record(
+            'queued',
+            write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
+          );
+        }
+        const why = ceiling
+          ? `gave up after ${attempts} attempts (SEND_MAX_ATTEMPTS)`
+          : `the relay did not take it within ${formatDuration(retry.giveUpAfterMs)} (waiting since ${new Date(since).toISOString()})`;
+        const error = `${EXPIRED_NOTE} ${why}; last reply: ${f.message}`;
+        log.warn({ email_id: row.id, attempts, error }, 'e-mail expired: the relay stayed unavailable');
+        return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
       }
-      const error = f.transient ? `${f.message} (gave up after ${attempts} attempts)` : f.message;
+      const error = f.message;
       log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
       if (f.recipientInvalid) {
         // admin_blocked is the stronger statement about the contact and is kept.
@@ -292,4 +337,15 @@ export function makeDeliver(ctx: DeliverContext) {
       return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
     }
   };
+}
+
+/** `72h`, `90m`, `45s`: how SEND_GIVE_UP_AFTER is written back in a note. */
+function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
 }

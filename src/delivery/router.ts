@@ -31,7 +31,17 @@ export interface ProjectDelivery {
 
 export type RouteOutcome =
   | { ok: true; result: SendResult; attempts: AttemptRecord[] }
-  | { ok: false; error: unknown; attempts: AttemptRecord[] };
+  | {
+      ok: false;
+      error: unknown;
+      attempts: AttemptRecord[];
+      /**
+       * False when no relay was tried (every transport's breaker open): not an attempt (SPEC §20); the
+       * e-mail waits until `retryAt`, when the first of them may be tried again.
+       */
+      reached: boolean;
+      retryAt?: number;
+    };
 
 export interface RouterOptions {
   installation: Transport;
@@ -156,23 +166,26 @@ export class DeliveryRouter {
         return { ok: true, result, attempts };
       } catch (error) {
         record(kind, false, classifySmtpError(error).message);
-        return { ok: false, error, attempts };
+        return { ok: false, error, attempts, reached: true };
       }
     }
     const b = this.transportsFor(project, d);
     let last: unknown = null;
+    let reached = false;
+    let retryAt: number | undefined;
     for (const role of ['primary', 'fallback'] as const) {
       const x = b.transports[role];
       if (!x) continue;
       const label = `${b.siteKey}/${role}`;
       if (!this.breaker.allow(x.id, label, this.clock.now())) {
-        const error = new CircuitOpenError(
-          `not tried: the ${role} relay failed ${this.breaker.failuresToOpen} times in a row (circuit open)`,
-        );
+        const error = new CircuitOpenError(this.skipNote(role, x.id));
         record(role, false, error.message);
         last = error;
+        const until = this.breaker.openUntil(x.id);
+        if (until !== null) retryAt = Math.min(retryAt ?? until, until);
         continue;
       }
+      reached = true;
       if (x.rate && this.o.rateCap) await this.o.rateCap.acquire(x.id, x.rate);
       try {
         const result = await x.t.send(msg);
@@ -186,13 +199,42 @@ export class DeliveryRouter {
         if (!relayFault) {
           // The relay answered with a verdict on the message: it is up, and another relay would say the same.
           this.breaker.success(x.id, label);
-          return { ok: false, error, attempts };
+          return { ok: false, error, attempts, reached };
         }
-        this.breaker.failure(x.id, label, this.clock.now());
+        this.breaker.failure(x.id, label, this.clock.now(), f.message);
         last = error;
       }
     }
-    return { ok: false, error: last, attempts };
+    return { ok: false, error: last, attempts, reached, ...(reached ? {} : { retryAt }) };
+  }
+
+  private skipNote(role: TransportRole, id: string): string {
+    const reply = this.breaker.lastReply(id);
+    return `not tried: the ${role} relay failed ${this.breaker.failuresToOpen} times in a row (circuit open)${reply ? `; its last reply: ${reply}` : ''}`;
+  }
+
+  /**
+   * Before rendering: when every relay of the project is skipped by its open breaker, when the first may
+   * be tried again and why (the e-mail waits without an attempt, SPEC §20); null when one may be tried.
+   */
+  blocked(
+    project: { id: number; site_key: string },
+    d: ProjectDelivery | null,
+  ): { until: number; note: string } | null {
+    if (!d) return null;
+    const b = this.transportsFor(project, d);
+    const now = this.clock.now();
+    let until: number | null = null;
+    let note = '';
+    for (const role of ['primary', 'fallback'] as const) {
+      const x = b.transports[role];
+      if (!x) continue;
+      const open = this.breaker.openUntil(x.id);
+      if (open === null || now >= open) return null;
+      if (until === null || open < until) until = open;
+      note ||= this.skipNote(role, x.id);
+    }
+    return until === null ? null : { until, note };
   }
 
   /** Breaker state of a project's transports as built in this process (UI), by role. */

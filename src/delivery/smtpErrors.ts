@@ -96,8 +96,13 @@ export function classifySmtpError(err: unknown): SmtpFailure {
 }
 
 export interface RetryPolicy {
-  /** Delivery attempts in total, the first included. */
-  maxAttempts: number;
+  /**
+   * A ceiling on attempts that reached a relay, or null (the default): no ceiling. A temporary failure is
+   * retried until the e-mail has waited `giveUpAfterMs` (SPEC §20), however many attempts that takes.
+   */
+  maxAttempts: number | null;
+  /** SEND_GIVE_UP_AFTER: how long an e-mail may wait for its relay before it ends `failed`, `expired`. */
+  giveUpAfterMs: number;
   baseMs: number;
   capMs: number;
 }
@@ -111,13 +116,38 @@ function envInt(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   return n;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 8, baseMs: 30_000, capMs: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Env: SEND_MAX_ATTEMPTS, SEND_BACKOFF_BASE_MS, SEND_BACKOFF_CAP_MS (read by config.ts, once). */
+/**
+ * A duration such as `72h`, `90m`, `3d`, `45s` or `500ms`; a bare number is milliseconds, as in the
+ * other *_MS settings.
+ */
+export function envDuration(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return def;
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw);
+  const n = m ? Number(m[1]) * UNIT_MS[m[2] ?? 'ms'] : NaN;
+  if (!m || n < min || n > max)
+    throw new Error(`${name} must be a duration such as 72h, 30m or 3d (at least 1s, at most 365d), got "${raw}"`);
+  return n;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: null,
+  giveUpAfterMs: 72 * 3_600_000,
+  baseMs: 30_000,
+  capMs: 3_600_000,
+};
+
+/**
+ * Env: SEND_GIVE_UP_AFTER, SEND_BACKOFF_BASE_MS, SEND_BACKOFF_CAP_MS, and SEND_MAX_ATTEMPTS only as an
+ * explicit ceiling (unset: none) (read by config.ts, once).
+ */
 export function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {
   const d = DEFAULT_RETRY_POLICY;
   return {
-    maxAttempts: envInt(env, 'SEND_MAX_ATTEMPTS', d.maxAttempts, 1, 100),
+    maxAttempts: env.SEND_MAX_ATTEMPTS?.trim() ? envInt(env, 'SEND_MAX_ATTEMPTS', 0, 1, 100_000) : null,
+    giveUpAfterMs: envDuration(env, 'SEND_GIVE_UP_AFTER', d.giveUpAfterMs, 1000, 365 * 86_400_000),
     baseMs: envInt(env, 'SEND_BACKOFF_BASE_MS', d.baseMs, 1, 86_400_000),
     capMs: envInt(env, 'SEND_BACKOFF_CAP_MS', d.capMs, 1, 7 * 86_400_000),
   };

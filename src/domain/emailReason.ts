@@ -11,6 +11,12 @@ import { SENT_STATUSES } from './statuses.js';
 export const RENDER_BUDGET_NOTE = 'render_budget:';
 
 /**
+ * The start of last_error of an e-mail given up after waiting SEND_GIVE_UP_AFTER for its relay (SPEC §20):
+ * reason `expired`; the rest of the note keeps the relay's last reply.
+ */
+export const EXPIRED_NOTE = 'expired:';
+
+/**
  * `inFlightEventId`: the purchase that found this cart e-mail already handed to the relay; while it is
  * being sent, and once it went, its reason is `in_flight`.
  */
@@ -34,6 +40,7 @@ export function emailReason(
   if (status === 'failed' && n.startsWith(MISSING_FIELDS_NOTE)) return 'missing_fields';
   if (status === 'failed' && n.startsWith('template error:')) return 'template_error';
   if (status === 'failed' && n.startsWith(RENDER_BUDGET_NOTE)) return 'render_budget';
+  if (status === 'failed' && n.startsWith(EXPIRED_NOTE)) return 'expired';
   if (status === 'cancelled') {
     if (n.includes(ORDER_PAID_NOTE)) return 'cancelled_by_purchase';
     if (n.includes('administrator')) return 'cancelled_by_admin';

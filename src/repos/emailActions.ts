@@ -45,6 +45,8 @@ export async function retryEmail(db: Executor, id: number, now: number): Promise
       status: 'queued',
       due_at: now,
       attempts: 0,
+      // A new wait for the relay starts: SEND_GIVE_UP_AFTER counts from the next failure.
+      waiting_since: null,
       last_error: note,
       locked_by: null,
       locked_until: null,

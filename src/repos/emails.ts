@@ -141,6 +141,7 @@ export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter,
       'scheduled_emails.campaign_id',
       'scheduled_emails.attempts',
       'scheduled_emails.last_error',
+      'scheduled_emails.waiting_since',
       'scheduled_emails.contact_id',
       'scheduled_emails.chain_step',
       'scheduled_emails.is_test',
@@ -184,6 +185,7 @@ export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter,
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    waiting_since: waitingSince(r.status, r.waiting_since),
     test: fromFlag(r.is_test),
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
@@ -197,6 +199,10 @@ export interface RenderedMessage {
   /** The template version it was rendered from (SPEC §16); absent in e-mails sent before. */
   template_version?: number | null;
 }
+
+/** "Waiting for the relay since …" (SPEC §20): only while the e-mail has not gone nor ended. */
+const waitingSince = (status: EmailStatus, since: number | null) =>
+  since !== null && (status === 'scheduled' || status === 'queued' || status === 'sending') ? iso(since) : null;
 
 export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
   const rendered = parseJson<RenderedMessage | null>(r.rendered, null);
@@ -218,6 +224,7 @@ export function emailDetail(r: EmailRow & { site_key: string }, now: number) {
     chain_step: r.chain_step,
     attempts: r.attempts,
     last_error: r.last_error,
+    waiting_since: waitingSince(r.status, r.waiting_since),
     test: r.is_test,
     message_id: r.message_id,
     cancelled_by_event_id: r.cancelled_by_event_id ?? null,

@@ -174,6 +174,11 @@ export interface Finish {
   releaseLock?: boolean;
   rendered?: string | null;
   messageId?: string | null;
+  /**
+   * waiting_since (migration 022): `start` keeps the first moment it could not go (or sets it now),
+   * `clear` once it went; undefined keeps it.
+   */
+  waiting?: 'start' | 'clear';
 }
 
 /** last_error of an e-mail held back by a marketing pause; resuming makes those due at once. */
@@ -190,7 +195,9 @@ export const finishes = {
     countAttempt: true,
     rendered: o.rendered,
     messageId: o.messageId,
+    waiting: 'clear',
   }),
+  /** A temporary failure at the relay: an attempt, tried again at `dueAt`. */
   retry: (id: number, o: { now: number; dueAt: number; error: string } & RenderedColumns): Finish => ({
     id,
     now: o.now,
@@ -201,6 +208,22 @@ export const finishes = {
     countAttempt: true,
     rendered: o.rendered,
     messageId: o.messageId,
+    waiting: 'start',
+  }),
+  /**
+   * Not sent and no relay reached (its breaker is open, its rate cap full, its settings unreadable):
+   * tried again at `dueAt`; neither an attempt nor a failure, but the wait counts toward SEND_GIVE_UP_AFTER.
+   * last_error keeps the last relay reply unless a note is given.
+   */
+  relayWait: (id: number, o: { now: number; dueAt: number; note?: string }): Finish => ({
+    id,
+    now: o.now,
+    status: 'scheduled',
+    dueAt: o.dueAt,
+    ...(o.note === undefined ? {} : { lastError: o.note }),
+    releaseLock: true,
+    countAttempt: false,
+    waiting: 'start',
   }),
   failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({
     id,
@@ -241,7 +264,9 @@ export const finishes = {
   }),
 };
 
-/** Most rows per finishMany statement (13 bound values each; SQLite allows 32766). */
+const WAITING = { keep: 0, start: 1, clear: 2 } as const;
+
+/** Most rows per finishMany statement (14 bound values each; SQLite allows 32766). */
 export const FINISH_BATCH = 200;
 
 /**
@@ -256,7 +281,8 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
       sql`(cast(${f.id} as bigint), cast(${f.status} as text), cast(${f.dueAt ?? null} as bigint), cast(${toFlag(f.lastError !== undefined)} as integer),
       cast(${f.lastError ?? null} as text), cast(${f.sentAt ?? null} as bigint), cast(${toFlag(f.releaseLock === true)} as integer),
       cast(${f.now} as bigint), cast(${toFlag(f.countAttempt)} as integer), cast(${toFlag(f.rendered !== undefined)} as integer),
-      cast(${f.rendered ?? null} as text), cast(${toFlag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text))`,
+      cast(${f.rendered ?? null} as text), cast(${toFlag(f.messageId !== undefined)} as integer), cast(${f.messageId ?? null} as text),
+      cast(${WAITING[f.waiting ?? 'keep']} as integer))`,
   );
   if (items.length > 1)
     await lockInIdOrder(db, (q) =>
@@ -266,7 +292,7 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
         items.map((f) => f.id),
       ),
     );
-  // VALUES columns are column1..column13 in both dialects.
+  // VALUES columns are column1..column14 in both dialects.
   const res = await sql<{ id: number }>`
     update scheduled_emails set
       status = v.column2,
@@ -278,7 +304,9 @@ export async function finishMany(db: Kysely<Database>, workerId: string, items: 
       updated_at = v.column8,
       attempts = scheduled_emails.attempts + v.column9,
       rendered = case when v.column10 = 1 then v.column11 else scheduled_emails.rendered end,
-      message_id = case when v.column12 = 1 then v.column13 else scheduled_emails.message_id end
+      message_id = case when v.column12 = 1 then v.column13 else scheduled_emails.message_id end,
+      waiting_since = case v.column14 when 1 then coalesce(scheduled_emails.waiting_since, v.column8)
+        when 2 then null else scheduled_emails.waiting_since end
     from (values ${sql.join(rows)}) as v
     where scheduled_emails.id = v.column1 and scheduled_emails.locked_by = ${workerId} and ${IS_SENDING}
     returning scheduled_emails.id`.execute(db);

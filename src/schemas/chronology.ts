@@ -124,8 +124,12 @@ const EmailCommon = {
   campaign_id: Type.Union([Type.Integer(), Type.Null()]),
   contact_id: Type.Integer(),
   chain_step: NullableString,
-  attempts: Type.Integer(),
+  attempts: Type.Integer({ description: 'attempts that reached a relay (a skip for an open breaker is none)' }),
   last_error: NullableString,
+  waiting_since: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'not sent yet: when it first could not go for a temporary reason (waiting for the relay since); it expires SEND_GIVE_UP_AFTER later',
+  }),
   test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
 };
 export const EmailListItem = Type.Object({

@@ -20,6 +20,8 @@ export const EMAIL_REASONS = [
   'missing_fields',
   // The template needed more than RENDER_BUDGET_MS of CPU to render (SPEC §20): failed, not retried.
   'render_budget',
+  // Given up after SEND_GIVE_UP_AFTER of temporary relay failures (SPEC §20); the last reply is kept.
+  'expired',
 ] as const;
 export type EmailReason = (typeof EMAIL_REASONS)[number];
 export const EmailReasonSchema = literalUnion(EMAIL_REASONS, { description: 'why the e-mail will not go' });

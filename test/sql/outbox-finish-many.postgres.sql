@@ -1,7 +1,7 @@
 -- 2 parameters
 select "id" from "scheduled_emails" where "id" in ($1, $2) order by "id" for update;
 
--- 27 parameters
+-- 29 parameters
 update scheduled_emails set
       status = v.column2,
       due_at = coalesce(v.column3, scheduled_emails.due_at),
@@ -12,13 +12,17 @@ update scheduled_emails set
       updated_at = v.column8,
       attempts = scheduled_emails.attempts + v.column9,
       rendered = case when v.column10 = 1 then v.column11 else scheduled_emails.rendered end,
-      message_id = case when v.column12 = 1 then v.column13 else scheduled_emails.message_id end
+      message_id = case when v.column12 = 1 then v.column13 else scheduled_emails.message_id end,
+      waiting_since = case v.column14 when 1 then coalesce(scheduled_emails.waiting_since, v.column8)
+        when 2 then null else scheduled_emails.waiting_since end
     from (values (cast($1 as bigint), cast($2 as text), cast($3 as bigint), cast($4 as integer),
       cast($5 as text), cast($6 as bigint), cast($7 as integer),
       cast($8 as bigint), cast($9 as integer), cast($10 as integer),
-      cast($11 as text), cast($12 as integer), cast($13 as text)), (cast($14 as bigint), cast($15 as text), cast($16 as bigint), cast($17 as integer),
-      cast($18 as text), cast($19 as bigint), cast($20 as integer),
-      cast($21 as bigint), cast($22 as integer), cast($23 as integer),
-      cast($24 as text), cast($25 as integer), cast($26 as text))) as v
-    where scheduled_emails.id = v.column1 and scheduled_emails.locked_by = $27 and status = 'sending'
+      cast($11 as text), cast($12 as integer), cast($13 as text),
+      cast($14 as integer)), (cast($15 as bigint), cast($16 as text), cast($17 as bigint), cast($18 as integer),
+      cast($19 as text), cast($20 as bigint), cast($21 as integer),
+      cast($22 as bigint), cast($23 as integer), cast($24 as integer),
+      cast($25 as text), cast($26 as integer), cast($27 as text),
+      cast($28 as integer))) as v
+    where scheduled_emails.id = v.column1 and scheduled_emails.locked_by = $29 and status = 'sending'
     returning scheduled_emails.id;

@@ -347,6 +347,7 @@ export interface paths {
                       | 'in_flight'
                       | 'missing_fields'
                       | 'render_budget'
+                      | 'expired'
                     )
                   | null;
                 sent_at: string | null;
@@ -478,6 +479,7 @@ export interface paths {
                       | 'in_flight'
                       | 'missing_fields'
                       | 'render_budget'
+                      | 'expired'
                     )
                   | null;
                 sent_at: string | null;
@@ -881,6 +883,7 @@ export interface paths {
                       | 'in_flight'
                       | 'missing_fields'
                       | 'render_budget'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1100,6 +1103,7 @@ export interface paths {
                       | 'in_flight'
                       | 'missing_fields'
                       | 'render_budget'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;
@@ -1469,6 +1473,7 @@ export interface paths {
                       | 'in_flight'
                       | 'missing_fields'
                       | 'render_budget'
+                      | 'expired'
                     )
                   | null;
                 scheduled_email_id: number | null;

@@ -118,6 +118,8 @@ export interface ScheduledEmailsTable {
   topic: Generated<string | null>;
   /** The template version the e-mail was (or will be) rendered with (migration 017). */
   template_version: Generated<number | null>;
+  /** When it first could not go for a temporary reason (migration 022); it expires SEND_GIVE_UP_AFTER later. */
+  waiting_since: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }

@@ -115,6 +115,7 @@
  * @property {number} contact_id
  * @property {string | null} chain_step
  * @property {number} attempts
+ * @property {string | null} waiting_since not sent yet: when it first could not go (waiting for the relay)
  * @property {string | null} last_error
  * @property {boolean} test a test send from the delivery settings
  */

@@ -80,7 +80,15 @@ export function emailColumns() {
     },
     { label: t('emails.due'), cell: (e) => time(e.due_at) },
     { label: t('emails.sent'), cell: (e) => time(e.sent_at) },
-    { label: t('emails.attempts'), class: 'num', cell: (e) => String(e.attempts) },
+    // Waiting for the relay (SPEC §20): since when says more than a count of attempts.
+    {
+      label: t('emails.attempts'),
+      class: 'num',
+      cell: (e) =>
+        e.waiting_since
+          ? h('span', { title: t('emails.waitingSince', { since: e.waiting_since }) }, String(e.attempts))
+          : String(e.attempts),
+    },
     {
       label: t('emails.lastError'),
       cell: (e) => (e.last_error ? h('span', { title: e.last_error }, short(e.last_error)) : '—'),
@@ -308,7 +316,12 @@ export async function emailPage(ctx) {
             ],
           ]
         : null,
-      [t('emails.attempts'), String(e.attempts)],
+      e.waiting_since
+        ? [
+            t('emails.waiting'),
+            [t('emails.waitingFor'), ' ', time(e.waiting_since), ' — ', t('emails.waitingNote', { n: e.attempts })],
+          ]
+        : [t('emails.attempts'), String(e.attempts)],
       [t('emails.lastError'), e.last_error ? h('span', { class: 'error-text' }, e.last_error) : '—'],
       [
         t('events.order'),
