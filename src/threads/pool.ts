@@ -5,7 +5,8 @@
 //   fails with BudgetExceeded. A wall-clock ceiling catches a thread that hangs without using CPU.
 // - Fair per key (a project): each key has its own queue, served round-robin, and one key holds at most
 //   `perKeyLimit` threads at once (all but one, when there are several), so one project's heavy work
-//   leaves a thread free for everyone else's.
+//   leaves a thread free for everyone else's. A thread being replaced after a stopped task counts as
+//   held by the key that stopped it, until the replacement is ready.
 // - Threads start on first use and do not keep the process alive while idle.
 // The tasks live in a module of their own (host.ts explains its shape); the pool knows only their names.
 import { availableParallelism } from 'node:os';
@@ -65,6 +66,8 @@ interface Slot {
   cpuAtBegin: number | null;
   wallAtBegin: number;
   timer: NodeJS.Timeout | null;
+  /** A replacement thread starting for a task of this key that was stopped: the key is charged for it. */
+  chargedTo: string | null;
 }
 
 /** URL of a module next to `importMetaUrl` with the same extension (.ts under tsx, .js when built). */
@@ -144,7 +147,16 @@ export class ThreadPool {
 
   private spawn(): Slot {
     const worker = startThread(this.opts.tasks);
-    const slot: Slot = { worker, stat: null, ready: false, job: null, cpuAtBegin: null, wallAtBegin: 0, timer: null };
+    const slot: Slot = {
+      worker,
+      stat: null,
+      ready: false,
+      job: null,
+      cpuAtBegin: null,
+      wallAtBegin: 0,
+      timer: null,
+      chargedTo: null,
+    };
     worker.unref();
     worker.on('message', (m: FromThread) => this.onMessage(slot, m));
     // A thread that dies on its own (out of memory, a crash in a module) fails its task, never the process.
@@ -157,6 +169,8 @@ export class ThreadPool {
     if (m.type === 'ready') {
       slot.ready = true;
       this.startFailures = 0;
+      if (slot.chargedTo !== null) this.release(slot.chargedTo);
+      slot.chargedTo = null;
       slot.stat = m.stat;
       this.dispatch();
       return;
@@ -198,10 +212,14 @@ export class ThreadPool {
     const job = slot.job;
     if (!job) return;
     slot.job = null;
-    const n = (this.running.get(job.key) ?? 1) - 1;
-    if (n > 0) this.running.set(job.key, n);
-    else this.running.delete(job.key);
+    this.release(job.key);
     slot.worker.unref();
+  }
+
+  private release(key: string): void {
+    const n = (this.running.get(key) ?? 1) - 1;
+    if (n > 0) this.running.set(key, n);
+    else this.running.delete(key);
   }
 
   /** The slot's thread is stopped (or gone): its task fails with `err`, a new thread takes its place. */
@@ -211,6 +229,7 @@ export class ThreadPool {
     const job = slot.job;
     this.finish(slot);
     job?.reject(err);
+    if (slot.chargedTo !== null) this.release(slot.chargedTo);
     slot.worker.removeAllListeners('exit');
     slot.worker.on('error', () => {});
     void slot.worker.terminate();
@@ -224,7 +243,14 @@ export class ThreadPool {
       this.order = [];
       return;
     }
-    this.slots[at] = this.spawn();
+    const next = this.spawn();
+    // The key whose task was stopped holds the thread it broke until the new one is ready: its next
+    // heavy task waits for that, instead of taking the thread the other projects are using meanwhile.
+    if (job && err instanceof BudgetExceeded) {
+      next.chargedTo = job.key;
+      this.running.set(job.key, (this.running.get(job.key) ?? 0) + 1);
+    }
+    this.slots[at] = next;
     this.dispatch();
   }
 
