@@ -52,6 +52,19 @@ export interface Config {
   bounces: BounceConfig;
   /** Webhooks back to the sites (SPEC §13). */
   webhooks: WebhookConfig;
+  /** Tenants apart (issue 35, SPEC §21). */
+  tenants: TenantsConfig;
+}
+
+/** Issue 35 (tenants apart). */
+export interface TenantsConfig {
+  /**
+   * RELAYS_ALLOW_PRIVATE: every project's relay URLs may name loopback, private and link-local addresses
+   * (tests, development, closed networks); otherwise only projects an owner allowed (allow_private_relays).
+   */
+  relaysAllowPrivate: boolean;
+  /** DNS_SERVERS: the servers the sender-domain TXT lookups ask (host or host:port, comma-separated); empty: the system's. */
+  dnsServers: string[];
 }
 
 export interface WebhookConfig {
@@ -218,6 +231,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       allowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE'),
       backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
+    // Issue 35 (tenants apart)
+    tenants: {
+      relaysAllowPrivate: bool(env, 'RELAYS_ALLOW_PRIVATE'),
+      dnsServers: (env.DNS_SERVERS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     },
   };
 }

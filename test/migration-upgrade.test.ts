@@ -65,6 +65,24 @@ async function contents(database: Db): Promise<Record<string, string[]>> {
   return out;
 }
 
+/** Migrations newer than the fixture (it holds 21): they run on the upgrade, once. */
+const NEWER = MIGRATION_NAMES.slice(21);
+
+/** `now` as far as `before` goes: its tables, and their rows without the columns newer migrations added. */
+function asBefore(now: Record<string, string[]>, before: Record<string, string[]>): Record<string, string[]> {
+  return Object.fromEntries(
+    Object.keys(before).map((name) => {
+      const columns = before[name].length ? Object.keys(JSON.parse(before[name][0]) as object) : null;
+      const rows = (now[name] ?? []).map((r) =>
+        columns
+          ? JSON.stringify(Object.fromEntries(columns.map((c) => [c, (JSON.parse(r) as Record<string, unknown>)[c]])))
+          : r,
+      );
+      return [name, rows.sort()];
+    }),
+  );
+}
+
 const history = async (database: Db) =>
   (
     await sql<{ name: string; timestamp: string }>`select name, timestamp from kysely_migration order by name`.execute(
@@ -98,19 +116,19 @@ for (const d of DIALECTS) {
 
     it('runs no migration again, records the new names, keeps every row; a second start changes nothing', async () => {
       const old = await history(t.db);
-      assert.deepEqual(await migrateToLatest(t.db), [], 'no migration ran');
+      assert.deepEqual(await migrateToLatest(t.db), NEWER, 'no migration ran again, the newer ones once');
       const now = await history(t.db);
       assert.deepEqual(
         now.map((r) => r.name),
         [...MIGRATION_NAMES],
       );
       const renamedFrom = (name: string) => Object.keys(RENAMED_MIGRATIONS).find((o) => RENAMED_MIGRATIONS[o] === name);
-      for (const r of now) {
+      for (const r of now.filter((x) => !NEWER.includes(x.name))) {
         const was = old.find((o) => o.name === (renamedFrom(r.name) ?? r.name));
         assert.ok(was, `${r.name} was recorded before, under its old name`);
       }
       assert.equal(await migrationsCurrent(t.db), true);
-      assert.deepEqual(await contents(t.db), before_, 'every row of every table is as main left it');
+      assert.deepEqual(asBefore(await contents(t.db), before_), before_, 'every row of every table is as main left it');
       assert.deepEqual(await migrateToLatest(t.db), []);
       assert.deepEqual(await history(t.db), now, 'idempotent');
     });
@@ -159,7 +177,7 @@ for (const d of DIALECTS) {
       const [contract] = (await history(t.db)).filter((r) => r.name === '016_template_contract');
       const later = new Date(Date.parse(contract.timestamp) + 60_000).toISOString();
       await sql`update kysely_migration set timestamp = ${later} where name = '015_hand_over'`.execute(t.db.db);
-      assert.deepEqual(await migrateToLatest(t.db), []);
+      assert.deepEqual(await migrateToLatest(t.db), NEWER);
       assert.deepEqual(
         (await history(t.db)).map((r) => r.name),
         [...MIGRATION_NAMES],
