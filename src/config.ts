@@ -54,6 +54,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** Templates in a budget (SPEC §20; issue 34, part i34-render). */
   render: RenderConfig;
+  /** Tenants apart (issue 35, SPEC §21). */
+  tenants: TenantsConfig;
 }
 
 // Issue 34, part i34-render: templates render in a pool of threads within a CPU budget, and previews
@@ -65,6 +67,17 @@ export interface RenderConfig {
   threads: number;
   /** PREVIEW_RATE_PER_MINUTE, PREVIEW_RATE_BURST: previews and test sends per account (429 beyond). */
   previewRate: RateLimit;
+}
+
+/** Issue 35 (tenants apart). */
+export interface TenantsConfig {
+  /**
+   * RELAYS_ALLOW_PRIVATE: every project's relay URLs may name loopback, private and link-local addresses
+   * (tests, development, closed networks); otherwise only projects an owner allowed (allow_private_relays).
+   */
+  relaysAllowPrivate: boolean;
+  /** DNS_SERVERS: the servers the sender-domain TXT lookups ask (host or host:port, comma-separated); empty: the system's. */
+  dnsServers: string[];
 }
 
 export interface WebhookConfig {
@@ -240,6 +253,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
         per_second: int(env, 'PREVIEW_RATE_PER_MINUTE', 60, 1, 600_000) / 60,
         burst: int(env, 'PREVIEW_RATE_BURST', 20, 1, 100_000),
       },
+    },
+    // Issue 35 (tenants apart)
+    tenants: {
+      relaysAllowPrivate: bool(env, 'RELAYS_ALLOW_PRIVATE'),
+      dnsServers: (env.DNS_SERVERS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     },
   };
 }

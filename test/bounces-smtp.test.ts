@@ -267,6 +267,7 @@ for (const d of DIALECTS) {
 test('ROLE=bounces runs only the listener, on BOUNCE_SMTP_HOST:BOUNCE_SMTP_PORT, with the installation secret', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'egw-bounces-'));
   const config = loadConfig({
+    RELAYS_ALLOW_PRIVATE: 'true',
     DATABASE_URL: `sqlite:${join(dir, 'g.db')}`,
     SECRET_KEY: 'bounce-role-secret-0123456789',
     BOUNCE_DOMAIN: DOMAIN,

@@ -65,7 +65,12 @@ for (const d of DIALECTS) {
 
     it('h= covers List-Unsubscribe, List-Unsubscribe-Post and the identity headers; it verifies', async () => {
       const seeded = await seedProject(t.db, { siteKey: 'signed', fromEmail: 'noreply@signed.example' });
-      const deps: Deps = { db: t.db, config: loadConfig({ SEND_WAIT_MS: '0' }), clock: systemClock, secret: SECRET };
+      const deps: Deps = {
+        db: t.db,
+        config: loadConfig({ RELAYS_ALLOW_PRIVATE: 'true', SEND_WAIT_MS: '0' }),
+        clock: systemClock,
+        secret: SECRET,
+      };
       const relay = await startSmtp();
       const router = new DeliveryRouter({ installation: createCaptureTransport(), box: secretBox(SECRET) });
       try {

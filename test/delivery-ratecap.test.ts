@@ -55,7 +55,12 @@ describe('rate cap in one process (memory)', () => {
     const relay = await timed.start();
     try {
       const s = await seedProject(t.db, { siteKey: 'capped' });
-      const deps = { db: t.db, config: loadConfig({}), clock: systemClock, secret: SECRET };
+      const deps = {
+        db: t.db,
+        config: loadConfig({ RELAYS_ALLOW_PRIVATE: 'true' }),
+        clock: systemClock,
+        secret: SECRET,
+      };
       await putDelivery(deps, cliActor(), 'capped', { primary: { smtp_url: relay.url, rate_per_second: 20 } });
       for (let i = 0; i < 11; i++) {
         const c = await addContact(t.db, s.projectId, `m${i}@example.org`);
@@ -125,7 +130,7 @@ describe(
 
     it(`sends ${N} e-mails at most ${RATE} per second in total`, async () => {
       const s = await seedProject(db, { siteKey: 'capped' });
-      const deps = { db, config: loadConfig({}), clock: systemClock, secret: SECRET };
+      const deps = { db, config: loadConfig({ RELAYS_ALLOW_PRIVATE: 'true' }), clock: systemClock, secret: SECRET };
       await putDelivery(deps, cliActor(), 'capped', { primary: { smtp_url: relay.url, rate_per_second: RATE } });
       for (const i of [1, 2]) {
         const port = await freePort();

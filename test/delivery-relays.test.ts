@@ -50,7 +50,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         seeded = await seedProject(t.db, { siteKey: 'relays', fromEmail: 'noreply@relays.example' });
         deps = {
           db: t.db,
-          config: loadConfig({ SEND_WAIT_MS: '0' }),
+          config: loadConfig({ RELAYS_ALLOW_PRIVATE: 'true', SEND_WAIT_MS: '0' }),
           clock: systemClock,
           secret: SECRET,
         };

@@ -36,6 +36,7 @@ describe('delivery secrets never appear in clear', () => {
   let siteWebhookSecret = '';
   const env = (key: string) =>
     loadConfig({
+      RELAYS_ALLOW_PRIVATE: 'true',
       DATABASE_URL: `sqlite:${join(dir, 'gw.db')}`,
       ADMIN_TOKEN,
       SECRET_KEY: key,

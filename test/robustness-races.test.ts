@@ -210,7 +210,7 @@ describe('case 8: leases of a process that is gone', () => {
       assert.ok(held.every((r) => r.status === 'sending' && Number(r.locked_until) > Date.now() + 50_000));
 
       const restartedAt = Date.now();
-      const config = loadConfig({ DATABASE_URL: t.url, ADMIN_TOKEN, SEND_WAIT_MS: '0' });
+      const config = loadConfig({ RELAYS_ALLOW_PRIVATE: 'true', DATABASE_URL: t.url, ADMIN_TOKEN, SEND_WAIT_MS: '0' });
       running = await start(config, {
         listen: false,
         transport: createSmtpTransport(smtp.url),
@@ -255,7 +255,11 @@ describe('case 8: leases of a process that is gone', () => {
           .set({ status: 'sending', locked_by: 'alive-elsewhere', locked_until: lockedUntil })
           .where('id', '=', id)
           .execute();
-        const config = loadConfig({ DATABASE_URL: schemaUrl(PG_URL!, t.db.schema!), ADMIN_TOKEN });
+        const config = loadConfig({
+          RELAYS_ALLOW_PRIVATE: 'true',
+          DATABASE_URL: schemaUrl(PG_URL!, t.db.schema!),
+          ADMIN_TOKEN,
+        });
         running = await start(config, {
           listen: false,
           transport: createSmtpTransport('smtp://127.0.0.1:9'),

@@ -24,6 +24,7 @@ import * as m019 from './migrations/019_consent.js';
 import * as m020 from './migrations/020_project_reply_to.js';
 import * as m021 from './migrations/021_project_private_webhooks.js';
 import * as m022 from './migrations/022_relay_outages.js';
+import * as m023 from './migrations/023_tenants_apart.js';
 import { normalizeMigrationHistory, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
@@ -55,6 +56,7 @@ const steps: Record<string, Step> = {
   '020_project_reply_to': m020,
   '021_project_private_webhooks': m021,
   '022_relay_outages': m022,
+  '023_tenants_apart': m023,
 };
 
 /** Every migration's name, in the order they run. */

@@ -16,6 +16,8 @@ import type {
   AdminTokensTable,
   AuditLogTable,
   ProjectDeliveryTable,
+  SenderDomainsTable,
+  LoginThrottleTable,
 } from './tables/projects.js';
 import type {
   ContactsTable,
@@ -104,6 +106,8 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
   email_reports: EmailReportsTable;
+  sender_domains: SenderDomainsTable;
+  login_throttle: LoginThrottleTable;
 }
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -117,7 +121,7 @@ export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 
 // Rows with flag columns as the repositories give and take them: the flags as booleans (flags.ts). The
 // repositories convert with the mappers of repos/flagRows.ts.
-export type Project = WithBooleans<Selectable<ProjectsTable>, 'allow_private_webhooks'>;
+export type Project = WithBooleans<Selectable<ProjectsTable>, 'allow_private_webhooks' | 'allow_private_relays'>;
 export type TemplateRow = WithBooleans<Selectable<TemplatesTable>, 'tracking'>;
 export type TemplateVersionRow = WithBooleans<Selectable<TemplateVersionsTable>, 'tracking'>;
 export type EventRow = WithBooleans<Selectable<EventsTable>, 'accepted'>;

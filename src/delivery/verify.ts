@@ -13,12 +13,32 @@ function failureReason(e: { code?: unknown; responseCode?: unknown; message?: un
   const code = typeof e.code === 'string' ? e.code : '';
   const text = `${code} ${typeof e.message === 'string' ? e.message : ''}`;
   if (code === 'EAUTH' || e.responseCode === 535 || e.responseCode === 534) return 'auth_failed';
+  // Something answered, but not with an SMTP greeting (an SSH or HTTP server, a database...).
+  if (code === 'EPROTOCOL' || /Invalid greeting/i.test(text)) return 'not_smtp';
   if (/ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ECONNRESET/.test(text)) return 'connection_refused';
   if (/ENOTFOUND|EAI_AGAIN|EDNS/.test(text)) return 'host_not_found';
   if (/ETIMEDOUT|timeout/i.test(text)) return 'timeout';
   if (code === 'ETLS' || /certificate|\bTLS\b|SSL|wrong version number/i.test(text)) return 'tls_failed';
   if (typeof e.responseCode === 'number' && e.responseCode >= 400) return 'refused';
   return 'failed';
+}
+
+/**
+ * The reply shown to the administrator: an SMTP server's own words (a line starting with its 3-digit
+ * code), else the client's error without anything the peer sent. What a service that is not SMTP sent is
+ * never echoed (SPEC §21): the check must not read banners off the gateway's network.
+ */
+function safeReply(
+  reason: CheckReason,
+  e: { response?: unknown; code?: unknown; message?: unknown },
+  err: unknown,
+): string {
+  if (reason === 'not_smtp') return 'not_smtp: the service at this address did not greet like an SMTP server';
+  if (typeof e.response === 'string' && /^[2-5]\d\d[ -]/.test(e.response)) return e.response;
+  const message = String(e.message ?? err)
+    .replace(/\s*response=[\s\S]*$/i, '')
+    .replace(/[^\x20-\x7e]/g, '?');
+  return `${typeof e.code === 'string' ? `${e.code}: ` : ''}${message.slice(0, 300)}`;
 }
 
 export async function verifyRelay(
@@ -41,11 +61,8 @@ export async function verifyRelay(
     };
   } catch (err) {
     const e = err as { response?: unknown; code?: unknown; message?: unknown; responseCode?: unknown };
-    const reply =
-      typeof e.response === 'string' && e.response
-        ? e.response
-        : `${typeof e.code === 'string' ? `${e.code}: ` : ''}${String(e.message ?? err)}`;
-    return { ok: false, reason: failureReason(e), reply };
+    const reason = failureReason(e);
+    return { ok: false, reason, reply: safeReply(reason, e, err) };
   } finally {
     t.close();
   }

@@ -108,7 +108,10 @@ function splitUrl(raw: string, member: string): { url: URL; password: string | n
           ? ['smtp_url_path', 'must not have a path']
           : url.hash
             ? ['smtp_url_fragment', 'must not have a fragment']
-            : null;
+            : // Options such as ?proxy= or ?localAddress= would steer the connection (SPEC §21).
+              url.search
+              ? ['smtp_url_query', 'must not have a query string (?…)']
+              : null;
   if (problem)
     throw validationError(
       { reason: problem[0], params: { field: member } },

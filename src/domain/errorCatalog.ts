@@ -135,6 +135,8 @@ export const CHECK_REASONS = [
   'timeout',
   'tls_failed',
   'refused',
+  'not_smtp',
+  'address_private',
   'failed',
   'dkim_found',
   'dkim_mismatch',
@@ -174,6 +176,14 @@ export const CHECK_SENTENCES: Record<CheckReason, Sentence> = {
   refused: {
     en: 'The mail server refused the connection',
     ru: 'Почтовый сервер отказал в соединении',
+  },
+  not_smtp: {
+    en: 'Something answers at this address and port, but it is not a mail server (SMTP): check the host and port',
+    ru: 'По этому адресу и порту отвечает не почтовый сервер (не SMTP): проверьте сервер и порт',
+  },
+  address_private: {
+    en: 'Not checked: the address is loopback, private or link-local (an owner may allow those for this project: allow_private_relays)',
+    ru: 'Не проверено: адрес ведёт на этот компьютер или во внутреннюю сеть (владелец может разрешить такие адреса для проекта)',
   },
   failed: {
     en: 'The check failed: see the server reply',

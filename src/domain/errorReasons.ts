@@ -117,6 +117,14 @@ export const REASON_SENTENCES = {
     ru: 'В адресе SMTP после сервера и порта ничего не пишется (уберите путь)',
   },
   smtp_url_fragment: { en: '{field} must not have a fragment', ru: 'Уберите из адреса SMTP часть после #' },
+  smtp_url_query: {
+    en: '{field} must not have a query string (?…)',
+    ru: 'Уберите из адреса SMTP часть после ? — параметры подключения не принимаются',
+  },
+  smtp_url_private: {
+    en: "{field} points at a loopback, private or link-local address (an owner may allow those for this project: the project's allow_private_relays)",
+    ru: 'Адрес SMTP ведёт на этот компьютер или во внутреннюю сеть. Владелец может разрешить такие адреса для проекта',
+  },
   dkim_key_not_pem: {
     en: 'dkim.private_key is not a PEM private key',
     ru: 'Закрытый ключ DKIM не распознан: вставьте ключ в формате PEM',

@@ -94,6 +94,10 @@ export const KEY_STATUSES = ['active', 'disabled'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
 
 /** Administrator roles (SPEC §14): owner sees everything; the two others only their chosen projects. */
+/** A sender domain (SPEC §21): pending until its TXT record is found (verified) or an owner approves it. */
+export const SENDER_DOMAIN_STATUSES = ['pending', 'verified', 'approved'] as const;
+export type SenderDomainStatus = (typeof SENDER_DOMAIN_STATUSES)[number];
+
 export const ADMIN_ROLES = ['owner', 'project_admin', 'viewer'] as const;
 export type AdminRole = (typeof ADMIN_ROLES)[number];
 
@@ -153,6 +157,10 @@ export const AUDIT_ACTIONS = [
   'consent.record',
   'contact.export',
   'contact.erase',
+  'domain.add',
+  'domain.verify',
+  'domain.approve',
+  'user.unlock',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

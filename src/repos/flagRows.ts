@@ -20,6 +20,7 @@ import type {
 export const projectFromRow = (r: Selectable<ProjectsTable>): Project => ({
   ...r,
   allow_private_webhooks: fromFlag(r.allow_private_webhooks),
+  allow_private_relays: fromFlag(r.allow_private_relays),
 });
 
 export const templateFromRow = (r: Selectable<TemplatesTable>): TemplateRow => ({

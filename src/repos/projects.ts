@@ -87,6 +87,7 @@ export async function updateProject(
       | 'locale'
       | 'reply_to'
       | 'allow_private_webhooks'
+      | 'allow_private_relays'
       | 'brand_color'
       | 'fallback_name'
       | 'default_layout'
@@ -98,12 +99,13 @@ export async function updateProject(
   if (changes.from_email !== undefined) changes = { ...changes, from_email: canonicalAddress(changes.from_email) };
   const given = defined(changes);
   if (Object.entries(given).every(([k, v]) => existing[k as keyof Project] === v)) return existing;
-  const { allow_private_webhooks: allowPrivate, ...columns } = changes;
+  const { allow_private_webhooks: allowPrivate, allow_private_relays: allowRelays, ...columns } = changes;
   await db
     .updateTable('projects')
     .set({
       ...defined(columns),
       ...(allowPrivate === undefined ? {} : { allow_private_webhooks: toFlag(allowPrivate) }),
+      ...(allowRelays === undefined ? {} : { allow_private_relays: toFlag(allowRelays) }),
       updated_at: now,
     })
     .where('id', '=', existing.id)

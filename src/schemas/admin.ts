@@ -123,6 +123,12 @@ export const ProjectPatchBody = Type.Object(
           "Owners only: this project's webhooks may go to loopback and private addresses (local development)",
       }),
     ),
+    allow_private_relays: Type.Optional(
+      Type.Boolean({
+        description:
+          "Owners only: this project's relay URLs may name loopback, private or link-local addresses (a relay on the same host or network)",
+      }),
+    ),
     reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
     brand_color: Type.Optional(BrandColor),
     ...ProjectTemplateMembers,
@@ -149,6 +155,9 @@ export const ProjectView = Type.Object({
   marketing_paused_reason: Type.Union([Type.String(), Type.Null()]),
   allow_private_webhooks: Type.Boolean({
     description: 'webhooks may go to loopback and private addresses (set by an owner, for local development)',
+  }),
+  allow_private_relays: Type.Boolean({
+    description: 'relay URLs may name loopback, private or link-local addresses (set by an owner)',
   }),
   reply_to: Type.Union([Type.String(), Type.Null()], {
     description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",

@@ -312,6 +312,7 @@ export function projectView(p: Project) {
     marketing_paused_at: iso(p.marketing_paused_at),
     marketing_paused_reason: p.marketing_paused_reason,
     allow_private_webhooks: p.allow_private_webhooks,
+    allow_private_relays: p.allow_private_relays,
     reply_to: p.reply_to,
     fallback_name: fallbackName(p),
     default_layout: p.default_layout,

@@ -35,6 +35,7 @@ import { sampleRequest } from './preview.js';
 import { versionFor } from './templates.js';
 import { parseVariables } from '../domain/templateContract.js';
 import { installationSecret, secretBox, type SecretBox } from './secrets.js';
+import { checkRelayAddresses, isPrivateRelayHost, relaysMayBePrivate } from './relayAddress.js';
 
 type SecretDeps = Pick<Deps, 'db' | 'config' | 'secret'>;
 
@@ -152,6 +153,11 @@ export async function getDelivery(deps: Deps, siteKey: string) {
 }
 
 export async function putDelivery(deps: Deps, who: AuditActor, siteKey: string, input: DeliveryInput) {
+  // Before the transaction (names are resolved): relays on the gateway's own network only when allowed.
+  await checkRelayAddresses(deps, await requireProject(deps.db.db, siteKey), [
+    { member: 'primary.smtp_url', url: input.primary.smtp_url },
+    ...(input.fallback ? [{ member: 'fallback.smtp_url', url: input.fallback.smtp_url }] : []),
+  ]);
   // Before the transaction: the installation secret may be read from (or made in) the database.
   const box = await deliveryBox(deps);
   return changeSettings(deps, who, siteKey, 'delivery.set', async (trx, project) => {
@@ -182,7 +188,7 @@ const outcome = (c: { ok: boolean; reply: string }) => ({ ok: c.ok, reply: c.rep
  */
 export async function verifyDelivery(deps: Deps, who: AuditActor, siteKey: string) {
   const project = await requireProject(deps.db.db, siteKey);
-  const result = await checkRelays(deps, project.id);
+  const result = await checkRelays(deps, project);
   await audited(deps, who, async (_trx, note) =>
     note({
       action: 'delivery.verify',
@@ -208,8 +214,8 @@ interface VerifyResult {
   dkim?: Awaited<ReturnType<typeof checkDkimDns>>;
 }
 
-async function checkRelays(deps: Deps, projectId: number): Promise<VerifyResult> {
-  const s = await stored(deps.db.db, projectId, () => deliveryBox(deps));
+async function checkRelays(deps: Deps, project: Project): Promise<VerifyResult> {
+  const s = await stored(deps.db.db, project.id, () => deliveryBox(deps));
   const timeoutMs = deps.config.smtpTimeoutMs;
   if (!s) {
     const url = deps.config.smtpUrl;
@@ -218,8 +224,15 @@ async function checkRelays(deps: Deps, projectId: number): Promise<VerifyResult>
       : { ok: true, reason: 'capture' as const, reply: 'capture' };
     return { ok: primary.ok, transport: url ? 'installation' : 'capture', primary };
   }
-  const relay = (role: 'primary' | 'fallback') => {
+  const relay = async (role: 'primary' | 'fallback') => {
     const t = s.settings[role]!;
+    // Resolved again: a name saved while it pointed outside may point inside now (SPEC §21).
+    if (!relaysMayBePrivate(deps, project) && (await isPrivateRelayHost(deps, t.url)))
+      return {
+        ok: false,
+        reason: 'address_private' as const,
+        reply: 'not checked: loopback, private or link-local address',
+      };
     return verifyRelay(urlWithPassword(t.url, s.secrets[role]), { timeoutMs, requireTLS: t.starttls === 'required' });
   };
   const [primary, fallback] = await Promise.all([relay('primary'), s.settings.fallback ? relay('fallback') : null]);

@@ -78,7 +78,8 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const t = await testDatabase(dialect);
   await migrateToLatest(t.db);
-  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', ...env });
+  // Tests run their relays on loopback: the installation allows it (RELAYS_ALLOW_PRIVATE) unless a test says otherwise.
+  const config = loadConfig({ ADMIN_TOKEN, SEND_WAIT_MS: '0', RELAYS_ALLOW_PRIVATE: 'true', ...env });
   const clock = new ManualClock();
   const deps: Deps = { db: t.db, config, clock, ...extra };
   const app = await buildApp(deps);

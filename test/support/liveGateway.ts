@@ -41,6 +41,7 @@ export async function startLiveGateway(dialect: 'sqlite' | 'postgres'): Promise<
     LOG_LEVEL: 'warn',
     // The clients' webhook tests register receivers on 127.0.0.1.
     WEBHOOKS_ALLOW_PRIVATE: 'true',
+    RELAYS_ALLOW_PRIVATE: 'true',
   } as NodeJS.ProcessEnv;
   await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'demo'], { env });
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {

@@ -2,7 +2,7 @@
 // Times are integer milliseconds since the epoch; JSON documents are text (see ../schema.ts).
 import type { Generated } from 'kysely';
 import type { Flag } from '../flags.js';
-import type { AdminRole, AdminUserStatus, AuditVia, KeyStatus } from '../../domain/statuses.js';
+import type { AdminRole, AdminUserStatus, AuditVia, KeyStatus, SenderDomainStatus } from '../../domain/statuses.js';
 
 export interface ProjectsTable {
   id: Generated<number>;
@@ -20,6 +20,8 @@ export interface ProjectsTable {
   marketing_paused_reason: Generated<string | null>;
   /** 1: this project's webhooks may go to loopback/private addresses (an owner's choice, migration 021). */
   allow_private_webhooks: Generated<Flag>;
+  /** 1: this project's relay URLs may name loopback/private addresses (an owner's choice, migration 023). */
+  allow_private_relays: Generated<Flag>;
   /** Where answers to the project's e-mails go (migration 020); the relay settings' reply_to wins. */
   reply_to: Generated<string | null>;
   /** Accent colour of the preference page, #rrggbb (migration 019); null: the default. */
@@ -120,4 +122,26 @@ export interface ProjectDeliveryTable {
 /** One row: moves forward with every change to cached configuration (migration 004, services/configCache.ts). */
 export interface ConfigVersionTable {
   version: number;
+}
+
+/** A domain a project may send from (migration 023, SPEC §21); `token` is the TXT record's value. */
+export interface SenderDomainsTable {
+  id: Generated<number>;
+  project_id: number;
+  domain: string;
+  status: SenderDomainStatus;
+  token: string;
+  created_at: number;
+  updated_at: number;
+  /** The last TXT lookup. */
+  checked_at: number | null;
+  /** Who approved it (`upgrade` for the domains approved by migration 023). */
+  approved_by: string | null;
+}
+
+/** Failed logins per account (`a:` + SHA-256 of its address) and per source address (`i:`), migration 023. */
+export interface LoginThrottleTable {
+  key: string;
+  failures: number;
+  window_start: number;
 }

@@ -37,6 +37,7 @@ export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     },
     async (req) => {
       if (req.body.allow_private_webhooks !== undefined) requireOwner(req, 'allow private webhook addresses');
+      if (req.body.allow_private_relays !== undefined) requireOwner(req, 'allow private relay addresses');
       return admin.changeProject(deps, auditActor(req), req.params.site_key, req.body);
     },
   );
