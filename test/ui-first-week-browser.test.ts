@@ -88,4 +88,59 @@ describe('admin UI first week in Russian', { skip: CHROMIUM_MISSING }, () => {
     await page.locator('button', { hasText: 'Повторить' }).waitFor();
     assert.deepEqual(problems, []);
   });
+
+  it('2. the dashboard: delivered agrees between the card and the cart steps, opens and clicks beside sent, names not codes', async () => {
+    const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+      cart_type: 'course',
+      email: 'cart@example.com',
+      order_id: 'B-D1',
+      course_name: 'Педагогика',
+    });
+    assert.equal(oc.status, 200, JSON.stringify(oc.body));
+    const db = t.deps.db.db;
+    const cart = await db
+      .selectFrom('scheduled_emails')
+      .select('id')
+      .where('order_id', '=', 'B-D1')
+      .orderBy('id')
+      .execute();
+    const now = t.clock.now();
+    await db
+      .updateTable('scheduled_emails')
+      .set({ status: 'sent', sent_at: now })
+      .where('id', '=', cart[0].id)
+      .execute();
+    await db
+      .updateTable('scheduled_emails')
+      .set({ status: 'delivered', sent_at: now })
+      .where('id', '=', cart[1].id)
+      .execute();
+
+    await page.setViewportSize({ width: 1366, height: 860 });
+    await goTo(page, `${base}/ui/?site_key=${site}`);
+    const delivered = page.locator('[data-figure="delivered"]');
+    await delivered.waitFor();
+    assert.match(await delivered.innerText(), /^2\b/);
+    await page.locator('[data-figure="opened"]').waitFor();
+    await page.locator('[data-figure="clicked"]').waitFor();
+    const title = await page.locator('.cards .defined', { hasText: 'Доставлено' }).getAttribute('title');
+    assert.match(title ?? '', /не вернулись/, 'the definition is in the tooltip');
+    const steps = page.locator('.cart-steps table');
+    await steps.waitFor();
+    const head = await steps.locator('thead').innerText();
+    assert.ok(head.includes('Оплачено после напоминаний'), head);
+    assert.ok(!head.includes('Возвращено'), head);
+    const firstRow = (await steps.locator('tbody tr').first().innerText()).replace(/\s+/g, ' ');
+    assert.match(firstRow, /^Курс через 1 час 1 1 /, firstRow);
+    const text = await shownText();
+    for (const c of ['course_abandoned', 'course_order_created', 'contest_results', ' step1'])
+      assert.ok(!text.includes(c), `no code ${c} on the dashboard`);
+    await saveScreenshot(page, 'ru-week-dashboard-1366');
+    await atWidth(390);
+    await goTo(page, `${base}/ui/?site_key=${site}`);
+    await delivered.waitFor();
+    await saveScreenshot(page, 'ru-week-dashboard-390');
+    await atWidth(1366);
+    assert.deepEqual(problems, []);
+  });
 });

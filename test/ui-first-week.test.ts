@@ -57,5 +57,49 @@ for (const d of DIALECTS) {
       const rights = await eventById((await lastEvent('F-3')).id);
       assert.equal(rights.replayable, true);
     });
+
+    it('2. the dashboard counts sent, delivered, opened and clicked by one definition, and key refusals per project', async () => {
+      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        order_id: 'D-1',
+        course_name: 'Педагогика',
+      });
+      assert.equal(oc.status, 200, JSON.stringify(oc.body));
+      assert.equal((await keyCall(t.app, key, 'POST', T, contest('D-2'))).status, 200);
+      const db = t.deps.db.db;
+      const mails = await db
+        .selectFrom('scheduled_emails')
+        .select(['id', 'kind', 'chain_step'])
+        .where('order_id', 'in', ['D-1', 'D-2'])
+        .orderBy('id')
+        .execute();
+      const cart = mails.filter((m) => m.kind === 'cart');
+      const tx = mails.find((m) => m.kind !== 'cart')!;
+      assert.equal(cart.length, 3);
+      // What the relay and the reports made of them: accepted with no report (most receivers send none),
+      // confirmed by a report, and a transactional one that bounced.
+      const now = t.clock.now();
+      const mark = (id: number, status: 'sent' | 'delivered' | 'bounced') =>
+        db.updateTable('scheduled_emails').set({ status, sent_at: now }).where('id', '=', id).execute();
+      await mark(cart[0].id, 'sent');
+      await mark(cart[1].id, 'delivered');
+      await mark(tx.id, 'bounced');
+
+      const dash = await adminCall(t.app, 'GET', `/api/admin/dashboard?site_key=${site}`);
+      assert.equal(dash.status, 200, JSON.stringify(dash.body));
+      assert.deepEqual(dash.body.emails_sent, { sent: 3, delivered: 2, opened: 0, clicked: 0 });
+      const stepsDelivered = dash.body.cart_steps.reduce((sum: number, s: any) => sum + s.delivered, 0);
+      assert.equal(stepsDelivered, 2, 'the cart steps count delivered the same way');
+
+      // Key refusals: a disabled key's requests are counted for its project.
+      const other = await newKey(t.app, site, REPLAY_RIGHTS, 'old site');
+      assert.equal((await adminCall(t.app, 'POST', `/api/admin/keys/${other.id}/disable`)).status, 200);
+      assert.equal((await keyCall(t.app, other.key, 'POST', T, contest('D-3'))).status, 403);
+      const after = await adminCall(t.app, 'GET', `/api/admin/dashboard?site_key=${site}`);
+      const mine = after.body.key_refusals.find((r: any) => r.site_key === site);
+      assert.ok(mine, JSON.stringify(after.body.key_refusals));
+      assert.equal(mine.by_code.api_key_disabled, 1);
+    });
   });
 }

@@ -30,6 +30,15 @@ export function refusalRecord(e: {
   return Object.keys(out).length ? out : null;
 }
 
+/** Refusals because of the key a request came with: the dashboard counts them per project. */
+export const KEY_REFUSAL_CODES = [
+  'api_key_disabled',
+  'permission_denied',
+  'event_type_not_allowed',
+  'cart_type_not_allowed',
+  'template_not_allowed',
+] as const;
+
 /** The endpoints whose requests a replay runs again (services/replay.ts). */
 export const REPLAYABLE_ENDPOINTS: readonly string[] = ['transactional', 'order-created', 'purchase'];
 

@@ -301,3 +301,29 @@ export async function deliverabilityFigures(db: Executor, f: { projectId?: Proje
     days30: { sent: n(r.sent30), bounced: n(r.bounced30), complained: n(r.complained30) },
   }));
 }
+
+/**
+ * Per project, the requests refused because of the key they came with (disabled, or without the right
+ * asked for) in the window (issue 37): a site whose key stopped working shows here before anyone reads
+ * the chronology.
+ */
+export async function keyRefusals(db: Executor, f: DashboardFilter, codes: readonly string[]) {
+  let q = db
+    .selectFrom('events as ev')
+    .innerJoin('projects as p', 'p.id', 'ev.project_id')
+    .select(['p.site_key', 'ev.error_code', sql<number>`count(*)`.as('total')])
+    .where('ev.accepted', '=', 0)
+    .where('ev.error_code', 'in', [...codes])
+    .where('ev.created_at', '>=', f.since)
+    .where('ev.created_at', '<', f.until)
+    .groupBy(['p.site_key', 'ev.error_code']);
+  if (f.projectId !== undefined) q = q.where('ev.project_id', ...byProject(f.projectId));
+  const byProjectKey = new Map<string, { site_key: string; total: number; by_code: Record<string, number> }>();
+  for (const r of await q.execute()) {
+    const p = byProjectKey.get(r.site_key) ?? { site_key: r.site_key, total: 0, by_code: {} };
+    p.total += n(r.total);
+    p.by_code[r.error_code ?? ''] = n(r.total);
+    byProjectKey.set(r.site_key, p);
+  }
+  return [...byProjectKey.values()].sort((a, b) => b.total - a.total || a.site_key.localeCompare(b.site_key));
+}

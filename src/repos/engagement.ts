@@ -82,6 +82,36 @@ export async function lastHumanCartClick(
 const n = (v: unknown) => Number(v ?? 0);
 const countIf = (cond: ReturnType<typeof sql>) => sql<number>`sum(case when ${cond} then 1 else 0 end)`;
 
+/**
+ * The one definition of sent, delivered, opened and clicked (issue 37), for every figure that shows them
+ * (the dashboard's e-mails card, the cart steps, a template's rates): over `scheduled_emails as e`
+ * left-joined with `email_engagement as g`, restricted to SENT_STATUSES by the caller. Sent: the relay
+ * accepted it. Delivered: sent and not bounced back (no report needed: most receivers send none).
+ * Opened, clicked: by a person at least once (machines are counted apart).
+ */
+const sentColumns = () =>
+  [
+    sql<number>`count(*)`.as('sent'),
+    countIf(sql`e.status in (${sql.join(DELIVERED_STATUSES)})`).as('delivered'),
+    countIf(sql`g.opens > 0`).as('opened'),
+    countIf(sql`g.clicks > 0`).as('clicked'),
+  ] as const;
+
+/** Every e-mail sent in [since, until) (by sent_at, test sends left out), by the definition above. */
+export async function sentFigures(db: Executor, f: { projectId?: ProjectFilter; since: number; until: number }) {
+  let q = db
+    .selectFrom('scheduled_emails as e')
+    .leftJoin('email_engagement as g', 'g.email_id', 'e.id')
+    .select(sentColumns())
+    .where('e.is_test', '=', 0)
+    .where('e.status', 'in', [...SENT_STATUSES])
+    .where('e.sent_at', '>=', f.since)
+    .where('e.sent_at', '<', f.until);
+  if (f.projectId !== undefined) q = q.where('e.project_id', ...byProject(f.projectId));
+  const r = await q.executeTakeFirst();
+  return { sent: n(r?.sent), delivered: n(r?.delivered), opened: n(r?.opened), clicked: n(r?.clicked) };
+}
+
 /** Per cart type and step, the cart e-mails sent in [since, until) and what they led to (SPEC §17). */
 export async function cartStepFigures(db: Executor, f: { projectId?: ProjectFilter; since: number; until: number }) {
   let q = db
@@ -90,14 +120,7 @@ export async function cartStepFigures(db: Executor, f: { projectId?: ProjectFilt
       j.onRef('o.project_id', '=', 'e.project_id').onRef('o.order_id', '=', 'e.order_id'),
     )
     .leftJoin('email_engagement as g', 'g.email_id', 'e.id')
-    .select([
-      'o.cart_type',
-      'e.chain_step',
-      sql<number>`count(*)`.as('sent'),
-      countIf(sql`e.status in (${sql.join(DELIVERED_STATUSES)})`).as('delivered'),
-      countIf(sql`g.opens > 0`).as('opened'),
-      countIf(sql`g.clicks > 0`).as('clicked'),
-    ])
+    .select(['o.cart_type', 'e.chain_step', ...sentColumns()])
     .where('e.kind', '=', 'cart')
     .where('e.is_test', '=', 0)
     .where('e.status', 'in', [...SENT_STATUSES])

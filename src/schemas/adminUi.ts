@@ -105,6 +105,20 @@ export const DashboardResponse = Type.Object({
   ),
   emails_by_day: Type.Array(Type.Object({ day: Type.String(), ...EmailOutcomes })),
   emails_by_outcome: Type.Object(EmailOutcomes),
+  emails_sent: Type.Object(
+    { sent: Count, delivered: Count, opened: Count, clicked: Count },
+    {
+      description:
+        'e-mails sent in the window (by sent time, test sends left out): sent = accepted by the relay; delivered = sent and not bounced back; opened, clicked = by a person at least once. The same definitions as cart_steps',
+    },
+  ),
+  key_refusals: Type.Array(
+    Type.Object({ site_key: Type.String(), total: Count, by_code: Type.Record(Type.String(), Count) }),
+    {
+      description:
+        'per project, requests refused in the window because of their key (disabled, or without the right asked for)',
+    },
+  ),
   outbox: Type.Object({
     scheduled: Count,
     queued: Count,

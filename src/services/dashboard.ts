@@ -1,6 +1,15 @@
 // The admin UI dashboard: events, e-mails, outbox and cart recovery over the last days (UTC).
 import { paidAmountByCurrency } from '../repos/campaigns.js';
-import { cartFigures, deliverabilityFigures, emailFigures, eventFigures, outboxDepth } from '../repos/dashboard.js';
+import {
+  cartFigures,
+  deliverabilityFigures,
+  emailFigures,
+  eventFigures,
+  keyRefusals,
+  outboxDepth,
+} from '../repos/dashboard.js';
+import { sentFigures } from '../repos/engagement.js';
+import { KEY_REFUSAL_CODES } from '../domain/refusal.js';
 import { rateLevel } from '../domain/bounces.js';
 import { iso } from '../repos/types.js';
 import { DASHBOARD_DAYS, type DashboardQuery } from '../schemas/adminUi.js';
@@ -16,13 +25,15 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
   const now = deps.clock.now();
   const until = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS; // the end of today, UTC
   const f = { projectId, since: until - (q.days ?? DASHBOARD_DAYS) * DAY_MS, until, now };
-  const [events, emails, outbox, carts, paid, rates] = await Promise.all([
+  const [events, emails, outbox, carts, paid, rates, sent, refusals] = await Promise.all([
     eventFigures(db, dialect, f),
     emailFigures(db, dialect, f),
     outboxDepth(db, f),
     cartFigures(db, dialect, f),
     paidAmountByCurrency(db, f),
     deliverabilityFigures(db, f),
+    sentFigures(db, f),
+    keyRefusals(db, f, KEY_REFUSAL_CODES),
   ]);
   const steps = await cartSteps(db, f);
   const withRates = (w: { sent: number; bounced: number; complained: number }) => ({
@@ -38,6 +49,8 @@ export async function dashboard(deps: Deps, q: DashboardQuery, scope: readonly n
     until: iso(f.until)!,
     ...events,
     ...emails,
+    emails_sent: sent,
+    key_refusals: refusals,
     outbox,
     carts,
     cart_steps: steps,

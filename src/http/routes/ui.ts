@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pickLanguage as pickMessageLanguage, uiErrorModule } from '../../domain/errorCatalog.js';
+import { uiNamesModule } from '../../domain/names.js';
 import { AppError } from '../../errors.js';
 import { sendError } from '../plugins/errors.js';
 
@@ -125,6 +126,8 @@ export const uiRoutes: FastifyPluginAsyncTypebox<{ root?: string }> = async (app
   const assets = loadTree(join(root, 'assets'));
   // The error sentences come from the server's one catalogue, not from a copy among the UI's files.
   assets.set('js/i18n/errors.js', asset(Buffer.from(uiErrorModule()), TYPES['.js']));
+  // So do the names of codes (issue 37: one dictionary for the API and the UI).
+  assets.set('js/i18n/names.js', asset(Buffer.from(uiNamesModule()), TYPES['.js']));
   const hide = { schema: { hide: true } };
 
   const page = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -1,7 +1,7 @@
 // @ts-check
 // DOM helpers. Every piece of data reaches the page as a text node or an attribute value set through
 // the DOM API: nothing is ever parsed as HTML, so a payload holding <script> shows as text.
-import { fmtTime, statusLabel, t } from './i18n.js';
+import { fmtTime, nameOf, statusLabel, t } from './i18n.js';
 
 /** @typedef {import('./types.js').Tone} Tone */
 /**
@@ -113,6 +113,23 @@ export function statusBadge(status) {
   const el = badge(statusLabel(status), statusTones[status] ?? 'muted');
   el.title = String(status);
   return el;
+}
+
+/**
+ * A label with its definition as the tooltip (issue 37: each figure is defined once, and says how).
+ * @param {string} label
+ * @param {string} definition
+ */
+export const defined = (label, definition) => h('span', { class: 'defined', title: definition }, label);
+
+/**
+ * A code shown by its name (issue 37), the code itself in the tooltip for whoever needs it.
+ * @param {string} kind event_type, cart_type, step, webhook_kind, endpoint
+ * @param {string | null | undefined} value
+ */
+export function named(kind, value) {
+  if (value === null || value === undefined) return document.createTextNode('—');
+  return h('span', { class: 'named', title: value, 'data-code': value }, nameOf(kind, value));
 }
 
 /** @param {string | number | null | undefined} text */

@@ -12,6 +12,7 @@
 // Values are never parsed as HTML: they reach the page as text nodes, like everything else.
 import en from './i18n/en.js';
 import ru from './i18n/ru.js';
+import names from './i18n/names.js';
 
 /**
  * A catalogue entry: the text, or its plural forms by Intl.PluralRules category ({one, few, many, other}).
@@ -242,3 +243,14 @@ export const fmtPercent = (part, whole) =>
  * @param {string} status
  */
 export const statusLabel = (status) => (hasKey(`status.${status}`) ? t(`status.${status}`) : String(status));
+
+/**
+ * A code's name (kind: event_type, cart_type, step, webhook_kind, endpoint) in the UI's language, from the
+ * server's one dictionary (src/domain/names.ts, issue 37); the code itself when the dictionary has none.
+ * @param {string} kind
+ * @param {string | null | undefined} code
+ */
+export const nameOf = (kind, code) =>
+  code === null || code === undefined
+    ? '—'
+    : (names[lang]?.[`${kind}.${code}`] ?? names.en[`${kind}.${code}`] ?? String(code));

@@ -26,7 +26,7 @@
 /**
  * A column of dom.js's table(): its heading, and what each row shows in it.
  * @template R
- * @typedef {{ label: string, cell: (row: R) => Content, class?: string }} Column
+ * @typedef {{ label: Content, cell: (row: R) => Content, class?: string }} Column
  */
 
 /**

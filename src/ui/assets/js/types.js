@@ -209,6 +209,8 @@
  * @property {EventTypeRow[]} events_by_type
  * @property {({ day: string } & EmailOutcomes)[]} emails_by_day
  * @property {EmailOutcomes} emails_by_outcome
+ * @property {{ sent: number, delivered: number, opened: number, clicked: number }} emails_sent
+ * @property {{ site_key: string, total: number, by_code: Record<string, number> }[]} key_refusals
  * @property {{ scheduled: number, queued: number, sending: number, over_quota: number,
  *   oldest_due_at: string | null, oldest_due_age_seconds: number | null }} outbox
  * @property {Carts} carts

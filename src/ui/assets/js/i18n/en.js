@@ -983,7 +983,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'engagement.clicked': 'Clicked',
   'engagement.unsubscribed': 'Unsubscribed',
   'engagement.paidAfterClick': 'Paid after a click',
-  'engagement.recovered': 'Recovered',
+  'engagement.recovered': 'Paid after reminders',
   'engagement.noCartSteps': 'No cart e-mails were sent in this period.',
   'engagement.opens': 'Opens by people',
   'engagement.clicks': 'Clicks by people',
@@ -1024,6 +1024,20 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // catalogue (/ui/assets/js/i18n/errors.js); these are the UI's own words around them.
   'errors.withFields': '{sentence}. Fields: {fields}',
   'errors.serverReply': 'Server reply: {reply}',
+  // Issue 37: the dashboard's figures, each defined once (repos/engagement.ts sentColumns).
+  'figures.sent': 'E-mails the mail server accepted in the period (test e-mails left out).',
+  'figures.delivered':
+    'Sent e-mails that did not bounce back. No delivery confirmation is waited for: most mail services send none.',
+  'figures.opened':
+    'E-mails a person opened at least once (link scanners and prefetching left out); the share is of the delivered ones.',
+  'figures.clicked': 'E-mails in which a person followed at least one link; the share is of the delivered ones.',
+  'dashboard.keyRefusals': 'Refused because of the key',
+  'dashboard.keyRefusalsNone': 'No refusals because of a key',
+  'dashboard.keyRefusal.api_key_disabled': 'key disabled',
+  'dashboard.keyRefusal.permission_denied': 'no permission',
+  'dashboard.keyRefusal.event_type_not_allowed': 'event type not allowed',
+  'dashboard.keyRefusal.cart_type_not_allowed': 'cart type not allowed',
+  'dashboard.keyRefusal.template_not_allowed': 'template not allowed',
   // Issue 37: why a request was refused, by member (pages/refusal.js).
   'refusal.named': 'the answer to the site named the members below',
   'refusal.missing': { one: 'Missing: {fields}.', other: 'Missing: {fields}.' },

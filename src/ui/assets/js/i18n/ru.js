@@ -985,7 +985,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'engagement.clicked': 'Переходы',
   'engagement.unsubscribed': 'Отписки',
   'engagement.paidAfterClick': 'Оплачено после перехода',
-  'engagement.recovered': 'Возвращено',
+  'engagement.recovered': 'Оплачено после напоминаний',
   'engagement.noCartSteps': 'За этот период писем о корзине не отправлялось.',
   'engagement.opens': 'Открытий людьми',
   'engagement.clicks': 'Переходов людьми',
@@ -1026,6 +1026,20 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // (/ui/assets/js/i18n/errors.js); здесь только слова интерфейса вокруг них.
   'errors.withFields': '{sentence}. Поля: {fields}',
   'errors.serverReply': 'Ответ сервера: {reply}',
+  // Issue 37: the dashboard's figures, each defined once (repos/engagement.ts sentColumns).
+  'figures.sent': 'Письма, которые принял почтовый сервер за период (пробные не считаются).',
+  'figures.delivered':
+    'Отправленные письма, которые не вернулись с ошибкой доставки. Подтверждения доставки не ждём: большинство почтовых служб его не присылает.',
+  'figures.opened':
+    'Письма, которые человек открыл хотя бы раз (проверки ссылок и предзагрузка не считаются); доля — от доставленных.',
+  'figures.clicked': 'Письма, в которых человек перешёл хотя бы по одной ссылке; доля — от доставленных.',
+  'dashboard.keyRefusals': 'Отказы из-за ключа',
+  'dashboard.keyRefusalsNone': 'Отказов из-за ключа нет',
+  'dashboard.keyRefusal.api_key_disabled': 'ключ отключён',
+  'dashboard.keyRefusal.permission_denied': 'нет разрешения',
+  'dashboard.keyRefusal.event_type_not_allowed': 'тип события не разрешён',
+  'dashboard.keyRefusal.cart_type_not_allowed': 'тип корзины не разрешён',
+  'dashboard.keyRefusal.template_not_allowed': 'шаблон не разрешён',
   // Issue 37: why a request was refused, by member (pages/refusal.js).
   'refusal.named': 'ответ сайту назвал поля ниже',
   'refusal.missing': {

@@ -3,8 +3,8 @@
 // cart recovery. Refreshes itself every minute while the tab is visible (it is meant to stay open).
 import { api, projects, qs } from '../api.js';
 import { barChart, proportionTable } from '../charts.js';
-import { badge, fmtDuration, fmtNumber, h, select, table } from '../dom.js';
-import { fmtClock, fmtDay, fmtPercent, intlLocale, t } from '../i18n.js';
+import { badge, defined, fmtDuration, fmtNumber, h, named, select, table } from '../dom.js';
+import { fmtClock, fmtDay, fmtPercent, intlLocale, nameOf, t } from '../i18n.js';
 import { cartStepsPart } from './engagement.js';
 import { deliverability, pausedNotices } from './deliverability.js';
 import { dashboardChecklist } from './firstRun.js';
@@ -53,16 +53,17 @@ function card(title, rows, tone) {
 
 const pct = fmtPercent;
 
-// An event type with the endpoint it came to, unless that is the transactional one: course_paid from a
-// purchase is a payment, course_paid from a transactional send is an e-mail request.
-// A request without an event type (a catalog read) is named by its endpoint alone.
+// An event type by its name (issue 37: the one dictionary, src/domain/names.ts) with the endpoint it came
+// to, unless that is the transactional one: course_paid from a purchase is a payment, course_paid from a
+// transactional send is an e-mail request. A request without an event type (a catalog read) is named by
+// its endpoint alone.
 /** @param {Pick<EventTypeRow, 'endpoint' | 'event_type'>} row */
 const typeLabel = (row) =>
   row.endpoint === 'transactional'
-    ? row.event_type
+    ? nameOf('event_type', row.event_type)
     : row.event_type === '(none)'
-      ? row.endpoint
-      : `${row.event_type} (${row.endpoint})`;
+      ? nameOf('endpoint', row.endpoint)
+      : `${nameOf('event_type', row.event_type)} (${nameOf('endpoint', row.endpoint)})`;
 
 /**
  * The events per day of the most frequent types, the others summed.
@@ -93,6 +94,37 @@ function eventTypeSeries(byDay, byType) {
 }
 
 /**
+ * Requests refused because of their key, per project (issue 37): a site whose key stopped working shows
+ * here; each project links to its refused events.
+ * @param {Dashboard['key_refusals']} rows
+ */
+function keyRefusalsCard(rows) {
+  const total = rows.reduce((sum, r) => sum + r.total, 0);
+  return card(
+    t('dashboard.keyRefusals'),
+    rows.length
+      ? rows.map((r) => [
+          h('a', { href: `/ui/events${qs({ site_key: r.site_key, status: 'rejected' })}` }, r.site_key),
+          h(
+            'span',
+            { title: Object.keys(r.by_code).join(', ') },
+            fmtNumber(r.total),
+            ' ',
+            h(
+              'small',
+              { class: 'muted' },
+              Object.keys(r.by_code)
+                .map((c) => t(`dashboard.keyRefusal.${c}`))
+                .join(', '),
+            ),
+          ),
+        ])
+      : [[t('dashboard.keyRefusalsNone'), '0']],
+    total ? 'alert' : '',
+  );
+}
+
+/**
  * @param {Dashboard} d
  * @param {() => Promise<void>} reload
  */
@@ -104,6 +136,7 @@ function draw(d, reload) {
   const repeated = d.events_by_day.reduce((s, x) => s + x.repeated, 0);
   const received = accepted + rejected + repeated;
   const e = d.emails_by_outcome;
+  const s = d.emails_sent;
   const o = d.outbox;
   const c = d.carts;
   const lagging = o.oldest_due_age_seconds !== null && o.oldest_due_age_seconds > 60;
@@ -120,9 +153,40 @@ function draw(d, reload) {
       ],
       [t('dashboard.repeated'), fmtNumber(repeated)],
     ]),
+    keyRefusalsCard(d.key_refusals),
+    // Sent, delivered, opened and clicked by the definitions the cart steps use (repos/engagement.ts).
     card(t('nav.emails'), [
-      [t('dashboard.sent'), fmtNumber(e.sent)],
-      [t('dashboard.delivered'), fmtNumber(e.delivered)],
+      [defined(t('dashboard.sent'), t('figures.sent')), fmtNumber(s.sent)],
+      [
+        defined(t('dashboard.delivered'), t('figures.delivered')),
+        h(
+          'span',
+          { 'data-figure': 'delivered' },
+          fmtNumber(s.delivered),
+          ' ',
+          h('small', { class: 'muted' }, pct(s.delivered, s.sent)),
+        ),
+      ],
+      [
+        defined(t('engagement.opened'), t('figures.opened')),
+        h(
+          'span',
+          { 'data-figure': 'opened' },
+          fmtNumber(s.opened),
+          ' ',
+          h('small', { class: 'muted' }, pct(s.opened, s.delivered)),
+        ),
+      ],
+      [
+        defined(t('engagement.clicked'), t('figures.clicked')),
+        h(
+          'span',
+          { 'data-figure': 'clicked' },
+          fmtNumber(s.clicked),
+          ' ',
+          h('small', { class: 'muted' }, pct(s.clicked, s.delivered)),
+        ),
+      ],
       [t('dashboard.bounced'), fmtNumber(e.bounced)],
       [t('dashboard.softBounced'), fmtNumber(e.soft_bounced)],
       [t('dashboard.complained'), fmtNumber(e.complained)],
@@ -213,7 +277,12 @@ function draw(d, reload) {
         title: t('dashboard.chart.emailsByOutcome'),
         labels: d.emails_by_day.map((x) => x.day),
         series: [
-          { name: t('status.sent'), cls: 'c-ok', values: d.emails_by_day.map((x) => x.sent) },
+          {
+            name: t('status.sent'),
+            cls: 'c-ok',
+            // Accepted by the relay, whatever a report said later: the card's «Отправлено».
+            values: d.emails_by_day.map((x) => x.sent + x.delivered + x.bounced + x.soft_bounced + x.complained),
+          },
           { name: t('status.failed'), cls: 'c-bad', values: d.emails_by_day.map((x) => x.failed) },
           { name: t('status.suppressed'), cls: 'c-warn', values: d.emails_by_day.map((x) => x.suppressed) },
           { name: t('status.cancelled'), cls: 'c-muted', values: d.emails_by_day.map((x) => x.cancelled) },
@@ -250,7 +319,7 @@ function draw(d, reload) {
         h('h2', { class: 'figcaption' }, t('dashboard.cartsByType')),
         table(
           [
-            { label: t('dashboard.cartType'), cell: (r) => r.cart_type },
+            { label: t('dashboard.cartType'), cell: (r) => named('cart_type', r.cart_type) },
             { label: t('common.created'), class: 'num', cell: (r) => fmtNumber(r.created) },
             { label: t('dashboard.paid'), class: 'num', cell: (r) => fmtNumber(r.paid) },
             { label: t('dashboard.afterCart'), class: 'num', cell: (r) => fmtNumber(r.recovered) },

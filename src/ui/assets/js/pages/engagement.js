@@ -2,7 +2,7 @@
 // Opens, clicks and what the e-mails earned (SPEC §17), for three pages: the dashboard's cart steps,
 // an e-mail's engagement (people's hits, machines' marked apart) and a template's rates.
 import { api, enc } from '../api.js';
-import { badge, facts, fmtNumber, h, table, time } from '../dom.js';
+import { badge, defined, facts, fmtNumber, h, named, table, time } from '../dom.js';
 import { fmtPercent, intlLocale, t } from '../i18n.js';
 
 /**
@@ -58,12 +58,25 @@ export function cartStepsPart(steps) {
     h('h2', { class: 'figcaption' }, t('engagement.cartSteps')),
     table(
       /** @satisfies {Column<CartStep>[]} */ ([
-        { label: t('dashboard.cartType'), cell: (r) => r.cart_type },
-        { label: t('engagement.step'), cell: (r) => r.step },
-        { label: t('engagement.sent'), class: 'num', cell: (r) => fmtNumber(r.sent) },
-        { label: t('engagement.delivered'), class: 'num', cell: (r) => withRate(r.delivered, r.sent) },
-        { label: t('engagement.opened'), class: 'num', cell: (r) => withRate(r.opened, r.delivered) },
-        { label: t('engagement.clicked'), class: 'num', cell: (r) => withRate(r.clicked, r.delivered) },
+        { label: t('dashboard.cartType'), cell: (r) => named('cart_type', r.cart_type) },
+        { label: t('engagement.step'), cell: (r) => named('step', r.step) },
+        // The same definitions as the dashboard's e-mails card (repos/engagement.ts sentColumns).
+        { label: defined(t('engagement.sent'), t('figures.sent')), class: 'num', cell: (r) => fmtNumber(r.sent) },
+        {
+          label: defined(t('engagement.delivered'), t('figures.delivered')),
+          class: 'num',
+          cell: (r) => withRate(r.delivered, r.sent),
+        },
+        {
+          label: defined(t('engagement.opened'), t('figures.opened')),
+          class: 'num',
+          cell: (r) => withRate(r.opened, r.delivered),
+        },
+        {
+          label: defined(t('engagement.clicked'), t('figures.clicked')),
+          class: 'num',
+          cell: (r) => withRate(r.clicked, r.delivered),
+        },
         { label: t('engagement.paidAfterClick'), class: 'num', cell: (r) => fmtNumber(r.purchased_after_click) },
         {
           label: t('engagement.recovered'),
