@@ -139,6 +139,19 @@ for (const d of DIALECTS) {
       assert.equal(w.body.subscribed, false);
       const rows = await emailRows('nc@example.com');
       assert.equal(rows.filter((e) => e.status === 'suppressed').length, 6);
+      // The withdrawal on a topic that requires consent stops them for want of consent (SPEC §22), and
+      // so does it the next order's chain: no_consent, not contact_unsubscribed.
+      const scoped = await keyCall(t.app, key, 'GET', `/api/scoped/emails?order_id=NC-2`);
+      assert.equal(scoped.status, 200, JSON.stringify(scoped.body));
+      assert.deepEqual(
+        scoped.body.items.map((e: any) => `${e.status} ${e.reason}`),
+        ['suppressed no_consent', 'suppressed no_consent', 'suppressed no_consent'],
+      );
+      const after = await keyCall(t.app, key, 'POST', OC, order('nc@example.com', 'NC-3'));
+      assert.deepEqual(
+        after.body.plan.map((p: any) => p.reason),
+        ['no_consent', 'no_consent', 'no_consent'],
+      );
       const c = await contactOf('nc@example.com');
       assert.deepEqual(
         c.consent.map((x: any) => [x.granted, x.source]),

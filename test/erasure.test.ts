@@ -276,7 +276,55 @@ for (const d of DIALECTS) {
       const bad = await keyCall(t.app, key, 'POST', '/api/scoped/contacts/erase', { email: 'not-an-address' });
       assert.equal(bad.status, 422);
       assert.ok('email' in bad.body.detail.error.invalid_fields);
+      // Audited like the administrator's erase (SPEC §22): by the site's key, without the address.
+      const audit = await adminCall(t.app, 'GET', `/api/admin/audit?site_key=${site}&action=contact.erase&limit=50`);
+      const row = audit.body.items.find((a: any) => a.target === `contact:${r.body.contact_id}`);
+      assert.ok(row, JSON.stringify(audit.body));
+      assert.equal(row.via, 'key');
+      assert.equal(row.after.erasure_id, r.body.erasure_id);
+      assert.ok(!JSON.stringify(row).toLowerCase().includes('site.user'), 'the audit row holds no address');
     });
+
+    for (const [how, makeSuppressed] of [
+      ['bounced', 'invalid'],
+      ['complained', 'complaint'],
+    ] as const)
+      it(`an erased address that had ${how} gets no e-mail at all when it comes back, transactional included`, async () => {
+        const email = `came.back.${how}@example.com`;
+        await keyCall(t.app, key, 'POST', T, {
+          event_type: 'contest_results',
+          email,
+          fields: { event_title: 'A', work_title: 'B' },
+        });
+        const id = (await contactId(email))!;
+        // What a hard bounce or a complaint leaves on the contact (services/reports.ts).
+        await t.deps.db.db
+          .updateTable('contacts')
+          .set(
+            makeSuppressed === 'invalid'
+              ? { status: 'invalid', status_reason: 'hard_bounce' }
+              : { status: 'unsubscribed', status_reason: 'complaint' },
+          )
+          .where('id', '=', id)
+          .execute();
+        const erased = await keyCall(t.app, key, 'POST', '/api/scoped/contacts/erase', { email });
+        assert.equal(erased.status, 200, JSON.stringify(erased.body));
+        const tr = await keyCall(t.app, key, 'POST', T, {
+          event_type: 'contest_results',
+          email,
+          fields: { event_title: 'A', work_title: 'B' },
+        });
+        assert.equal(tr.status, 200, JSON.stringify(tr.body));
+        assert.deepEqual(
+          tr.body.plan.map((p: any) => [p.status, p.reason]),
+          [['suppressed', 'contact_invalid']],
+        );
+        const oc = await keyCall(t.app, key, 'POST', OC, { email, order_id: `CB-${how}`, cart_type: 'course' });
+        assert.ok(
+          oc.body.plan.every((p: any) => p.status === 'suppressed'),
+          JSON.stringify(oc.body.plan),
+        );
+      });
 
     it(`more than ${SYNC_LIMIT} rows: in_progress, erased in batches by the worker, done on the contact page`, async () => {
       const email = 'long.history@example.com';

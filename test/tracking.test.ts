@@ -13,6 +13,7 @@ import { startReceiver, type Receiver } from './support/webhookReceiver.js';
 import { linksOf, pathOf, shapeOf, TRACK_PUBLIC_URL, TRACK_SECRET } from './support/tracking.js';
 import { bodyOf } from './support/document.js';
 import { purgeTrackingHits } from '../src/repos/trackingHits.js';
+import { signUnsubscribeToken } from '../src/delivery/unsubscribe.js';
 
 const T = '/api/scoped/send/transactional';
 const BROWSER =
@@ -547,6 +548,30 @@ for (const d of DIALECTS) {
         },
         { sent: 1, delivered: 1, opened: 1, clicked: 1, bounced: 0, complained: 0, unsubscribed: 0 },
       );
+      // A one-click unsubscribe from this cart reminder leaves its topic only (the contact stays active):
+      // the template's figures count it (SPEC §22).
+      const buyer = await t.deps.db.db
+        .selectFrom('contacts')
+        .select(['id', 'project_id', 'email'])
+        .where('email', '=', 'buyer@example.com')
+        .executeTakeFirstOrThrow();
+      const token = signUnsubscribeToken(TRACK_SECRET, buyer, 'cart_reminders');
+      t.clock.advance(60_000);
+      const one = await t.app.inject({
+        method: 'POST',
+        url: `/u/${token}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'List-Unsubscribe=One-Click',
+      });
+      assert.equal(one.statusCode, 200);
+      const left = await adminCall(t.app, 'GET', `/api/admin/projects/${site}/templates/cart_1h/stats`);
+      assert.equal(left.body.unsubscribed, 1, JSON.stringify(left.body));
+      const other = await adminCall(
+        t.app,
+        'GET',
+        `/api/admin/projects/${site}/templates/contest_tpl/stats?since=2000-01-01T00:00:00Z`,
+      );
+      assert.equal(other.body.unsubscribed, 0, 'not the transactional template the buyer was not sent last');
       const contest = await adminCall(
         t.app,
         'GET',

@@ -16,12 +16,15 @@ interface Found {
   html?: { start: number; end: number; attribs: Record<string, string> };
   headOpenEnd?: number;
   title?: { openEnd: number; closeStart: number };
+  /** `<meta charset>` itself: MJML writes only the http-equiv form, which SPEC §22 does not count. */
   charset: boolean;
+  /** Charset declarations (either form) that name another charset than UTF-8: rewritten, we send UTF-8. */
+  wrongCharset: { start: number; end: number; text: string }[];
   doctype: boolean;
 }
 
 function scan(source: string): Found {
-  const found: Found = { charset: false, doctype: false };
+  const found: Found = { charset: false, wrongCharset: [], doctype: false };
   let titleOpenEnd = -1;
   const parser = new Parser(
     {
@@ -33,8 +36,24 @@ function scan(source: string): Found {
           found.html = { start: parser.startIndex, end: parser.endIndex + 1, attribs };
         else if (name === 'head' && found.headOpenEnd === undefined) found.headOpenEnd = parser.endIndex + 1;
         else if (name === 'title' && titleOpenEnd < 0) titleOpenEnd = parser.endIndex + 1;
-        else if (name === 'meta' && ('charset' in attribs || attribs['http-equiv']?.toLowerCase() === 'content-type'))
+        else if (name === 'meta' && 'charset' in attribs) {
           found.charset = true;
+          if (!/^utf-?8$/i.test(attribs.charset.trim()))
+            found.wrongCharset.push({
+              start: parser.startIndex,
+              end: parser.endIndex + 1,
+              text: '<meta charset="utf-8">',
+            });
+        } else if (
+          name === 'meta' &&
+          attribs['http-equiv']?.toLowerCase() === 'content-type' &&
+          !/charset\s*=\s*["']?utf-?8\b/i.test(attribs.content ?? '')
+        )
+          found.wrongCharset.push({
+            start: parser.startIndex,
+            end: parser.endIndex + 1,
+            text: '<meta http-equiv="Content-Type" content="text/html; charset=utf-8">',
+          });
       },
       onclosetag(name, implied) {
         if (name === 'title' && titleOpenEnd >= 0 && !found.title && !implied)
@@ -64,6 +83,7 @@ export function wholeDocument(html: string, subject: string, lang: string): stri
   const edits: { at: number; to: number; text: string }[] = [];
   const head = `${f.charset ? '' : '\n<meta charset="utf-8">'}${f.title ? '' : `\n<title>${title}</title>`}`;
   if (f.title) edits.push({ at: f.title.openEnd, to: f.title.closeStart, text: title });
+  for (const w of f.wrongCharset) edits.push({ at: w.start, to: w.end, text: w.text });
   if (f.headOpenEnd !== undefined) {
     if (head) edits.push({ at: f.headOpenEnd, to: f.headOpenEnd, text: head });
   } else {

@@ -66,9 +66,14 @@ export interface TopicStanding {
   latestGrant: boolean | null;
   /** The address was erased while it had to stay suppressed, and came back (only its keyed hash is kept). */
   suppressedHash?: boolean;
+  /** ... and it had bounced or complained: no e-mail at all goes to it, transactional included (SPEC §22). */
+  hashStopsAll?: boolean;
 }
 
-export type TopicStop = 'contact_unsubscribed' | 'no_consent';
+/** The reasons of a kept hash (services/erasure.ts) that stop every e-mail, transactional included. */
+export const HASH_STOPS_ALL = ['invalid', 'complained'] as const;
+
+export type TopicStop = 'contact_unsubscribed' | 'no_consent' | 'contact_invalid';
 
 /**
  * Why an e-mail of `topic` must not go to the contact, or null when it may. An e-mail of the
@@ -80,15 +85,20 @@ export function topicStop(
   def: Pick<Topic, 'require_consent'> | undefined,
   s: TopicStanding,
 ): TopicStop | null {
+  if (s.hashStopsAll) return 'contact_invalid';
   if (topic === TRANSACTIONAL) return null;
-  if (s.contactStatus === 'unsubscribed' || !s.subscribed || s.suppressedHash) return 'contact_unsubscribed';
+  if (s.contactStatus === 'unsubscribed' || s.suppressedHash) return 'contact_unsubscribed';
+  // A topic that requires consent stops for want of it, a withdrawal included (SPEC §22): the person
+  // withdrew consent, which is what the site must hear, not that they left a topic.
   if (def?.require_consent && s.latestGrant !== true) return 'no_consent';
+  if (!s.subscribed) return 'contact_unsubscribed';
   return null;
 }
 
 export const topicStopSentence: Record<TopicStop, string> = {
   contact_unsubscribed: 'suppressed: the contact left the topic',
   no_consent: 'suppressed: no consent recorded for the topic',
+  contact_invalid: 'suppressed: the address is invalid (erased after it bounced or complained)',
 };
 
 /** A consent item as a site sends it, checked. */

@@ -105,7 +105,8 @@ export const ADMIN_USER_STATUSES = ['active', 'disabled'] as const;
 export type AdminUserStatus = (typeof ADMIN_USER_STATUSES)[number];
 
 /** How an audited change came in: a UI session, a personal token, the root ADMIN_TOKEN, the CLI. */
-export const AUDIT_VIAS = ['session', 'token', 'root', 'cli', 'setup'] as const;
+// `key`: a site's API key (a scoped erase, issue 39).
+export const AUDIT_VIAS = ['session', 'token', 'root', 'cli', 'setup', 'key'] as const;
 export type AuditVia = (typeof AUDIT_VIAS)[number];
 
 /** What an audit row says was done (SPEC §14): `<object>.<change>`. */

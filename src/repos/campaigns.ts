@@ -107,8 +107,8 @@ export async function fanOutCampaign(
           sql.lit(c.sendAt).as('due_at'),
           sql.lit(0).as('attempts'),
           sql<string | null>`case when not (${mayReceive}) then 'contact is ' || contacts.status
-            when ${left} then ${topicStopSentence.contact_unsubscribed}
-            when ${noConsent} then ${topicStopSentence.no_consent} else null end`.as('last_error'),
+            when ${noConsent} then ${topicStopSentence.no_consent}
+            when ${left} then ${topicStopSentence.contact_unsubscribed} else null end`.as('last_error'),
           sql<string>`${c.topic}`.as('topic'),
           sql.lit(now).as('created_at'),
           sql.lit(now).as('updated_at'),

@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { fromFlag, toFlag } from '../db/flags.js';
 import type { ContactStatus, EmailRow, ProjectLocale } from '../db/schema.js';
-import { builtInTopics, TRANSACTIONAL, type Topic } from '../domain/consent.js';
+import { builtInTopics, HASH_STOPS_ALL, TRANSACTIONAL, type Topic } from '../domain/consent.js';
 import type { ConsentSource } from '../domain/statuses.js';
 import { emailFromRow } from './flagRows.js';
 import { iso, type Executor } from './types.js';
@@ -91,7 +91,11 @@ export interface PlanStanding extends ContactTopicState {
   status: ContactStatus | null;
   /** The address was erased while it had to stay suppressed (its keyed hash is kept). */
   suppressedHash: boolean;
+  /** ... after it bounced or complained (HASH_STOPS_ALL): nothing goes to it. */
+  hashStopsAll: boolean;
 }
+
+const STOPS_ALL = sql.join(HASH_STOPS_ALL.map((r) => sql.lit(r)));
 
 /**
  * What many requests' plans need, read together in one statement: each address's contact status, its
@@ -123,22 +127,27 @@ export async function planStandings(
     subs: unknown;
     grants: unknown;
     hashed: number | boolean;
+    hashed_all: number | boolean;
   }>`
     with w (i, p, e, h) as (values ${rows})
     select w.i as i, c.status as status, ${subs} as subs, ${grants} as grants,
-      exists (select 1 from suppressed_hashes sh where sh.project_id = w.p and sh.email_hash = w.h) as hashed
+      exists (select 1 from suppressed_hashes sh where sh.project_id = w.p and sh.email_hash = w.h) as hashed,
+      exists (select 1 from suppressed_hashes sh where sh.project_id = w.p and sh.email_hash = w.h
+        and sh.reason in (${STOPS_ALL})) as hashed_all
     from w left join contacts c on c.project_id = w.p and c.email = w.e`.execute(db);
   const out: PlanStanding[] = wanted.map(() => ({
     status: null,
     subscribed: new Map(),
     latestGrant: new Map(),
     suppressedHash: false,
+    hashStopsAll: false,
   }));
   const pairs = (v: unknown): [string, number][] =>
     v == null ? [] : ((typeof v === 'string' ? JSON.parse(v) : v) as [string, number][]);
   for (const row of r.rows) {
     const o = out[Number(row.i)];
     o.suppressedHash = fromFlag(row.hashed);
+    o.hashStopsAll = fromFlag(row.hashed_all);
     if (row.status === null) continue;
     o.status = row.status;
     for (const [topic, on] of pairs(row.subs)) o.subscribed.set(topic, fromFlag(on));
@@ -157,15 +166,21 @@ export async function readTopicStanding(
   projectId: number,
   topic: string,
   emailHash = '',
-): Promise<{ subscribed: boolean; latestGrant: boolean | null; requireConsent: boolean; suppressedHash: boolean }> {
+): Promise<{
+  subscribed: boolean;
+  latestGrant: boolean | null;
+  requireConsent: boolean;
+  suppressedHash: boolean;
+  hashStopsAll: boolean;
+}> {
   const r = await sql<{
     subscribed: number | null;
     granted: number | null;
     require_consent: number | null;
-    hashed: number | null;
+    hashed: string | null;
   }>`
     select
-      (select 1 from suppressed_hashes where project_id = ${projectId} and email_hash = ${emailHash}) as hashed,
+      (select reason from suppressed_hashes where project_id = ${projectId} and email_hash = ${emailHash}) as hashed,
       (select subscribed from contact_topics where contact_id = ${contactId} and topic = ${topic}) as subscribed,
       (select granted from consent_records where contact_id = ${contactId} and topic = ${topic}
         order by at desc, id desc limit 1) as granted,
@@ -178,6 +193,7 @@ export async function readTopicStanding(
     latestGrant: row?.granted == null ? null : fromFlag(row.granted),
     requireConsent: fromFlag(row?.require_consent),
     suppressedHash: row?.hashed != null,
+    hashStopsAll: (HASH_STOPS_ALL as readonly (string | null | undefined)[]).includes(row?.hashed),
   };
 }
 

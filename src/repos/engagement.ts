@@ -2,7 +2,8 @@
 // cart e-mails (attribution), and the figures per cart step and per template.
 import { sql } from 'kysely';
 import { fromFlag } from '../db/flags.js';
-import { SENT_STATUSES } from '../domain/statuses.js';
+import { defaultTopic } from '../domain/consent.js';
+import { EMAIL_KINDS, SENT_STATUSES } from '../domain/statuses.js';
 import type { ProjectFilter } from './types.js';
 import { byProject, sumMinor, type Executor } from './types.js';
 
@@ -188,31 +189,24 @@ export async function templateFigures(
     .where('e.sent_at', '>=', f.since)
     .where('e.sent_at', '<', f.until)
     .executeTakeFirst();
-  // Unsubscribed: contacts who unsubscribed while this template's e-mail was the last one they had been
-  // sent (the unsubscribe link names the contact, not the e-mail).
-  const unsub = await db
-    .selectFrom('contacts as c')
-    .select(sql<number>`count(*)`.as('n'))
-    .where('c.project_id', '=', f.projectId)
-    .where('c.status', '=', 'unsubscribed')
-    .where((eb) =>
-      eb(
-        eb
-          .selectFrom('scheduled_emails as l')
-          .select('l.template_key')
-          .whereRef('l.contact_id', '=', 'c.id')
-          .where('l.is_test', '=', 0)
-          .where('l.sent_at', 'is not', null)
-          .whereRef('l.sent_at', '<=', 'c.status_changed_at')
-          .where('l.sent_at', '>=', f.since)
-          .where('l.sent_at', '<', f.until)
-          .orderBy('l.sent_at', 'desc')
-          .limit(1),
-        '=',
-        f.templateKey,
-      ),
-    )
-    .executeTakeFirst();
+  // Unsubscribed: contacts who left while this template's e-mail was the last one they had been sent in
+  // the window (the unsubscribe link names the contact, not the e-mail): a full unsubscribe, or a
+  // withdrawal from the topic of that e-mail (a one-click on a cart reminder leaves cart_reminders only).
+  const unsub = await sql<{ n: number | string }>`
+    select count(distinct x.contact_id) as n
+    from (
+      select c.id as contact_id, c.status_changed_at as at, cast(null as text) as topic
+        from contacts c where c.project_id = ${f.projectId} and c.status = 'unsubscribed'
+      union all
+      select cr.contact_id, cr.at, cr.topic
+        from consent_records cr where cr.project_id = ${f.projectId} and cr.granted = 0
+    ) x
+    join scheduled_emails e on e.id = (
+      select l.id from scheduled_emails l
+      where l.contact_id = x.contact_id and l.is_test = 0 and l.sent_at is not null
+        and l.sent_at <= x.at and l.sent_at >= ${f.since} and l.sent_at < ${f.until}
+      order by l.sent_at desc, l.id desc limit 1)
+    where e.template_key = ${f.templateKey} and (x.topic is null or x.topic = ${emailTopicSql('e')})`.execute(db);
   return {
     sent: n(row?.sent),
     delivered: n(row?.delivered),
@@ -220,6 +214,16 @@ export async function templateFigures(
     complained: n(row?.complained),
     opened: n(row?.opened),
     clicked: n(row?.clicked),
-    unsubscribed: n(unsub?.n),
+    unsubscribed: n(unsub.rows[0]?.n),
   };
+}
+
+/** An e-mail's consent topic in SQL: its own, else the default of its kind (domain/consent.ts topicOf). */
+function emailTopicSql(alias: string) {
+  const kind = sql.ref(`${alias}.kind`);
+  const cases = sql.join(
+    EMAIL_KINDS.map((k) => sql`when ${sql.lit(k)} then ${sql.lit(defaultTopic(k))}`),
+    sql` `,
+  );
+  return sql`coalesce(${sql.ref(`${alias}.topic`)}, case ${kind} ${cases} end)`;
 }

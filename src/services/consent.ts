@@ -100,7 +100,25 @@ export async function recordChoices(
     await setContactStatus(trx, contact.id, 'active', now, ['unsubscribed'], { reason: 'consent' });
   }
   for (const [topic, g] of final) await setSubscription(trx, contact.id, topic, g, now);
-  await suppressTopics(trx, contact.id, left, now, leavingAll?.stopReason ?? topicStopSentence.contact_unsubscribed);
+  if (leavingAll) await suppressTopics(trx, contact.id, left, now, leavingAll.stopReason, 'contact_unsubscribed');
+  else if (left.length) {
+    // A withdrawal from a topic that requires consent stops its e-mails for want of consent (SPEC §22).
+    const needConsent = new Set(
+      (await listTopics(trx, contact.project_id)).filter((t) => t.require_consent).map((t) => t.key),
+    );
+    const [noConsent, unsubscribed] = [left.filter((t) => needConsent.has(t)), left.filter((t) => !needConsent.has(t))];
+    if (unsubscribed.length)
+      await suppressTopics(
+        trx,
+        contact.id,
+        unsubscribed,
+        now,
+        topicStopSentence.contact_unsubscribed,
+        'contact_unsubscribed',
+      );
+    if (noConsent.length)
+      await suppressTopics(trx, contact.id, noConsent, now, topicStopSentence.no_consent, 'no_consent');
+  }
   // A person who leaves a topic from an e-mail or the preference page: the site hears of it as of a full
   // unsubscribe, with the topics. The site's own calls (`api`) are not echoed back.
   const via = PERSON_VIA[source];
@@ -115,14 +133,21 @@ const PERSON_VIA: Partial<Record<ConsentSource, string>> = {
   preference_page: 'preference_page',
 };
 
-async function suppressTopics(trx: Executor, contactId: number, topics: string[], now: number, reason: string) {
+async function suppressTopics(
+  trx: Executor,
+  contactId: number,
+  topics: string[],
+  now: number,
+  reason: string,
+  code: TopicStop,
+) {
   // The contact's e-mails claimed but not handed over wait for this withdrawal, whose commit their
   // hand-over check then sees (issue 30: a stop is checked at hand-over, not only at claim).
   if (topics.some((t) => t !== TRANSACTIONAL)) await holdHandOvers(trx, { contactId });
   const stopped = await suppressPendingOfTopics(trx, contactId, topics, reason, now);
   await enqueueEmailWebhooks(
     trx,
-    stopped.map((email) => ({ email, kind: 'email.suppressed' as const, reason: 'contact_unsubscribed' })),
+    stopped.map((email) => ({ email, kind: 'email.suppressed' as const, reason: code })),
     now,
   );
 }
@@ -214,6 +239,7 @@ export async function topicStops(
         subscribed: state.subscribed.get(topic) ?? true,
         latestGrant: state.latestGrant.get(topic) ?? null,
         suppressedHash: state.suppressedHash,
+        hashStopsAll: state.hashStopsAll,
       },
       topic,
       items,
@@ -229,7 +255,7 @@ export async function topicStops(
 /**
  * The send-time check of an e-mail's topic (the delivery worker after its claim, and the hand-over
  * check right before the relay): the sentence to record as `suppressed`, or null when it may go.
- * One read (readTopicStanding), none for a transactional e-mail.
+ * One read (readTopicStanding), a transactional e-mail included (the kept hash of an erased address).
  */
 export async function topicStopAtSend(
   db: Executor,
@@ -238,7 +264,7 @@ export async function topicStopAtSend(
   contact: Pick<ContactRow, 'status' | 'email'>,
 ): Promise<string | null> {
   const topic = topicOf(email.topic, email.kind);
-  if (topic === TRANSACTIONAL) return null;
+  // A transactional e-mail is read too: an erased address that had bounced or complained gets none.
   const hash = suppressionHash(secret, email.project_id, contact.email);
   const s = await readTopicStanding(db, email.contact_id, email.project_id, topic, hash);
   const stop = topicStop(
@@ -249,6 +275,7 @@ export async function topicStopAtSend(
       subscribed: s.subscribed,
       latestGrant: s.latestGrant,
       suppressedHash: s.suppressedHash,
+      hashStopsAll: s.hashStopsAll,
     },
   );
   return stop ? topicStopSentence[stop] : null;

@@ -38,7 +38,9 @@ export const SYNC_LIMIT = 10_000;
 
 /** Why the address must stay suppressed after erasure, or null when it may be written to again. */
 async function suppressionReasonOf(db: Executor, c: ContactRow): Promise<string | null> {
-  if (c.status === 'unsubscribed' || c.status === 'invalid') return c.status;
+  // A complaint is kept apart from an unsubscribe: it stops transactional e-mail too (SPEC §22).
+  if (c.status === 'unsubscribed') return c.status_reason === 'complaint' ? 'complained' : 'unsubscribed';
+  if (c.status === 'invalid') return c.status;
   const state = await contactTopicState(db, c.id);
   return [...state.subscribed.values()].some((s) => !s) ? 'unsubscribed' : null;
 }
@@ -148,6 +150,23 @@ export async function scopedErase(call: GatewayCall, raw: unknown) {
       const contact = await findContact(trx, id);
       if (!contact) throw notFound('A contact with this address');
       const e = await eraseIn(trx, call.deps, contact, now);
+      // Audited like the administrator's erase, in the same transaction, without the address (SPEC §22):
+      // the actor is the site's key, named by its project and last four characters.
+      await record(
+        trx,
+        {
+          actor: `key:${call.project.site_key}…${call.key?.last4 ?? '????'}`,
+          via: 'key',
+          address: null,
+        },
+        {
+          action: 'contact.erase',
+          site_key: call.project.site_key,
+          target: `contact:${contact.id}`,
+          after: { erasure_id: e.id, status: e.status, erased: e.erased },
+        },
+        now,
+      );
       return {
         response: { ...erasureView(e), site_key: call.project.site_key, event_id: eventId },
         effects: { contact_id: contact.id, erasure_id: e.id, status: e.status },

@@ -784,6 +784,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'audit.via.root': 'root token',
   'audit.via.cli': 'command line',
   'audit.via.setup': 'first run',
+  'audit.via.key': 'site API key',
   // Webhooks back to the sites (SPEC §13).
   'webhooks.intro':
     'The site hears here what became of its requests: signed POSTs (Standard Webhooks) retried for three days; an endpoint failing for three days is disabled.',

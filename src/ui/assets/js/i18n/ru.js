@@ -786,6 +786,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'audit.viaToken': 'токен «{name}» №{id}',
   'audit.via.cli': 'командная строка',
   'audit.via.setup': 'первый запуск',
+  'audit.via.key': 'API-ключ сайта',
   // Webhooks back to the sites (SPEC §13).
   'webhooks.intro':
     'Здесь сайт узнаёт, что стало с его запросами: подписанные POST-запросы (Standard Webhooks) повторяются три дня; адрес, который не отвечает три дня, отключается.',
