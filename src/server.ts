@@ -24,6 +24,7 @@ import { expireWebhookLeases } from './repos/siteWebhooks.js';
 import { systemClock, type Clock, type DeliveryHooks, type Deps } from './services/context.js';
 import { createRateLimiter } from './services/rateLimiter.js';
 import { Metrics } from './metrics.js';
+import { onRedisState } from './redis.js';
 import { prettyStdout } from './logFormat.js';
 import { needsSetup, SETUP_CODE_TTL_MS, SetupCode } from './services/setup.js';
 import { startBounceListener, type BounceListener } from './reports/listener.js';
@@ -85,7 +86,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       clock,
       breaker: config.breaker,
       smtpTimeoutMs: config.smtpTimeoutMs,
-      rateCap: createRateCap(config.redisUrl, (err) => log.warn({ err }, 'rate-cap store unavailable')),
+      rateCap: createRateCap(config.redisUrl),
       onBreaker: (label, state) => {
         metrics.breakerState.set({ transport: label }, state === 'open' ? 1 : state === 'half_open' ? 0.5 : 0);
         log.warn({ transport: label, state }, 'transport circuit breaker changed state');
@@ -133,9 +134,12 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
   const delivery: DeliveryHooks = worker
     ? { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) }
     : { wake: () => {}, waitForOutcome: (id, ms) => waitForEmailOutcome(db, id, ms) };
-  const rateLimiter = createRateLimiter(config.redisUrl, clock, (err) => {
-    metrics.rateLimitStoreErrors.inc();
-    log.warn({ err }, 'rate-limit store unavailable: allowing requests');
+  // Counted per request; said once per outage (onRedisState below).
+  const rateLimiter = createRateLimiter(config.redisUrl, clock, () => metrics.rateLimitStoreErrors.inc());
+  onRedisState((down, err) => {
+    if (down)
+      log.warn({ err }, "Redis unavailable: rate limits and caps fall back to this process's own until it is back");
+    else log.info('Redis is back: rate limits and caps are shared again');
   });
   const deps: Deps = {
     ...base,

@@ -3,7 +3,7 @@
 // process, timed by the Redis server's clock; without Redis each process keeps its own (documented: N
 // processes then send up to N times the rate).
 import type { Redis } from 'ioredis';
-import { newRedis } from '../redis.js';
+import { dropRedis, newRedis } from '../redis.js';
 
 export interface RateCap {
   readonly kind: 'memory' | 'redis';
@@ -41,12 +41,15 @@ export class RedisRateCap implements RateCap {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
   private readonly fallback = new MemoryRateCap();
-  constructor(url: string, onError: (err: unknown) => void = () => {}) {
-    this.redis = newRedis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
-    this.redis.on('error', onError);
+  constructor(url: string) {
+    // Fails fast while disconnected (src/redis.ts): no send waits for a reconnect. Before issue 34 the
+    // offline queue held every capped send until a reconnect attempt failed, seconds each.
+    this.redis = newRedis(url, { lazyConnect: false });
+    this.redis.on('error', () => {}); // reported once per outage by src/redis.ts
     this.redis.defineCommand('egwSlot', { numberOfKeys: 1, lua: SCRIPT });
   }
   async acquire(id: string, perSecond: number): Promise<void> {
+    if (this.redis.status !== 'ready') return this.fallback.acquire(id, perSecond);
     let wait: number;
     try {
       // defineCommand adds the method at run time; ioredis's types do not know it.
@@ -59,10 +62,10 @@ export class RedisRateCap implements RateCap {
     if (wait > 0) await sleep(wait);
   }
   async close(): Promise<void> {
-    this.redis.disconnect();
+    dropRedis(this.redis);
   }
 }
 
-export function createRateCap(redisUrl: string | null, onError?: (err: unknown) => void): RateCap {
-  return redisUrl ? new RedisRateCap(redisUrl, onError) : new MemoryRateCap();
+export function createRateCap(redisUrl: string | null): RateCap {
+  return redisUrl ? new RedisRateCap(redisUrl) : new MemoryRateCap();
 }

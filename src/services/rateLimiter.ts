@@ -1,9 +1,13 @@
 // Per-key rate limits (SPEC §7): a token bucket of `burst` tokens refilled at `per_second`. Counted in
-// Redis when REDIS_URL is set (one bucket shared by every API process), in memory otherwise.
+// Redis when REDIS_URL is set (one bucket shared by every API process), in memory otherwise, and in
+// memory too while Redis is away (SPEC §20: each process then limits on its own).
 import type { Redis } from 'ioredis';
-import { newRedis } from '../redis.js';
+import { dropRedis, newRedis } from '../redis.js';
 import type { RateLimit } from '../schemas/common.js';
-import type { Clock } from './context.js';
+import { systemClock, type Clock } from './context.js';
+
+/** What a take is told while Redis is known to be away (counted like a failed command). */
+const REDIS_AWAY = new Error('Redis is unavailable: this process limits on its own');
 
 export interface Decision {
   allowed: boolean;
@@ -80,31 +84,41 @@ return {allowed, tostring(tokens)}
 export class RedisRateLimiter implements RateLimiter {
   readonly kind = 'redis' as const;
   private readonly redis: Redis;
+  /** The process's own buckets, in force while Redis is away (SPEC §20). */
+  private readonly fallback: MemoryRateLimiter;
   constructor(
     url: string,
     private readonly onError: (err: unknown) => void = () => {},
     private readonly prefix = 'egw:rl:',
+    clock: Clock = systemClock,
   ) {
-    this.redis = newRedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-    this.redis.on('error', (err) => this.onError(err));
+    this.fallback = new MemoryRateLimiter(clock);
+    // Fails fast while disconnected (src/redis.ts): no request waits for a reconnect.
+    this.redis = newRedis(url, { lazyConnect: false });
+    this.redis.on('error', () => {}); // reported once per outage by src/redis.ts
     this.redis.defineCommand('egwTake', { numberOfKeys: 1, lua: SCRIPT });
   }
 
   async take(bucket: string, limit: RateLimit, cost = 1): Promise<Decision> {
+    // Known to be away: straight to this process's own buckets, without a failed command each time.
+    if (this.redis.status !== 'ready') {
+      this.onError(REDIS_AWAY);
+      return this.fallback.take(bucket, limit, cost);
+    }
     try {
       // defineCommand adds the method at run time; ioredis's types do not know it.
       const redis = this.redis as unknown as { egwTake(...args: (string | number)[]): Promise<[number, string]> };
       const [allowed, tokens] = await redis.egwTake(this.prefix + bucket, limit.per_second, limit.burst, cost);
       return decide(Number(tokens), allowed === 1, limit);
     } catch (err) {
-      // Fail open: a rate-limit store outage must not stop e-mail; it is logged and counted.
+      // Redis went away mid-command: the process's own limits apply (counted; logged once per outage).
       this.onError(err);
-      return decide(limit.burst, true, limit);
+      return this.fallback.take(bucket, limit, cost);
     }
   }
 
   async close(): Promise<void> {
-    this.redis.disconnect();
+    dropRedis(this.redis);
   }
 }
 
@@ -113,5 +127,5 @@ export function createRateLimiter(
   clock: Clock,
   onError?: (err: unknown) => void,
 ): RateLimiter {
-  return redisUrl ? new RedisRateLimiter(redisUrl, onError) : new MemoryRateLimiter(clock);
+  return redisUrl ? new RedisRateLimiter(redisUrl, onError, undefined, clock) : new MemoryRateLimiter(clock);
 }

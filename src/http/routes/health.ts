@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { ping } from '../../db/index.js';
 import { migrationsCurrent } from '../../db/migrate.js';
 import { refusedRecently } from '../../db/unavailable.js';
+import { redisState } from '../../redis.js';
 import { AppError } from '../../errors.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
@@ -26,7 +27,19 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
       schema: {
         tags: ['operations'],
         summary: 'The database is reachable and its migrations are current',
-        response: { 200: Type.Object({ ok: Type.Literal(true), database: Type.String() }), ...errors(503) },
+        response: {
+          200: Type.Object({
+            ok: Type.Literal(true),
+            database: Type.String(),
+            redis: Type.Optional(
+              Type.Union([Type.Literal('shared'), Type.Literal('fallback')], {
+                description:
+                  "With REDIS_URL: `shared` (limits and caps in Redis) or `fallback` (Redis is unreachable; this process's own limits apply, and it stays ready)",
+              }),
+            ),
+          }),
+          ...errors(503),
+        },
       },
     },
     async () => {
@@ -46,7 +59,9 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (ap
           'not_ready',
           `The database refused a write ${ago} s ago (full disk, lock or I/O error)`,
         );
-      return { ok: true as const, database: deps.db.dialect };
+      // Redis away is no reason to take the process out of service (SPEC §20): said, not refused.
+      const redis = redisState();
+      return { ok: true as const, database: deps.db.dialect, ...(redis ? { redis } : {}) };
     },
   );
 };
