@@ -39,6 +39,8 @@ export interface Config {
   smtpTimeoutMs: number;
   /** Circuit breaker per transport: failures in a row that open it, and how long it stays open. */
   breaker: { failures: number; cooldownMs: number };
+  /** Issue 34 (i34-relay): RELAY_CONCURRENCY, sends (connections) at once per relay per worker. */
+  relayConcurrency: number;
   /** Trust X-Forwarded-For from a reverse proxy (client addresses for login limits and logs). */
   trustProxy: boolean;
   /** Port of the metrics/health listener of a `worker` process (none when unset). */
@@ -223,6 +225,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = processEnv()): Config {
       failures: int(env, 'BREAKER_FAILURES', 5, 1, 1000),
       cooldownMs: int(env, 'BREAKER_COOLDOWN_MS', 60_000, 100, 86_400_000),
     },
+    // Issue 34 (i34-relay): a slow relay holds only its own slots.
+    relayConcurrency: int(env, 'RELAY_CONCURRENCY', 5, 1, 100),
     trustProxy: bool(env, 'TRUST_PROXY'),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     role,

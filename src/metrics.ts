@@ -62,6 +62,13 @@ export class Metrics {
     labelNames: ['transport'],
     registers: [this.registry],
   });
+  /** E-mails waiting in a worker for one of their relay's RELAY_CONCURRENCY slots (issue 34). */
+  readonly relayWaiting = new client.Gauge({
+    name: 'egw_delivery_relay_waiting',
+    help: 'E-mails waiting for a free connection slot of their relay (RELAY_CONCURRENCY per relay per worker)',
+    labelNames: ['relay'],
+    registers: [this.registry],
+  });
   readonly sendDuration = new client.Histogram({
     name: 'egw_email_send_duration_seconds',
     help: 'Time to render and hand one e-mail to the transport',

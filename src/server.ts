@@ -86,6 +86,7 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       clock,
       breaker: config.breaker,
       smtpTimeoutMs: config.smtpTimeoutMs,
+      relayConcurrency: config.relayConcurrency,
       rateCap: createRateCap(config.redisUrl),
       onBreaker: (label, state) => {
         metrics.breakerState.set({ transport: label }, state === 'open' ? 1 : state === 'half_open' ? 0.5 : 0);
@@ -102,6 +103,8 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
       tracking: config.publicUrlSet,
       retry: config.retry,
       bounceDomain: config.bounces.domain,
+      relayConcurrency: config.relayConcurrency,
+      onRelayWaiting: (relay, waiting) => metrics.relayWaiting.set({ relay }, waiting),
       logger: log.child({ component: 'worker' }),
       onOutcome: (o) => {
         metrics.emails.inc({ kind: o.kind, outcome: o.outcome });

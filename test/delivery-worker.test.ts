@@ -151,6 +151,8 @@ describe('delivery worker', () => {
       publicUrl: PUBLIC_URL,
       secret: SECRET,
       concurrency: 2,
+      // Sends at once are bounded per relay (issue 34): two here, on the one relay.
+      relayConcurrency: 2,
       batchSize: 6,
       pollMs: 20,
     });

@@ -27,6 +27,7 @@ import { EXPIRED_NOTE } from '../domain/emailReason.js';
 import { verpAddress } from './verp.js';
 import type { Outcome, OutcomeWriters } from './outcomes.js';
 import type { WorkerLogger } from '../workers/loop.js';
+import type { RelaySlots } from './relaySlots.js';
 
 /** A paused project's campaign and cart e-mails are looked at again this much later (or at once on resume). */
 const PAUSE_DEFER_MS = 3_600_000;
@@ -85,6 +86,10 @@ export interface DeliverContext {
   tracking: boolean;
   bounceDomain: string | null;
   writers: OutcomeWriters;
+  /** RELAY_CONCURRENCY sends at once per relay in this worker. */
+  slots: RelaySlots;
+  /** The worker is stopping: an e-mail that was waiting for a relay slot is handed back, not sent. */
+  stopping: () => boolean;
 }
 
 /** Returns the function that takes one e-mail to its recorded outcome (undefined: the lease was lost). */
@@ -96,9 +101,11 @@ export function makeDeliver(ctx: DeliverContext) {
   const { write, writeAttempts, handOver } = writers;
   /** One e-mail from claim to recorded outcome; returns what was recorded (undefined: lease lost). */
   return async function deliver(row: EmailRow, cache: BatchCache, release: () => void): Promise<Outcome | undefined> {
+    let relaySlot: (() => void) | null = null;
     const record = async (outcome: Outcome, write: Promise<boolean>) => {
-      // The send is over: its slot goes to the next e-mail while the outcome waits for its batched write.
+      // The send is over: its slots go to the next e-mail while the outcome waits for its batched write.
       release();
+      relaySlot?.();
       if (await write) return outcome;
       log.warn(
         { email_id: row.id, worker: id },
@@ -259,82 +266,103 @@ export function makeDeliver(ctx: DeliverContext) {
     };
     const rendered = JSON.stringify({ ...parts, headers: shown, template_version: version } satisfies RenderedMessage);
 
-    const quota = await takeDailyQuota(db, project.id, delivery, row.is_test, clock.now());
-    if (!quota.taken) {
-      const { dueAt, reason } = quota;
-      return record('queued', write(row, finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));
-    }
-    const handed = await handOver(row.id);
-    if (!('verdict' in handed) || !handed.verdict.go) {
-      await giveBackQuota(db, project.id, quota);
-      if ('verdict' in handed && !handed.verdict.go) return recordStop(row, handed.verdict);
-      // Cancelled by a purchase or an administrator after the claim: they recorded it (and its webhook).
-      if ('gone' in handed && handed.gone === 'cancelled') return 'cancelled';
-      log.warn({ email_id: row.id, worker: id }, 'lease lost before the hand-over; another worker owns the e-mail');
-      return undefined;
-    }
-    const routed = await router.send(project, delivery, msg);
-    if (!routed.ok && !routed.reached) {
-      // Every relay of the project was skipped (breaker open): neither an attempt nor a failure.
-      await giveBackQuota(db, project.id, quota);
-      const note = routed.attempts.at(-1)?.reply;
-      return waitForRelay(note, routed.retryAt);
-    }
-    const logged = writeAttempts({ emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
-    logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
-    if (routed.ok) {
-      const res = routed.result;
-      log.info(
-        {
-          email_id: row.id,
-          message_id: messageId,
-          response: res.response,
-          transport: routed.attempts.at(-1)?.transport,
-        },
-        'e-mail sent',
-      );
-      return record('sent', write(row, finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
-    }
-    {
-      const err = routed.error;
-      await giveBackQuota(db, project.id, quota);
-      const f = classifySmtpError(err);
-      const attempts = row.attempts + 1;
+    // One of the relay's RELAY_CONCURRENCY slots (SPEC §20). Waiting for it does not hold one of the
+    // worker's own slots (release): a slow relay delays only the e-mails that go to it.
+    release();
+    relaySlot = await ctx.slots.acquire(router.relayOf(project, delivery), project.id);
+    if (!relaySlot || ctx.stopping()) {
       const now = clock.now();
-      if (f.transient) {
-        // Kept until it has waited SEND_GIVE_UP_AFTER since it first could not go (SPEC §20), as a mail
-        // server keeps its queue for days; the last retry falls on that moment, so none is cut short.
-        const since = Number(row.waiting_since ?? now);
-        const deadline = since + retry.giveUpAfterMs;
-        const ceiling = retry.maxAttempts !== null && attempts >= retry.maxAttempts;
-        if (now < deadline && !ceiling) {
-          const dueAt = Math.min(deadline, now + backoffDelay(attempts, retry, random));
-          log.warn(
-            { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
-            'send failed, will retry',
-          );
-          return record(
-            'queued',
-            write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
-          );
+      const dueAt = relaySlot ? now : now + 1000 + Math.round(random() * 1000);
+      return record('queued', write(row, finishes.deferred(row.id, { now, dueAt })));
+    }
+    try {
+      const quota = await takeDailyQuota(db, project.id, delivery, row.is_test, clock.now());
+      if (!quota.taken) {
+        const { dueAt, reason } = quota;
+        return record('queued', write(row, finishes.waitQuota(row.id, { now: clock.now(), dueAt, reason })));
+      }
+      const handed = await handOver(row.id);
+      if (!('verdict' in handed) || !handed.verdict.go) {
+        await giveBackQuota(db, project.id, quota);
+        if ('verdict' in handed && !handed.verdict.go) return recordStop(row, handed.verdict);
+        // Cancelled by a purchase or an administrator after the claim: they recorded it (and its webhook).
+        if ('gone' in handed && handed.gone === 'cancelled') return 'cancelled';
+        log.warn({ email_id: row.id, worker: id }, 'lease lost before the hand-over; another worker owns the e-mail');
+        return undefined;
+      }
+      const routed = await router.send(project, delivery, msg);
+      if (!routed.ok && !routed.reached) {
+        // Every relay of the project was skipped (breaker open): neither an attempt nor a failure.
+        await giveBackQuota(db, project.id, quota);
+        const note = routed.attempts.at(-1)?.reply;
+        return waitForRelay(note, routed.retryAt);
+      }
+      const logged = writeAttempts({
+        emailId: row.id,
+        attempt: row.attempts + 1,
+        messageId,
+        attempts: routed.attempts,
+      });
+      logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
+      if (routed.ok) {
+        const res = routed.result;
+        log.info(
+          {
+            email_id: row.id,
+            message_id: messageId,
+            response: res.response,
+            transport: routed.attempts.at(-1)?.transport,
+          },
+          'e-mail sent',
+        );
+        return record('sent', write(row, finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
+      }
+      {
+        const err = routed.error;
+        await giveBackQuota(db, project.id, quota);
+        const f = classifySmtpError(err);
+        const attempts = row.attempts + 1;
+        const now = clock.now();
+        if (f.transient) {
+          // Kept until it has waited SEND_GIVE_UP_AFTER since it first could not go (SPEC §20), as a mail
+          // server keeps its queue for days; the last retry falls on that moment, so none is cut short.
+          const since = Number(row.waiting_since ?? now);
+          const deadline = since + retry.giveUpAfterMs;
+          const ceiling = retry.maxAttempts !== null && attempts >= retry.maxAttempts;
+          if (now < deadline && !ceiling) {
+            const dueAt = Math.min(deadline, now + backoffDelay(attempts, retry, random));
+            log.warn(
+              { email_id: row.id, attempts, retry_at: new Date(dueAt).toISOString(), error: f.message },
+              'send failed, will retry',
+            );
+            return record(
+              'queued',
+              write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
+            );
+          }
+          const why = ceiling
+            ? `gave up after ${attempts} attempts (SEND_MAX_ATTEMPTS)`
+            : `the relay did not take it within ${formatDuration(retry.giveUpAfterMs)} (waiting since ${new Date(since).toISOString()})`;
+          const error = `${EXPIRED_NOTE} ${why}; last reply: ${f.message}`;
+          log.warn({ email_id: row.id, attempts, error }, 'e-mail expired: the relay stayed unavailable');
+          return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
         }
-        const why = ceiling
-          ? `gave up after ${attempts} attempts (SEND_MAX_ATTEMPTS)`
-          : `the relay did not take it within ${formatDuration(retry.giveUpAfterMs)} (waiting since ${new Date(since).toISOString()})`;
-        const error = `${EXPIRED_NOTE} ${why}; last reply: ${f.message}`;
-        log.warn({ email_id: row.id, attempts, error }, 'e-mail expired: the relay stayed unavailable');
+        const error = f.message;
+        log.warn(
+          { email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid },
+          'send failed permanently',
+        );
+        if (f.recipientInvalid) {
+          // admin_blocked is the stronger statement about the contact and is kept.
+          await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid'], {
+            reason: 'smtp_rejection',
+            emailId: row.id,
+          });
+        }
         return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
       }
-      const error = f.message;
-      log.warn({ email_id: row.id, attempts, error, recipient_invalid: f.recipientInvalid }, 'send failed permanently');
-      if (f.recipientInvalid) {
-        // admin_blocked is the stronger statement about the contact and is kept.
-        await setContactStatus(db, contact.id, 'invalid', now, ['active', 'unsubscribed', 'invalid'], {
-          reason: 'smtp_rejection',
-          emailId: row.id,
-        });
-      }
-      return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
+    } finally {
+      relaySlot?.();
     }
   };
 }

@@ -50,6 +50,8 @@ export interface RouterOptions {
   breaker?: Partial<BreakerOptions>;
   rateCap?: RateCap;
   smtpTimeoutMs?: number;
+  /** RELAY_CONCURRENCY: a project relay's pool never opens more connections than this (SPEC §20). */
+  relayConcurrency?: number;
   /** Told when a transport's breaker changes state (metrics). */
   onBreaker?: (label: string, state: BreakerState) => void;
   createTransport?: typeof createSmtpTransport;
@@ -101,7 +103,7 @@ export class DeliveryRouter {
       const url = urlWithPassword(s.url, d.secrets[role]);
       return {
         t: make(url, {
-          maxConnections: s.pool_size,
+          maxConnections: Math.min(s.pool_size, this.o.relayConcurrency ?? s.pool_size),
           timeoutMs: this.o.smtpTimeoutMs,
           requireTLS: s.starttls === 'required',
           ...(d.settings.dkim && d.secrets.dkim
@@ -235,6 +237,15 @@ export class DeliveryRouter {
       note ||= this.skipNote(role, x.id);
     }
     return until === null ? null : { until, note };
+  }
+
+  /**
+   * The relay an e-mail of the project goes to first (its primary, or the installation's): the key of
+   * the worker's per-relay slots (delivery/relaySlots.ts) and of its `waiting` gauge; names no secret.
+   */
+  relayOf(project: { id: number; site_key: string }, d: ProjectDelivery | null): string {
+    if (!d) return 'installation';
+    return this.transportsFor(project, d).transports.primary?.id ?? `${project.site_key}/primary`;
   }
 
   /** Breaker state of a project's transports as built in this process (UI), by role. */

@@ -18,6 +18,7 @@ import type { Transport } from './transports.js';
 import { makeDeliver, newCache, prefetchContacts, type BatchCache } from './deliver.js';
 import { countLocalWorker, emitOutcome, outcomeWriters, waitForEmailOutcome, type Outcome } from './outcomes.js';
 import { leaseLoop, noopLogger, type WorkerLogger } from '../workers/loop.js';
+import { RelaySlots } from './relaySlots.js';
 
 export { waitForEmailOutcome };
 
@@ -49,6 +50,10 @@ export interface WorkerOptions {
   logger?: WorkerLogger;
   /** BOUNCE_DOMAIN: each e-mail's envelope sender becomes its signed VERP address there (SPEC §12). */
   bounceDomain?: string | null;
+  /** RELAY_CONCURRENCY: sends at once per relay in this worker (default 5, SPEC §20). */
+  relayConcurrency?: number;
+  /** Told how many e-mails wait for a slot of a relay (the per-relay `waiting` gauge). */
+  onRelayWaiting?: (relay: string, waiting: number) => void;
   /** Told every recorded outcome (metrics): kind, how long delivery took, how late after due it was. */
   onOutcome?: (o: { outcome: Outcome; kind: EmailRow['kind']; durationMs: number; lagMs: number }) => void;
 }
@@ -88,7 +93,12 @@ export function createWorker(opts: WorkerOptions): Worker {
   const router = opts.router ?? new DeliveryRouter({ installation: transport, box: secretBox(opts.secret) });
 
   const writers = outcomeWriters(database, id, clock, opts.secret, log);
+  const slots = new RelaySlots({ perRelay: opts.relayConcurrency ?? 5, onWaiting: opts.onRelayWaiting });
+  let stopping: Promise<void> | null = null;
+  let running = false;
   const deliver = makeDeliver({
+    slots,
+    stopping: () => stopping !== null && !running,
     database,
     router,
     clock,
@@ -133,8 +143,10 @@ export function createWorker(opts: WorkerOptions): Worker {
   const caches = new WeakMap<EmailRow, BatchCache>();
   // On SQLite the claim is a unit of the API's group commit like the outcome writes (delivery/outcomes.ts):
   // it shares the requests' commit instead of adding one of its own to the single writer's queue.
+  // A relay that is full here (a hung one, say) keeps its projects' e-mails unclaimed: the batch goes to
+  // the other projects (fair claims, SPEC §20).
   const claimDue_ = (limit: number) => {
-    const o = { workerId: id, now: clock.now(), leaseMs, limit };
+    const o = { workerId: id, now: clock.now(), leaseMs, limit, skipProjects: slots.fullProjects() };
     return database.dialect === 'sqlite'
       ? inTransaction(database, (trx) => claimDue(trx, 'sqlite', o))
       : claimDue(db, database.dialect, o);
@@ -199,8 +211,6 @@ export function createWorker(opts: WorkerOptions): Worker {
     },
   });
 
-  let stopping: Promise<void> | null = null;
-  let running = false;
   return {
     id,
     start() {

@@ -20,14 +20,44 @@ export interface ClaimOptions {
   now: number;
   leaseMs: number;
   limit: number;
+  /**
+   * Projects whose relay is full in this worker (RELAY_CONCURRENCY sends under way and as many waiting):
+   * their e-mails stay unclaimed, for this worker to take the other projects' instead.
+   */
+  skipProjects?: readonly number[];
 }
 
 /**
- * Claims up to `limit` e-mails in one statement: due pending ones (oldest due first) and ones whose lease
- * expired (a crashed worker's). On PostgreSQL the candidate rows are locked with FOR UPDATE SKIP LOCKED,
- * so concurrent workers take disjoint sets without waiting on each other; SQLite has a single writer and
- * runs the statement atomically. A reclaimed expired lease counts as one attempt (the interrupted one),
- * so an e-mail that crashes its worker every time still reaches the attempt limit.
+ * Due pending e-mails, fair across projects (SPEC §20): each project's oldest due rows (one probe of
+ * emails_pending_project_due per project), ranked within their project, and taken rank by rank — every
+ * project's first, then every project's second, … — so one project's backlog or hung relay never fills
+ * a batch while another's e-mail waits. A project alone gets the whole batch.
+ */
+function fairPending(dialect: Dialect, o: ClaimOptions) {
+  const skip = o.skipProjects?.length ? sql`and p.id not in (${sql.join(o.skipProjects)})` : sql``;
+  const ranked =
+    dialect === 'postgres'
+      ? sql`select e.id, e.due_at, row_number() over (partition by p.id order by e.due_at, e.id) as rn
+          from projects p cross join lateral (
+            select x.id, x.due_at from scheduled_emails x
+            where x.project_id = p.id and x.${IS_PENDING} and x.due_at <= ${o.now}
+            order by x.due_at limit ${o.limit}) e
+          where true ${skip}`
+      : sql`select e.id, e.due_at, row_number() over (partition by e.project_id order by e.due_at, e.id) as rn
+          from projects p join scheduled_emails e on e.id in (
+            select x.id from scheduled_emails x
+            where x.project_id = p.id and x.${IS_PENDING} and x.due_at <= ${o.now}
+            order by x.due_at limit ${o.limit})
+          where true ${skip}`;
+  return sql<{ id: number }>`(select r.id from (${ranked}) r order by r.rn, r.due_at limit ${o.limit})`;
+}
+
+/**
+ * Claims up to `limit` e-mails in one statement: due pending ones, fair across projects (fairPending),
+ * and ones whose lease expired (a crashed worker's). On PostgreSQL the candidate rows are locked with FOR
+ * UPDATE SKIP LOCKED, so concurrent workers take disjoint sets without waiting on each other; SQLite has
+ * a single writer and runs the statement atomically. A reclaimed expired lease counts as one attempt
+ * (the interrupted one), so an e-mail that crashes its worker every time still reaches a ceiling.
  */
 export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimOptions): Promise<EmailRow[]> {
   if (o.limit <= 0) return [];
@@ -46,15 +76,13 @@ export async function claimDue(db: Kysely<Database>, dialect: Dialect, o: ClaimO
             .limit(o.limit),
         ),
       )
+      .with('fair', () => fairPending(dialect, o))
       .with('pending', (qb) =>
         lock(
           qb
             .selectFrom('scheduled_emails')
             .select('id')
-            .where(IS_PENDING)
-            .where('due_at', '<=', o.now)
-            .orderBy('due_at')
-            .limit(o.limit),
+            .where('id', 'in', (eb) => eb.selectFrom('fair').select('fair.id')),
         ),
       )
       .updateTable('scheduled_emails')
@@ -224,6 +252,15 @@ export const finishes = {
     releaseLock: true,
     countAttempt: false,
     waiting: 'start',
+  }),
+  /** Its relay is full in this worker (RELAY_CONCURRENCY busy, as many waiting): back in a moment, as it was. */
+  deferred: (id: number, o: { now: number; dueAt: number }): Finish => ({
+    id,
+    now: o.now,
+    status: 'scheduled',
+    dueAt: o.dueAt,
+    releaseLock: true,
+    countAttempt: false,
   }),
   failed: (id: number, o: { now: number; error: string; countAttempt?: boolean } & RenderedColumns): Finish => ({
     id,
