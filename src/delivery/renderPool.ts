@@ -27,8 +27,9 @@ function create(settings: RenderPoolSettings): ThreadPool {
     tasks: TASKS,
     budgetMs: settings.budgetMs,
     ...(settings.threads > 0 ? { size: settings.threads } : {}),
+    // Read at the time of the stop: a later configureRenderPool with the same budget may replace it.
     onBudgetExceeded: (task, key) =>
-      settings.onBudgetExceeded?.(task === 'prepare' ? 'save' : task, Number(key.slice(1))),
+      shared?.settings.onBudgetExceeded?.(task === 'prepare' ? 'save' : task, Number(key.slice(1))),
   };
   return new ThreadPool(opts);
 }
