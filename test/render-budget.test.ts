@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createCaptureTransport, type Transport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
+import { warmRenderPool } from '../src/delivery/renderPool.js';
 import { Metrics } from '../src/metrics.js';
 import { MemoryRateLimiter } from '../src/services/rateLimiter.js';
 import { createUser, login, personalToken } from './support/accounts.js';
@@ -114,7 +115,8 @@ for (const d of DIALECTS) {
     });
 
     it('ten heavy previews: 422 template_too_heavy, while /healthz and the other project keep answering', async () => {
-      // The threads are up and the ordinary answers known before the storm.
+      // Every thread is up before the storm (serve starts them with the process).
+      await warmRenderPool();
       const warm = await preview(ADMIN_TOKEN, 'calm', '<p>{{ name }}</p>');
       assert.equal(warm.status, 200, JSON.stringify(warm.body));
 

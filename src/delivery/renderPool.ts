@@ -60,6 +60,9 @@ function pool(): ThreadPool {
   return shared.pool;
 }
 
+/** Starts the pool's threads now; resolves when they are all ready (a process's start, tests). */
+export const warmRenderPool = (): Promise<void> => pool().warm();
+
 /** The budget renders get now (for the messages that name it). */
 export const renderBudgetMs = (): number => shared?.settings.budgetMs ?? DEFAULT_RENDER_BUDGET_MS;
 

@@ -132,6 +132,8 @@ export class ThreadPool {
   private closed = false;
   /** Threads that died before they were ready, in a row: a broken task module, not a heavy task. */
   private startFailures = 0;
+  /** Callers of warm() waiting for every thread to be ready. */
+  private warmed: (() => void)[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.size = Math.max(1, opts.size ?? availableParallelism());
@@ -154,6 +156,14 @@ export class ThreadPool {
       while (this.slots.length < this.size) this.slots.push(this.spawn());
       this.dispatch();
     });
+  }
+
+  /** Starts the threads (a process does at start, so its first renders do not wait for them). */
+  warm(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    while (this.slots.length < this.size) this.slots.push(this.spawn());
+    if (this.slots.every((s) => s.ready)) return Promise.resolve();
+    return new Promise((resolve) => this.warmed.push(resolve));
   }
 
   /** Waiting and running tasks (for tests and a gauge). */
@@ -203,6 +213,8 @@ export class ThreadPool {
       this.startFailures = 0;
       if (slot.chargedTo !== null) this.release(slot.chargedTo);
       slot.chargedTo = null;
+      if (this.slots.length === this.size && this.slots.every((s) => s.ready))
+        for (const resolve of this.warmed.splice(0)) resolve();
       slot.stat = m.stat;
       this.dispatch();
       return;
