@@ -14,6 +14,7 @@ import { secretBox } from './services/secrets.js';
 import { createWebhookWorker, type WebhookWorker } from './workers/siteWebhooks.js';
 import { createErasureWorker } from './workers/erasure.js';
 import type { Resolver } from './services/siteWebhooks/send.js';
+import { warmRenderPool } from './delivery/renderPool.js';
 import { buildApp, buildOpsApp, configureRendering, LOG_REDACT, LOG_SERIALIZERS } from './http/app.js';
 import { installationSecret } from './services/secrets.js';
 import { purgeExpired } from './delivery/retention.js';
@@ -67,6 +68,8 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
 
   const metrics = new Metrics();
   configureRendering({ ...base, metrics }, log);
+  // The render threads start now, beside the rest of the start-up, not with the first e-mail or preview.
+  if (role !== 'bounces') void warmRenderPool();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   let router: DeliveryRouter | null = null;

@@ -27,8 +27,9 @@ function create(settings: RenderPoolSettings): ThreadPool {
     tasks: TASKS,
     budgetMs: settings.budgetMs,
     ...(settings.threads > 0 ? { size: settings.threads } : {}),
+    // Read at the time of the stop: a later configureRenderPool with the same budget may replace it.
     onBudgetExceeded: (task, key) =>
-      settings.onBudgetExceeded?.(task === 'prepare' ? 'save' : task, Number(key.slice(1))),
+      shared?.settings.onBudgetExceeded?.(task === 'prepare' ? 'save' : task, Number(key.slice(1))),
   };
   return new ThreadPool(opts);
 }
@@ -58,6 +59,9 @@ function pool(): ThreadPool {
   };
   return shared.pool;
 }
+
+/** Starts the pool's threads now; resolves when they are all ready (a process's start, tests). */
+export const warmRenderPool = (): Promise<void> => pool().warm();
 
 /** The budget renders get now (for the messages that name it). */
 export const renderBudgetMs = (): number => shared?.settings.budgetMs ?? DEFAULT_RENDER_BUDGET_MS;

@@ -10,8 +10,10 @@
 // - Threads start on first use and do not keep the process alive while idle.
 // The tasks live in a module of their own (host.ts explains its shape); the pool knows only their names.
 import { availableParallelism } from 'node:os';
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { extname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { threadCpuMs } from './cpu.js';
 import type { FromThread, ToThread } from './host.js';
@@ -77,13 +79,43 @@ export function siblingModule(importMetaUrl: string, relative: string): string {
 }
 
 const HOST = siblingModule(import.meta.url, './host');
-// Under tsx (tests, `npm run cli`) a thread must register tsx's loader before it can import TypeScript.
-const TSX = HOST.endsWith('.ts') ? import.meta.resolve('tsx/esm/api') : null;
 
 function startThread(tasks: string): Worker {
-  if (!TSX) return new Worker(new URL(HOST), { workerData: { module: tasks } });
-  const boot = `import(${JSON.stringify(TSX)}).then((m) => { m.register(); return import(${JSON.stringify(HOST)}); })`;
-  return new Worker(boot, { eval: true, workerData: { module: tasks } });
+  if (!HOST.endsWith('.ts')) return new Worker(new URL(HOST), { workerData: { module: tasks } });
+  const built = devBuild(tasks);
+  return new Worker(new URL(built.host), { workerData: { module: built.tasks } });
+}
+
+/**
+ * Under tsx (tests, `npm run cli`) the thread's TypeScript is compiled once per process by esbuild (the
+ * compiler tsx itself uses) into JavaScript: a thread that registered tsx would spend ~2 s of CPU
+ * compiling before it is ready, ten times a built thread's start, and each stopped render restarts one.
+ * The files go under node_modules/.cache so that the packages (left external) resolve as from src/.
+ */
+const devBuilds = new Map<string, { host: string; tasks: string }>();
+function devBuild(tasks: string): { host: string; tasks: string } {
+  const known = devBuilds.get(tasks);
+  if (known) return known;
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const outdir = join(root, 'node_modules', '.cache', 'egw-threads', `${process.pid}-${devBuilds.size}`);
+  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  esbuild.buildSync({
+    entryPoints: { host: fileURLToPath(HOST), tasks: fileURLToPath(tasks) },
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    logLevel: 'error',
+  });
+  process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+  const built = {
+    host: pathToFileURL(join(outdir, 'host.mjs')).href,
+    tasks: pathToFileURL(join(outdir, 'tasks.mjs')).href,
+  };
+  devBuilds.set(tasks, built);
+  return built;
 }
 
 export class ThreadPool {
@@ -100,6 +132,8 @@ export class ThreadPool {
   private closed = false;
   /** Threads that died before they were ready, in a row: a broken task module, not a heavy task. */
   private startFailures = 0;
+  /** Callers of warm() waiting for every thread to be ready. */
+  private warmed: (() => void)[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.size = Math.max(1, opts.size ?? availableParallelism());
@@ -122,6 +156,14 @@ export class ThreadPool {
       while (this.slots.length < this.size) this.slots.push(this.spawn());
       this.dispatch();
     });
+  }
+
+  /** Starts the threads (a process does at start, so its first renders do not wait for them). */
+  warm(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    while (this.slots.length < this.size) this.slots.push(this.spawn());
+    if (this.slots.every((s) => s.ready)) return Promise.resolve();
+    return new Promise((resolve) => this.warmed.push(resolve));
   }
 
   /** Waiting and running tasks (for tests and a gauge). */
@@ -171,6 +213,8 @@ export class ThreadPool {
       this.startFailures = 0;
       if (slot.chargedTo !== null) this.release(slot.chargedTo);
       slot.chargedTo = null;
+      if (this.slots.length === this.size && this.slots.every((s) => s.ready))
+        for (const resolve of this.warmed.splice(0)) resolve();
       slot.stat = m.stat;
       this.dispatch();
       return;

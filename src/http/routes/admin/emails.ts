@@ -8,6 +8,7 @@ import { EmailActionResponse, EmailPreviewResponse } from '../../../schemas/admi
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
 import { ADMIN, adminErrors } from '../schemaParts.js';
+import { previewLimit } from '../../plugins/previewLimit.js';
 
 export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   app.get(
@@ -44,10 +45,13 @@ export const emailsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       config: { access: { object: { kind: 'email', id: 'params.id' } } },
       schema: {
         ...ADMIN,
-        summary: 'The e-mail as sent, or, before it is rendered, as its template renders it now',
+        summary:
+          'The e-mail as sent, or, before it is rendered, as its template renders it now; 429 beyond the preview limit',
         params: IdParams,
-        response: { 200: EmailPreviewResponse, ...errors(401, 403, 404, 409, 422, 500) },
+        response: { 200: EmailPreviewResponse, ...errors(401, 403, 404, 409, 422, 429, 500) },
       },
+      // A render of the template (unsent e-mails): counted with the account's previews (SPEC §20).
+      preHandler: previewLimit(deps),
     },
     async (req) => outbox.emailPreview(deps, req.params.id),
   );
