@@ -11,6 +11,7 @@
 //   can start a new header line. Text part: plain, not escaped.
 // - include/render/layout are removed: they read files from the server's disk.
 // - date, plural and money follow the project's locale and time zone (filters.ts, SPEC §15).
+import { dropUnsafeLinks } from '../domain/safeLinks.js';
 import { randomUUID } from 'node:crypto';
 import { Liquid, type Template } from 'liquidjs';
 import { fallbackName } from '../domain/templateContract.js';
@@ -239,8 +240,9 @@ export function renderEmail(input: EmailInput): RenderedParts {
   );
   // 2. Layout: the body inside the project's frame (header, footer, unsubscribe line).
   const laid = layout ? applyLayout(layout, body, input) : body;
-  // 3. A whole document: doctype, <html lang>, charset, the subject as <title>.
-  const document = wholeDocument(laid.html, laid.subject, settings.locale);
+  // 3. A whole document: doctype, <html lang>, charset, the subject as <title>; links that are not
+  //    http(s), mailto or tel dropped (SPEC §21: a request member cannot make a javascript: link).
+  const document = wholeDocument(dropUnsafeLinks(laid.html), laid.subject, settings.locale);
   // 4. <style> rules inlined into the elements.
   const html = inlineCss(document);
   return { subject: laid.subject, html, text: laid.text };

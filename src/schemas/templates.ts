@@ -79,6 +79,17 @@ export const TemplateSaved = Type.Object({
   published: Type.Boolean(),
   variables: Type.Array(TemplateVariableSchema),
   impact: Type.Array(ImpactEntrySchema),
+  warnings: Type.Array(
+    Type.Object({
+      code: Type.Literal('href_member_not_url'),
+      member: Type.String(),
+      message: Type.String(),
+    }),
+    {
+      description:
+        'saved anyway: a request member decides a whole href, so it must be an http(s), mailto or tel URL (any other link is dropped from the e-mail)',
+    },
+  ),
 });
 
 export const TemplateParams = Type.Object({ site_key: SiteKey, name: Type.String({ minLength: 1, maxLength: 200 }) });

@@ -2,6 +2,7 @@
 // the project's recent requests, and kept as an immutable version; publishing a version (the save
 // itself, unless `draft`, or an older one: a rollback) copies it into the templates row, which is what
 // delivery, routing and everything else read.
+import { membersInHref } from '../domain/safeLinks.js';
 import { diffLines } from 'diff';
 import type { Project, TemplateRow, TemplateVersionRow } from '../db/schema.js';
 import { lockProjectConfig } from '../db/index.js';
@@ -207,6 +208,11 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
       published: !input.draft,
       variables: prepared.variables,
       impact,
+      warnings: membersInHref(input.html).map((member) => ({
+        code: 'href_member_not_url' as const,
+        member,
+        message: `${member} is printed as a link (href): it must be an http(s), mailto or tel URL, or the link is dropped from the e-mail`,
+      })),
     };
   });
 }

@@ -11,8 +11,8 @@
 // - CSRF: every unsafe request authenticated by the cookie must echo the session's CSRF token in
 //   X-CSRF-Token (and, when the browser names an Origin, it must be ours). SameSite=Strict already
 //   keeps the cookie off cross-site requests; the token covers browsers and proxies that get that wrong.
-// - Login attempts are rate limited per client address and per account, plus a global cap on failures,
-//   in the shared rate-limit store (Redis when configured), so every process counts the same attempts.
+// - Failed logins are counted per account and per client address in the database, so every process counts
+//   the same attempts; no installation-wide cap (services/loginThrottle.ts, SPEC §21).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../../domain/access.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -23,8 +23,7 @@ import { AccountInfo } from '../../schemas/accounts.js';
 import { accountInfo, badTokenMessage, checkLogin, principalOf, principalOfBearer } from '../../services/accounts.js';
 import { errors } from '../../schemas/common.js';
 import type { Deps } from '../../services/context.js';
-import { MemoryRateLimiter, type RateLimiter } from '../../services/rateLimiter.js';
-import type { RateLimit } from '../../schemas/common.js';
+import { loginAttempt } from '../../services/loginThrottle.js';
 import {
   endSession,
   liveSession,
@@ -33,11 +32,6 @@ import {
   startSession,
   type SessionRow,
 } from '../../services/sessions.js';
-
-export const LOGIN_WINDOW_MS = 60 * 1000;
-export const LOGIN_ATTEMPTS_PER_IP = 10;
-/** Failed logins from all addresses together; caps guessing spread over many (or spoofed) addresses. */
-export const LOGIN_FAILURES_GLOBAL = 100;
 
 export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_PATH = '/api/admin/session';
@@ -52,48 +46,6 @@ declare module 'fastify' {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 const sameText = (a: string, b: string) => timingSafeEqual(sha256(a), sha256(b));
-
-/**
- * Login attempts counted in the installation's rate-limit store (services/rateLimiter.ts): Redis when
- * REDIS_URL is set, so every API process counts the same attempts; memory otherwise (one process).
- * Token buckets: `perIp` and `perAccount` attempts at once, refilled over `windowMs`; failed logins of
- * all addresses together may not exceed `globalFailures` per window.
- */
-export class LoginLimiter {
-  private readonly perIp: RateLimit;
-  private readonly perAccount: RateLimit;
-  private readonly failures: RateLimit;
-
-  constructor(
-    private readonly store: RateLimiter,
-    opts = {
-      windowMs: LOGIN_WINDOW_MS,
-      perIp: LOGIN_ATTEMPTS_PER_IP,
-      perAccount: LOGIN_ATTEMPTS_PER_IP,
-      globalFailures: LOGIN_FAILURES_GLOBAL,
-    },
-  ) {
-    const bucket = (burst: number) => ({ burst, per_second: (burst * 1000) / opts.windowMs });
-    this.perIp = bucket(opts.perIp);
-    this.perAccount = bucket(opts.perAccount);
-    this.failures = bucket(opts.globalFailures);
-  }
-
-  /** Counts one attempt; returns the seconds to wait when over a limit, else 0. */
-  async attempt(ip: string, account: string | undefined): Promise<number> {
-    const global = await this.store.take('login:failures', this.failures, 0);
-    if (!global.allowed) return global.retryAfterSeconds;
-    const decisions = [await this.store.take(`login:ip:${ip}`, this.perIp)];
-    // The account's address is hashed: the shared store need not hold administrators' e-mail addresses.
-    if (account !== undefined)
-      decisions.push(await this.store.take(`login:account:${sha256(account).toString('hex')}`, this.perAccount));
-    return Math.max(0, ...decisions.map((d) => (d.allowed ? 0 : d.retryAfterSeconds)));
-  }
-
-  async failed(): Promise<void> {
-    await this.store.take('login:failures', this.failures);
-  }
-}
 
 function readCookie(header: string | undefined, name: string): string | null {
   if (!header) return null;
@@ -110,13 +62,8 @@ function usesSession(url: string): boolean {
   return path.startsWith('/api/') && !path.startsWith('/api/scoped/');
 }
 
-export interface SessionOptions {
-  limiter?: LoginLimiter;
-}
-
-export async function registerSessions(root: FastifyInstance, deps: Deps, opts: SessionOptions = {}): Promise<void> {
+export async function registerSessions(root: FastifyInstance, deps: Deps): Promise<void> {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
-  const limiter = opts.limiter ?? new LoginLimiter(deps.rateLimiter ?? new MemoryRateLimiter(deps.clock));
   const publicUrl = new URL(deps.config.publicUrl);
   const secure = publicUrl.protocol === 'https:';
   // __Host- makes the browser refuse the cookie unless it is Secure, host-only and Path=/.
@@ -186,7 +133,8 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
     async (req, reply) => {
       const { email, password, token } = req.body;
       const account = email?.trim().toLowerCase();
-      const wait = await limiter.attempt(req.ip, account);
+      const ticket = await loginAttempt(deps, req.ip, account);
+      const wait = ticket.wait;
       if (wait > 0) {
         throw new AppError(
           429,
@@ -196,39 +144,45 @@ export async function registerSessions(root: FastifyInstance, deps: Deps, opts: 
           { 'retry-after': String(wait) },
         );
       }
-      if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', { reason: 'login_elsewhere' });
       let principal: Principal | null;
-      if (token !== undefined && account === undefined && password === undefined) {
-        principal = await principalOfBearer(deps, token.trim());
-        if (!principal) {
-          await limiter.failed();
-          req.log.warn({ ip: req.ip }, 'admin UI login refused');
-          throw new AppError(401, 'unauthorized', badTokenMessage(deps));
-        }
-        if (principal.readOnly)
-          throw new AppError(
-            403,
-            'permission_denied',
-            { reason: 'read_only_token_ui' },
+      // A wrong password or token stays counted; any other answer takes the attempt back.
+      let failed = false;
+      try {
+        if (!sameOrigin(req)) throw new AppError(403, 'csrf_failed', { reason: 'login_elsewhere' });
+        if (token !== undefined && account === undefined && password === undefined) {
+          principal = await principalOfBearer(deps, token.trim());
+          if (!principal) {
+            failed = true;
+            req.log.warn({ ip: req.ip }, 'admin UI login refused');
+            throw new AppError(401, 'unauthorized', badTokenMessage(deps));
+          }
+          if (principal.readOnly)
+            throw new AppError(
+              403,
+              'permission_denied',
+              { reason: 'read_only_token_ui' },
+              {
+                permission: 'write',
+              },
+            );
+        } else if (account !== undefined && password !== undefined && token === undefined) {
+          const user = await checkLogin(deps, account, password);
+          principal = user && (await principalOf(deps, user.id, 'session'));
+          if (!principal) {
+            failed = true;
+            req.log.warn({ ip: req.ip }, 'admin UI login refused');
+            throw wrongLogin();
+          }
+        } else {
+          throw validationError(
+            { reason: 'login_body' },
             {
-              permission: 'write',
+              missing_fields: token === undefined ? [email === undefined ? 'email' : 'password'] : [],
             },
           );
-      } else if (account !== undefined && password !== undefined && token === undefined) {
-        const user = await checkLogin(deps, account, password);
-        principal = user && (await principalOf(deps, user.id, 'session'));
-        if (!principal) {
-          await limiter.failed();
-          req.log.warn({ ip: req.ip }, 'admin UI login refused');
-          throw wrongLogin();
         }
-      } else {
-        throw validationError(
-          { reason: 'login_body' },
-          {
-            missing_fields: token === undefined ? [email === undefined ? 'email' : 'password'] : [],
-          },
-        );
+      } finally {
+        if (!failed) await ticket.release();
       }
       // A fresh token at every login (no session fixation); the previous session of this browser ends.
       const { token: secret, row } = await startSession(

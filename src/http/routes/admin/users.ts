@@ -1,6 +1,7 @@
 // Accounts (SPEC §14): create, list, change and disable; owners only.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as accounts from '../../../services/accounts.js';
+import { unlockUser } from '../../../services/loginThrottle.js';
 import { auditActor } from '../../plugins/access.js';
 import { CreateUserBody, PatchUserBody, UserView } from '../../../schemas/accounts.js';
 import { IdParams, Ok } from '../../../schemas/admin.js';
@@ -73,5 +74,23 @@ export const usersAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async
       ok: true as const,
       user: await accounts.changeUser(deps, auditActor(req), req.params.id, { status: 'disabled' }),
     }),
+  );
+
+  app.post(
+    '/api/admin/users/:id/unlock',
+    {
+      config: { access: { owner: true, write: true } },
+      schema: {
+        ...ADMIN,
+        summary:
+          'Unlock an account that failed logins locked: its failures are forgotten (owners only; a lock also ends by itself within 15 minutes)',
+        params: IdParams,
+        response: {
+          200: Type.Object({ ok: Ok, id: Type.Integer(), email: Type.String(), failures_forgotten: Type.Integer() }),
+          ...adminErrorsWithConflict,
+        },
+      },
+    },
+    async (req) => unlockUser(deps, auditActor(req), req.params.id),
   );
 };
