@@ -23,7 +23,7 @@ import * as m018 from './migrations/018_tracking.js';
 import * as m019 from './migrations/019_consent.js';
 import * as m020 from './migrations/020_project_reply_to.js';
 import * as m021 from './migrations/021_project_private_webhooks.js';
-import { normalizeMigrationHistory, unorderedGap } from './migrationHistory.js';
+import { normalizeMigrationHistory, recordedMigrations, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -127,4 +127,17 @@ export async function migrateTo(database: Db, name: string): Promise<void> {
 export async function migrationsCurrent(database: Db): Promise<boolean> {
   const all = await retryingDroppedSchema(database, () => migrator(database).getMigrations());
   return all.every((m) => m.executedAt !== undefined);
+}
+
+/**
+ * What an upgrade to this code would do to the database, read without changing it (migrate --check):
+ * the migrations not yet run, in order, and those recorded that this code does not know (the database
+ * was migrated by a newer release).
+ */
+export async function migrationPlan(database: Db): Promise<{ pending: string[]; unknown: string[] }> {
+  const recorded = new Set(await retryingDroppedSchema(database, () => recordedMigrations(database)));
+  return {
+    pending: MIGRATION_NAMES.filter((n) => !recorded.has(n)),
+    unknown: [...recorded].filter((n) => !(n in steps)),
+  };
 }
