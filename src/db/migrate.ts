@@ -110,6 +110,17 @@ async function run(database: Db, to?: string) {
 }
 
 export async function migrateToLatest(database: Db): Promise<string[]> {
+  // A newer release has migrated this database (its workers were upgraded first, README "Upgrading"):
+  // its migrations only add, so this release runs on the database as it is. Kysely would refuse it
+  // ("previously executed migration … is missing"), and an old process restarted mid-upgrade would stop.
+  const { pending, unknown } = await migrationPlan(database);
+  if (unknown.length) {
+    if (pending.length)
+      throw new Error(
+        `the database was migrated by a newer release (${unknown.join(', ')}) but lacks ${pending.join(', ')}: upgrade this process`,
+      );
+    return [];
+  }
   const results = await run(database).catch((e) => {
     throw e instanceof Error ? e : new Error(String(e));
   });
