@@ -33,7 +33,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'scripts/*.mjs'] },
+        projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'scripts/*.mjs', 'deploy/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -68,7 +68,7 @@ export default tseslint.config(
   },
   {
     // Plain JavaScript run by Node (the launcher, the build script, this file).
-    files: ['bin/*.js', 'scripts/*.mjs', 'eslint.config.js'],
+    files: ['bin/*.js', 'scripts/*.mjs', 'deploy/*.mjs', 'eslint.config.js'],
     languageOptions: { globals: globals.node },
   },
   {

@@ -13,6 +13,7 @@ import type { Rights } from './schemas/common.js';
 import { AppError } from './errors.js';
 import { DELIVERY_USAGE, deliveryCommand } from './cliDelivery.js';
 import { ADMIN_USAGE, adminCommand, cliActor } from './cliAdmin.js';
+import { BACKUP_USAGE, backupCommand } from './cliBackup.js';
 
 const USAGE = `usage: edu-gateway <command>
 
@@ -21,6 +22,7 @@ const USAGE = `usage: edu-gateway <command>
   worker                     run only the delivery worker (and the bounce listener when configured)
   bounces                    run only the inbound bounce listener (BOUNCE_DOMAIN, BOUNCE_SMTP_PORT)
   migrate                    apply database migrations and exit
+${BACKUP_USAGE}
   demo                       load the example project of the API document (once; never changes it afterwards)
   keys create --site SITE --name NAME [--permissions a,b] [--events a,b] [--templates a,b]
               [--carts course,diploma] [--list-id N]
@@ -64,6 +66,10 @@ async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', () => shutdown('SIGINT'));
     return -1;
   }
+
+  // Before the database is opened and migrated: a backup is taken before an upgrade migrates anything.
+  const ops = await backupCommand(config, cmd, sub === undefined ? rest : [sub, ...rest]);
+  if (ops !== null) return ops;
 
   const deps = { db: await openDatabase(config.databaseUrl), config, clock: systemClock };
   try {

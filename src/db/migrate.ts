@@ -25,7 +25,7 @@ import * as m020 from './migrations/020_project_reply_to.js';
 import * as m021 from './migrations/021_project_private_webhooks.js';
 import * as m022 from './migrations/022_relay_outages.js';
 import * as m023 from './migrations/023_tenants_apart.js';
-import { normalizeMigrationHistory, unorderedGap } from './migrationHistory.js';
+import { normalizeMigrationHistory, recordedMigrations, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
   dialect: Dialect;
@@ -114,6 +114,17 @@ async function run(database: Db, to?: string) {
 }
 
 export async function migrateToLatest(database: Db): Promise<string[]> {
+  // A newer release has migrated this database (its workers were upgraded first, README "Upgrading"):
+  // its migrations only add, so this release runs on the database as it is. Kysely would refuse it
+  // ("previously executed migration … is missing"), and an old process restarted mid-upgrade would stop.
+  const { pending, unknown } = await migrationPlan(database);
+  if (unknown.length) {
+    if (pending.length)
+      throw new Error(
+        `the database was migrated by a newer release (${unknown.join(', ')}) but lacks ${pending.join(', ')}: upgrade this process`,
+      );
+    return [];
+  }
   const results = await run(database).catch((e) => {
     throw e instanceof Error ? e : new Error(String(e));
   });
@@ -131,4 +142,17 @@ export async function migrateTo(database: Db, name: string): Promise<void> {
 export async function migrationsCurrent(database: Db): Promise<boolean> {
   const all = await retryingDroppedSchema(database, () => migrator(database).getMigrations());
   return all.every((m) => m.executedAt !== undefined);
+}
+
+/**
+ * What an upgrade to this code would do to the database, read without changing it (migrate --check):
+ * the migrations not yet run, in order, and those recorded that this code does not know (the database
+ * was migrated by a newer release).
+ */
+export async function migrationPlan(database: Db): Promise<{ pending: string[]; unknown: string[] }> {
+  const recorded = new Set(await retryingDroppedSchema(database, () => recordedMigrations(database)));
+  return {
+    pending: MIGRATION_NAMES.filter((n) => !recorded.has(n)),
+    unknown: [...recorded].filter((n) => !(n in steps)),
+  };
 }

@@ -86,3 +86,10 @@ export function unorderedGap(recorded: string[], known: string[]): boolean {
   const missing = known.filter((n) => n < last && !done.has(n));
   return missing.length > 0 && missing.every((n) => n <= LAST_UNORDERED);
 }
+
+/** The migrations a database has recorded, under their current names; nothing is changed (migrate --check). */
+export async function recordedMigrations(database: Db): Promise<string[]> {
+  if (!(await hasHistory(database))) return [];
+  const rows = (await sql<Row>`select name, timestamp from ${table(database)}`.execute(database.db)).rows;
+  return rows.map((r) => RENAMED_MIGRATIONS[r.name] ?? r.name).sort();
+}

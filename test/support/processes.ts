@@ -1,6 +1,6 @@
 // Real gateway processes for the multi-process tests: `serve` or `worker` spawned through the CLI as an
 // operator would start them, a health wait, a clean stop, and a bounded pool for the load they are given.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 
 export interface Proc {
   name: string;
@@ -65,4 +65,19 @@ export async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T
     }),
   );
   return results;
+}
+
+/** Runs one CLI command as an operator would (through tsx): its exit code and output. */
+export function runCli(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli.ts', ...args],
+      { env: { ...process.env, ...env } },
+      (err, out, errOut) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out, err: errOut }),
+    );
+  });
 }
