@@ -185,6 +185,7 @@ export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter,
     attempts: r.attempts,
     last_error: r.last_error,
     test: fromFlag(r.is_test),
+    reason: emailReason(r.status, r.last_error),
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
 }

@@ -127,6 +127,9 @@ const EmailCommon = {
   attempts: Type.Integer(),
   last_error: NullableString,
   test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
+  reason: Type.Union([EmailReasonSchema, Type.Null()], {
+    description: 'why it will not go, named from last_error (the admin UI shows this in words, issue 37)',
+  }),
 };
 export const EmailListItem = Type.Object({
   ...EmailCommon,
@@ -182,7 +185,6 @@ export const EmailDetail = Type.Object({
   cancelled_by_event_id: Type.Union([Type.Integer(), Type.Null()], {
     description: 'the purchase event that cancelled it',
   }),
-  reason: Type.Union([EmailReasonSchema, Type.Null()]),
   send_started_at: Type.Union([Type.String(), Type.Null()], {
     description: 'when the last attempt was handed to the relay; null before any',
   }),

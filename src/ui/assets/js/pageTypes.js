@@ -117,6 +117,7 @@
  * @property {number} attempts
  * @property {string | null} last_error
  * @property {boolean} test a test send from the delivery settings
+ * @property {string | null} reason why it will not go, named from last_error (issue 37)
  */
 
 /**
