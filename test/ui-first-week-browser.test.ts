@@ -143,4 +143,44 @@ describe('admin UI first week in Russian', { skip: CHROMIUM_MISSING }, () => {
     await atWidth(1366);
     assert.deepEqual(problems, []);
   });
+
+  it('3. no English or raw data: a purchase with warnings, a cancelled reminder, webhook kinds, the connection check', async () => {
+    const order = { cart_type: 'course', email: 'buyer@example.com', order_id: 'B-P1', course_name: 'Педагогика' };
+    assert.equal((await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', order)).status, 200);
+    const paid = await keyCall(t.app, key, 'POST', '/api/scoped/events/purchase', {
+      ...order,
+      cart_type: 'diploma',
+      amount: 'две тысячи',
+    });
+    assert.equal(paid.status, 200, JSON.stringify(paid.body));
+    assert.ok(paid.body.warnings.length >= 2, JSON.stringify(paid.body.warnings));
+    await goTo(page, `${base}/ui/events/${paid.body.event_id}`);
+    const warnings = page.locator('ul.warnings li');
+    await warnings.first().waitFor();
+    const text = await shownText();
+    for (const english of ['no address book', 'was recorded', 'in_flight_email_ids', 'attributed_to', 'null', '[]'])
+      assert.ok(!text.includes(english), `no "${english}" on the event page: ${text}`);
+    assert.ok(text.includes('не выбрана адресная книга оплаченных заказов'), text);
+
+    // The order's cart e-mails that the purchase stopped: the reason in words, not «order paid».
+    const purchase = await keyCall(t.app, key, 'POST', '/api/scoped/events/purchase', order);
+    assert.equal(purchase.status, 200, JSON.stringify(purchase.body));
+    const cancelled = (
+      await adminCall(t.app, 'GET', `/api/admin/emails?site_key=${site}&order_id=B-P1&status=cancelled`)
+    ).body.items;
+    assert.ok(cancelled.length > 0);
+    await goTo(page, `${base}/ui/emails/${cancelled[0].id}`);
+    await page.locator('[data-reason="cancelled_by_purchase"]').waitFor();
+    assert.ok(!(await shownText()).includes('order paid'));
+    await goTo(page, `${base}/ui/emails?site_key=${site}&order_id=B-P1`);
+    await page.locator('[data-reason="cancelled_by_purchase"]').first().waitFor();
+    assert.ok(!(await shownText()).includes('order paid'));
+
+    // Webhook kinds by name, the identifier beside it.
+    await goTo(page, `${base}/ui/projects/${site}?tab=webhooks`);
+    const kinds = page.locator('fieldset label.check', { hasText: 'email.sent' });
+    await kinds.waitFor();
+    assert.match(await kinds.innerText(), /письмо отправлено/);
+    assert.deepEqual(problems, []);
+  });
 });

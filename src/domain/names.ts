@@ -90,6 +90,41 @@ const ENDPOINT_NAMES: Record<string, Sentence> = {
   report: { en: 'delivery report', ru: 'отчёт о доставке' },
 };
 
+/**
+ * What a purchase did with a member it could not use (SPEC §10): the API's warning ends with the English
+ * sentence (domain/purchase.ts), the admin UI shows the Russian one beside the member.
+ */
+export const WARNING_NAMES: Record<string, Sentence> = {
+  amount: { en: 'the payment was recorded without an amount', ru: 'оплата записана без суммы' },
+  currency: { en: 'the payment was recorded without a currency', ru: 'оплата записана без валюты' },
+  name: { en: "the contact's name was left as it was", ru: 'имя контакта оставлено прежним' },
+  idempotency_key: {
+    en: 'ignored: this purchase is not deduplicated by key (a repeated purchase still changes nothing)',
+    ru: 'не учтён: оплата не сверяется по ключу идемпотентности (повторная оплата всё равно ничего не меняет)',
+  },
+  fields: {
+    en: 'ignored: no paid_at, account_url or course category was read from it',
+    ru: 'не учтено: время оплаты, ссылка на кабинет и категория курса из него не прочитаны',
+  },
+  'fields.paid_at': {
+    en: 'the time the purchase arrived was recorded as paid_at',
+    ru: 'временем оплаты записано время, когда пришёл запрос',
+  },
+  'fields.course_category_id': {
+    en: 'the contact was not added to a category address book',
+    ru: 'контакт не добавлен в адресную книгу категории курса',
+  },
+  course_category_id: {
+    en: 'belongs inside fields (fields.course_category_id); ignored at the top level',
+    ru: 'должно быть внутри fields (fields.course_category_id); на верхнем уровне не учитывается',
+  },
+  cart_type: {
+    en: 'no address book of paid orders is configured for this cart type',
+    ru: 'для этого типа корзины не выбрана адресная книга оплаченных заказов (вкладка «Книги оплат»)',
+  },
+  'fields.account_url': { en: 'ignored', ru: 'ссылка на кабинет не учтена' },
+};
+
 /** A cart step's routing key (`course_abandoned_cart_1h`): «Курс: через 1 час». */
 const cartStepRoutingNames = (): Record<string, Sentence> =>
   Object.fromEntries(
@@ -111,6 +146,7 @@ export const NAMES: Record<string, Record<string, Sentence>> = {
   step: STEP_NAMES,
   webhook_kind: WEBHOOK_KIND_NAMES,
   endpoint: ENDPOINT_NAMES,
+  warning: WARNING_NAMES,
 };
 
 /** A code's name in a language, or the code itself when the dictionary has none. */

@@ -2,6 +2,7 @@
 // malformed or misplaced optional member never refuses it. Each such member is named in a warning saying
 // what was kept instead, and is recorded as absent.
 import { cleanText } from './inputRules.js';
+import { WARNING_NAMES } from './names.js';
 import { parseAmount, parseCurrency } from './money.js';
 import type { Body } from './validation.js';
 
@@ -29,16 +30,17 @@ const isObject = (v: unknown): v is Body => typeof v === 'object' && v !== null 
 // time without an offset (PHP's date('Y-m-d H:i:s')) would be read in the server's zone: refused.
 const DATE_TIME = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:[Zz]|[+-]\d\d:?\d\d)$/;
 
-const WHAT_WAS_KEPT: Record<string, string> = {
-  amount: 'the payment was recorded without an amount',
-  currency: 'the payment was recorded without a currency',
-  name: "the contact's name was left as it was",
-  idempotency_key: 'ignored: this purchase is not deduplicated by key (a repeated purchase still changes nothing)',
-  fields: 'ignored: no paid_at, account_url or course category was read from it',
-  'fields.paid_at': 'the time the purchase arrived was recorded as paid_at',
-  'fields.course_category_id': 'the contact was not added to a category address book',
-};
-const kept = (member: string) => WHAT_WAS_KEPT[member] ?? 'ignored';
+// What was kept instead, from the one dictionary (domain/names.ts) the admin UI shows in Russian.
+const KEPT_MEMBERS = new Set([
+  'amount',
+  'currency',
+  'name',
+  'idempotency_key',
+  'fields',
+  'fields.paid_at',
+  'fields.course_category_id',
+]);
+const kept = (member: string) => (KEPT_MEMBERS.has(member) ? WARNING_NAMES[member].en : 'ignored');
 
 /**
  * Reads a purchase's optional members. `schemaProblems` are the body's `invalid_fields` other than the

@@ -187,6 +187,7 @@ export async function listEmails(db: Executor, dialect: Dialect, f: EmailFilter,
     last_error: r.last_error,
     waiting_since: waitingSince(r.status, r.waiting_since),
     test: fromFlag(r.is_test),
+    reason: emailReason(r.status, r.last_error),
   }));
   return { items, nextId: more ? items[items.length - 1].id : null };
 }

@@ -131,6 +131,9 @@ const EmailCommon = {
       'not sent yet: when it first could not go for a temporary reason (waiting for the relay since); it expires SEND_GIVE_UP_AFTER later',
   }),
   test: Type.Boolean({ description: 'a test send from the delivery settings; counts in no statistics' }),
+  reason: Type.Union([EmailReasonSchema, Type.Null()], {
+    description: 'why it will not go, named from last_error (the admin UI shows this in words, issue 37)',
+  }),
 };
 export const EmailListItem = Type.Object({
   ...EmailCommon,
@@ -186,7 +189,6 @@ export const EmailDetail = Type.Object({
   cancelled_by_event_id: Type.Union([Type.Integer(), Type.Null()], {
     description: 'the purchase event that cancelled it',
   }),
-  reason: Type.Union([EmailReasonSchema, Type.Null()]),
   send_started_at: Type.Union([Type.String(), Type.Null()], {
     description: 'when the last attempt was handed to the relay; null before any',
   }),

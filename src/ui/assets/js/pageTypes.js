@@ -118,6 +118,7 @@
  * @property {string | null} waiting_since not sent yet: when it first could not go (waiting for the relay)
  * @property {string | null} last_error
  * @property {boolean} test a test send from the delivery settings
+ * @property {string | null} reason why it will not go, named from last_error (issue 37)
  */
 
 /**

@@ -1025,6 +1025,23 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // catalogue (/ui/assets/js/i18n/errors.js); these are the UI's own words around them.
   'errors.withFields': '{sentence}. Fields: {fields}',
   'errors.serverReply': 'Server reply: {reply}',
+  'events.fx.in_flight_email_ids': 'E-mails already on their way',
+  'events.fx.attributed_to': 'Paid after the e-mail',
+  'events.fx.notAttributed': 'no: no click in a cart e-mail came before',
+  'events.fx.warning_details': 'Warnings',
+  'delivery.checkPassed': 'the server answered; greeting, encryption (where offered or required) and login accepted',
+  'emailReason.no_template': 'no template is routed for the event',
+  'emailReason.contact_unsubscribed': 'the recipient unsubscribed',
+  'emailReason.no_consent': 'no consent of the recipient for this topic',
+  'emailReason.contact_invalid': 'the address does not exist',
+  'emailReason.contact_admin_blocked': 'the address is blocked by an administrator',
+  'emailReason.order_already_paid': 'the order is paid already',
+  'emailReason.quota': "the project's daily quota is used up: the e-mail waits for the next day",
+  'emailReason.cancelled_by_purchase': 'the order was paid: the reminder is no longer needed',
+  'emailReason.cancelled_by_admin': 'cancelled by an administrator',
+  'emailReason.template_error': 'the template has an error',
+  'emailReason.in_flight': 'already on its way when the payment came',
+  'emailReason.missing_fields': 'the template lacked fields of the event',
   // Issue 37: the dashboard's figures, each defined once (repos/engagement.ts sentColumns).
   'figures.sent': 'E-mails the mail server accepted in the period (test e-mails left out).',
   'figures.delivered':

@@ -1027,6 +1027,23 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   // (/ui/assets/js/i18n/errors.js); здесь только слова интерфейса вокруг них.
   'errors.withFields': '{sentence}. Поля: {fields}',
   'errors.serverReply': 'Ответ сервера: {reply}',
+  'events.fx.in_flight_email_ids': 'Письма уже были в пути',
+  'events.fx.attributed_to': 'Оплата после письма',
+  'events.fx.notAttributed': 'нет: перехода из письма о корзине не было',
+  'events.fx.warning_details': 'Предупреждения',
+  'delivery.checkPassed': 'сервер ответил, приветствие, шифрование (где оно есть или требуется) и вход приняты',
+  'emailReason.no_template': 'для события не выбран шаблон',
+  'emailReason.contact_unsubscribed': 'получатель отписался',
+  'emailReason.no_consent': 'нет согласия получателя на эту тему',
+  'emailReason.contact_invalid': 'адрес не существует',
+  'emailReason.contact_admin_blocked': 'адрес заблокирован администратором',
+  'emailReason.order_already_paid': 'заказ уже оплачен',
+  'emailReason.quota': 'дневной лимит проекта исчерпан: письмо ждёт следующего дня',
+  'emailReason.cancelled_by_purchase': 'заказ оплачен — напоминание больше не нужно',
+  'emailReason.cancelled_by_admin': 'отменено администратором',
+  'emailReason.template_error': 'ошибка в шаблоне',
+  'emailReason.in_flight': 'уже было в пути, когда пришла оплата',
+  'emailReason.missing_fields': 'шаблону не хватило полей события',
   // Issue 37: the dashboard's figures, each defined once (repos/engagement.ts sentColumns).
   'figures.sent': 'Письма, которые принял почтовый сервер за период (пробные не считаются).',
   'figures.delivered':

@@ -135,9 +135,10 @@ function checkResult(label, r) {
       {},
       badge(r.ok ? t('delivery.ok') : t('delivery.failed'), r.ok ? 'ok' : 'bad'),
       ` ${label}: `,
-      meaning ?? code(r.reply),
+      // A passed check in words too (issue 37): the server's own English reply is one click away.
+      meaning ?? (r.ok ? t('delivery.checkPassed') : code(r.reply)),
     ),
-    meaning ? h('p', { class: 'muted' }, ...tNodes('errors.serverReply', { reply: code(r.reply) })) : null,
+    meaning || r.ok ? h('p', { class: 'muted' }, ...tNodes('errors.serverReply', { reply: code(r.reply) })) : null,
   );
 }
 

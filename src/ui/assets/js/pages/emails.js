@@ -66,6 +66,19 @@ const kindLabel = (k) => (hasKey(`emails.kind.${k}`) ? t(`emails.kind.${k}`) : k
  */
 const short = (s, n = 80) => (s && s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+/**
+ * The last note of an e-mail in words (issue 37): the reason the API named from it («оплачено — письмо
+ * отменено»), the note itself in the tooltip; a relay's reply, which has no reason, as the relay wrote it.
+ * @param {EmailListItem} e
+ * @param {number} [n] how many characters of a relay's reply to show
+ */
+const lastNote = (e, n) =>
+  !e.last_error
+    ? '—'
+    : e.reason && hasKey(`emailReason.${e.reason}`)
+      ? h('span', { title: e.last_error, 'data-reason': e.reason }, t(`emailReason.${e.reason}`))
+      : h('span', { title: e.last_error, class: 'mono' }, n ? short(e.last_error, n) : e.last_error);
+
 /** @returns {Column<EmailListItem>[]} */
 export function emailColumns() {
   return [
@@ -91,7 +104,7 @@ export function emailColumns() {
     },
     {
       label: t('emails.lastError'),
-      cell: (e) => (e.last_error ? h('span', { title: e.last_error }, short(e.last_error)) : '—'),
+      cell: (e) => lastNote(e, 80),
     },
   ];
 }
@@ -322,7 +335,7 @@ export async function emailPage(ctx) {
             [t('emails.waitingFor'), ' ', time(e.waiting_since), ' — ', t('emails.waitingNote', { n: e.attempts })],
           ]
         : [t('emails.attempts'), String(e.attempts)],
-      [t('emails.lastError'), e.last_error ? h('span', { class: 'error-text' }, e.last_error) : '—'],
+      [t('emails.lastError'), h('span', { class: 'error-text' }, lastNote(e))],
       [
         t('events.order'),
         e.order_id

@@ -10,17 +10,18 @@ import {
   field,
   h,
   jsonBlock,
+  named,
   select,
   statusBadge,
   table,
   time,
   toast,
 } from '../dom.js';
-import { hasKey, t, tNodes } from '../i18n.js';
+import { hasKey, nameOf, t, tNodes } from '../i18n.js';
 import { cursorPager, filterForm, localInputValue } from '../paging.js';
 import { emailColumns } from './emails.js';
 import { rightLink } from './keyHelp.js';
-import { whyBox } from './refusal.js';
+import { problemText, whyBox } from './refusal.js';
 
 /** @typedef {import('../pageTypes.js').PageContext} PageContext */
 /** @typedef {import('../pageTypes.js').EventView} EventView */
@@ -226,6 +227,30 @@ const emailLinks = (ids) =>
     : '—';
 
 /**
+ * A purchase's warnings by member (issue 37): the member's code, then what was kept instead in the UI's
+ * language (the one dictionary, domain/names.ts), the API's sentence in the tooltip.
+ * @param {unknown} details effects.warning_details: [{member, problem}]
+ * @param {unknown[]} sentences effects.warnings, shown as they are only when there are no details
+ */
+function warningList(details, sentences) {
+  const list = Array.isArray(details) ? details : [];
+  if (!list.length) return sentences.map((w) => code(String(w)));
+  return h(
+    'ul',
+    { class: 'warnings' },
+    list.map((d) => {
+      const member = String(d?.member ?? '');
+      const problem = String(d?.problem ?? '');
+      const said = nameOf('warning', member);
+      // A value the purchase could not use: what was wrong, then what was kept; a configuration gap: what.
+      const wrong = problemText(problem.split('; ')[0]);
+      const text = said === member ? wrong : member === 'cart_type' ? said : `${wrong}; ${said}`;
+      return h('li', { title: problem }, code(member), ' — ', text);
+    }),
+  );
+}
+
+/**
  * What the request did, in words (issue 28: not raw JSON): the members the accept path records, each
  * with its label and links; a member this page does not know yet is shown as its value, and the whole
  * record stays available as JSON for a developer.
@@ -251,7 +276,20 @@ function effectsView(e) {
         : '—',
     added: (v) => (v ? t('common.yes') : t('common.no')),
     already_paid: (v) => (v ? t('events.fx.alreadyPaidYes') : t('common.no')),
-    warnings: (v) => (Array.isArray(v) && v.length ? v.map((w) => code(String(w))) : '—'),
+    // The sentences are the API's (English); their details are shown instead, by member, in words.
+    warnings: (v) => (Array.isArray(v) && v.length ? warningList(fx.warning_details, v) : '—'),
+    in_flight_email_ids: emailLinks,
+    attributed_to: (v) => {
+      const a = /** @type {{ scheduled_email_id?: unknown, step?: unknown } | null} */ (v);
+      return a && typeof a.scheduled_email_id === 'number'
+        ? h(
+            'span',
+            {},
+            h('a', { href: `/ui/emails/${a.scheduled_email_id}` }, `#${a.scheduled_email_id}`),
+            typeof a.step === 'string' ? [' (', named('step', a.step), ')'] : null,
+          )
+        : t('events.fx.notAttributed');
+    },
     note: (v) => String(v),
     replay_of: (v) => h('a', { href: `/ui/events/${Number(v)}` }, t('events.title', { id: Number(v) })),
     repeat_of: (v) => h('a', { href: `/ui/events/${Number(v)}` }, t('events.title', { id: Number(v) })),
@@ -336,7 +374,7 @@ export async function eventPage(ctx) {
       [t('events.received'), time(e.received_at)],
       [t('common.project'), h('a', { href: `/ui/projects/${enc(e.site_key)}` }, e.site_key)],
       [t('events.endpoint'), code(e.endpoint)],
-      [t('events.eventType'), e.event_type ? code(e.event_type) : '—'],
+      [t('events.eventType'), e.event_type ? [named('event_type', e.event_type), ' ', code(e.event_type)] : '—'],
       [
         t('common.email'),
         e.email ? h('a', { href: `/ui/contacts${qs({ email: e.email, site_key: e.site_key })}` }, e.email) : '—',

@@ -4,7 +4,7 @@
 // starting templates that makes the template step a matter of one click.
 import { api, describeError, enc } from '../api.js';
 import { append, badge, clear, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
-import { hasKey, t, tNodes } from '../i18n.js';
+import { hasKey, nameOf, t, tNodes } from '../i18n.js';
 
 /**
  * @typedef {import('../types.js').UiMeta} UiMeta
@@ -25,7 +25,9 @@ export function routingKeyAbout(m, key) {
   const step = cart && m.cart_steps.find((s) => s.step === cart[2]);
   if (cart && step)
     return t('routing.cartStepAbout', { cart: t(`cart.${cart[1]}`), step: fmtMinutes(step.delay_minutes) });
-  return m.catalog.find((e) => e.event_type === key)?.description ?? t('routing.furtherAbout');
+  // A further event type by its name (issue 37: «Оплата курса», not «дополнительный тип события»).
+  const name = nameOf('event_type', key);
+  return m.catalog.find((e) => e.event_type === key)?.description ?? (name !== key ? name : t('routing.furtherAbout'));
 }
 
 /** @type {Partial<Record<ChecklistStep, string>>} the project tab of a step, where it is not named alike */

@@ -12,12 +12,13 @@ import {
   copyButton,
   field,
   h,
+  named,
   pagedTable,
   statusBadge,
   time,
   toast,
 } from '../dom.js';
-import { fmtTime, t } from '../i18n.js';
+import { fmtTime, nameOf, t } from '../i18n.js';
 import { showError } from '../errors.js';
 
 /**
@@ -158,7 +159,10 @@ export async function webhooksTab(ctx, p) {
             label: t('webhooks.url'),
             cell: (w) => h('span', {}, code(w.url), w.description ? ` ${w.description}` : ''),
           },
-          { label: t('webhooks.kinds'), cell: (w) => w.events.join(', ') },
+          {
+            label: t('webhooks.kinds'),
+            cell: (w) => w.events.map((k, i) => [i ? ', ' : '', named('webhook_kind', k)]),
+          },
           {
             label: t('common.status'),
             cell: (w) =>
@@ -243,7 +247,10 @@ export async function webhooksTab(ctx, p) {
     const url = h('input', { name: 'url', type: 'url', required: true, maxlength: '2000' });
     /** @type {HTMLInputElement} */
     const description = h('input', { name: 'description', maxlength: '500' });
-    const boxes = kinds.map((k) => checkbox(k, k !== 'event.rejected', { name: 'events', value: k }));
+    // By name, the identifier a site's code matches on beside it (issue 37).
+    const boxes = kinds.map((k) =>
+      checkbox([nameOf('webhook_kind', k), ' ', code(k)], k !== 'event.rejected', { name: 'events', value: k }),
+    );
     const status = h('div', { 'aria-live': 'polite' });
     return h(
       'form',
