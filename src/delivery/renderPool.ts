@@ -3,7 +3,7 @@
 // because a process has one set of cores: an `all` process's API and worker share it. Configured at
 // start (server.ts, buildApp); a process that never configures it gets the defaults on first use.
 import { BudgetExceeded, siblingModule, ThreadPool, type PoolOptions } from '../threads/pool.js';
-import type { EmailInput, RenderedParts, TemplateProblem, TemplateSource } from './render.js';
+import type { EmailInput, RenderedParts } from './render.js';
 import type { PrepareInput, PrepareOutput } from './renderTasks.js';
 
 export { BudgetExceeded } from '../threads/pool.js';
@@ -63,9 +63,6 @@ function pool(): ThreadPool {
 /** Starts the pool's threads now; resolves when they are all ready (a process's start, tests). */
 export const warmRenderPool = (): Promise<void> => pool().warm();
 
-/** The budget renders get now (for the messages that name it). */
-export const renderBudgetMs = (): number => shared?.settings.budgetMs ?? DEFAULT_RENDER_BUDGET_MS;
-
 /** Fair share key of a project: its id (ids are unique; keys share no namespace with anything else). */
 const keyOf = (projectId: number) => `p${projectId}`;
 
@@ -80,11 +77,6 @@ export function renderInPool(projectId: number, input: EmailInput, use: RenderUs
 /** A template save's parse, MJML compilation and variable analysis in the pool. */
 export function prepareInPool(projectId: number, input: PrepareInput): Promise<PrepareOutput> {
   return pool().run<PrepareOutput>(keyOf(projectId), 'prepare', input);
-}
-
-/** checkTemplate in the pool (a layout's save). */
-export function checkInPool(projectId: number, source: TemplateSource): Promise<TemplateProblem | null> {
-  return pool().run<TemplateProblem | null>(keyOf(projectId), 'check', source);
 }
 
 export const isBudgetExceeded = (err: unknown): err is BudgetExceeded => err instanceof BudgetExceeded;

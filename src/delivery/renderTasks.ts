@@ -50,8 +50,5 @@ const prepare: TaskEntry<PrepareInput, Promise<PrepareOutput>> = {
   },
 };
 
-/** A layout's save: its two parts parse. */
-const check: TaskEntry<TemplateSource, TemplateProblem | null> = { run: checkTemplate };
-
 // One renderer under three names, so the pool's budget metric says what was being rendered.
-export const tasks = { email, preview: email, save: email, prepare, check };
+export const tasks = { email, preview: email, save: email, prepare };
