@@ -64,6 +64,7 @@ for (const d of DIALECTS) {
         publicUrl: 'https://mail.example.test',
         secret: 'test-secret-for-unsubscribe-links-0123456789',
         concurrency: 1,
+        relayConcurrency: 1,
         pollMs: 20,
       });
     });

@@ -14,6 +14,7 @@ import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { cliActor } from '../src/cliAdmin.js';
 import { putDelivery } from '../src/services/delivery.js';
 import { secretBox } from '../src/services/secrets.js';
+import { claimDue } from '../src/repos/outbox.js';
 import {
   PG_URL,
   PUBLIC_URL,
@@ -71,6 +72,45 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         await new Promise<void>((r) => silent.close(() => r()));
         await relayB?.close();
         await t?.cleanup();
+      });
+
+      it('one claim takes every project’s oldest e-mails in turn: a backlog does not fill the batch', async () => {
+        const x = await seedProject(t.db, { siteKey: 'backlog-x', fromEmail: 'noreply@x.example' });
+        const y = await seedProject(t.db, { siteKey: 'few-y', fromEmail: 'noreply@y.example' });
+        const now = Date.now();
+        const ids = { x: [] as number[], y: [] as number[] };
+        for (let i = 0; i < 40; i++) {
+          const to = `x${i}@example.org`;
+          const contactId = await addContact(t.db, x.projectId, to);
+          ids.x.push(await addEmail(t.db, { ...x, contactId, to, dueAt: now - 3_600_000 + i }));
+        }
+        for (let i = 0; i < 3; i++) {
+          const to = `y${i}@example.org`;
+          const contactId = await addContact(t.db, y.projectId, to);
+          ids.y.push(await addEmail(t.db, { ...y, contactId, to, dueAt: now - i }));
+        }
+        const claimed = await claimDue(t.db.db, t.db.dialect, { workerId: 'fair', now, leaseMs: 60_000, limit: 10 });
+        const got = new Set(claimed.map((r) => r.id));
+        assert.equal(claimed.length, 10);
+        assert.ok(
+          ids.y.every((id) => got.has(id)),
+          'all three of y’s e-mails are in the batch, though x’s are older',
+        );
+        assert.deepEqual(
+          ids.x.filter((id) => got.has(id)),
+          ids.x.slice(0, 7),
+          'x gets the rest of the batch, oldest first',
+        );
+        // A project whose relay is full is left out, the rest still claimed.
+        const next = await claimDue(t.db.db, t.db.dialect, {
+          workerId: 'fair',
+          now,
+          leaseMs: 60_000,
+          limit: 10,
+          skipProjects: [x.projectId],
+        });
+        assert.equal(next.length, 0, 'only x had due e-mails left');
+        await t.db.db.deleteFrom('scheduled_emails').execute();
       });
 
       it('B reaches its relay within 2 s p99 while A hangs; A holds at most RELAY_CONCURRENCY connections', async () => {

@@ -270,10 +270,10 @@ export function makeDeliver(ctx: DeliverContext) {
     // worker's own slots (release): a slow relay delays only the e-mails that go to it.
     release();
     relaySlot = await ctx.slots.acquire(router.relayOf(project, delivery), project.id);
-    if (!relaySlot || ctx.stopping()) {
+    if (ctx.stopping()) {
+      // Waited through a stop: handed back unsent, like a claim never started.
       const now = clock.now();
-      const dueAt = relaySlot ? now : now + 1000 + Math.round(random() * 1000);
-      return record('queued', write(row, finishes.deferred(row.id, { now, dueAt })));
+      return record('queued', write(row, finishes.deferred(row.id, { now, dueAt: now })));
     }
     try {
       const quota = await takeDailyQuota(db, project.id, delivery, row.is_test, clock.now());

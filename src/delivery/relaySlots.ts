@@ -1,7 +1,8 @@
 // At most RELAY_CONCURRENCY sends at once per relay in one worker (SPEC §20), so a slow or hung relay
 // holds only its own slots: its e-mails queue behind each other, never in front of another relay's.
-// Beyond the slots a few more may wait (as many again); past that the relay is "full": its e-mails are
-// put back for a moment and the worker's claims leave its projects out (fullProjects) until it drains.
+// E-mails waiting here do not count against the worker's batch (the loop's `parked`), and once a relay
+// has as many waiting as it has slots it is "full": the worker's claims leave its projects out
+// (fullProjects) until it drains, so its queue never grows past one claim and nothing churns.
 
 export interface RelaySlotsOptions {
   /** Sends at once per relay (RELAY_CONCURRENCY, default 5). */
@@ -34,18 +35,15 @@ export class RelaySlots {
     return l.active >= this.perRelay && l.waiting.length >= this.perRelay;
   }
 
-  /**
-   * A slot of `relay` for one send by `projectId`: resolves with its release when one is free, or null
-   * at once when the relay is full (the caller puts the e-mail back without an attempt).
-   */
-  acquire(relay: string, projectId: number): Promise<(() => void) | null> {
+  /** A slot of `relay` for one send by `projectId`: resolves with its release when one is free. */
+  acquire(relay: string, projectId: number): Promise<() => void> {
     const l = this.lane(relay);
     l.projects.add(projectId);
-    if (this.full(l)) return Promise.resolve(null);
     const release = () => {
       l.active--;
       const next = l.waiting.shift();
       if (next) {
+        this.parked--;
         this.o.onWaiting?.(relay, l.waiting.length);
         next();
       } else if (l.active === 0) this.lanes.delete(relay);
@@ -59,9 +57,13 @@ export class RelaySlots {
         l.active++;
         resolve(once(release));
       });
+      this.parked++;
       this.o.onWaiting?.(relay, l.waiting.length);
     });
   }
+
+  /** E-mails waiting for a slot of any relay: held by the worker, but not work it is doing. */
+  parked = 0;
 
   /** Projects whose relay is full now: the next claim leaves them out. */
   fullProjects(): number[] {

@@ -178,6 +178,7 @@ export function createWorker(opts: WorkerOptions): Worker {
     work: { each: (row, free) => deliverSafely(row, caches.get(row) ?? newCache(), free) },
     batchSize,
     holdBack,
+    parked: () => slots.parked,
     concurrency: Math.max(1, opts.concurrency ?? 10),
     pollMs,
     async idleMs() {

@@ -253,7 +253,7 @@ export const finishes = {
     countAttempt: false,
     waiting: 'start',
   }),
-  /** Its relay is full in this worker (RELAY_CONCURRENCY busy, as many waiting): back in a moment, as it was. */
+  /** Claimed but handed back unsent (the worker stopped while it waited for its relay): as it was. */
   deferred: (id: number, o: { now: number; dueAt: number }): Finish => ({
     id,
     now: o.now,

@@ -45,6 +45,11 @@ export interface LeaseLoopOptions<T> {
    * yields while requests wait for the writer.
    */
   holdBack?(): number;
+  /**
+   * Held items that wait on something outside the worker (an e-mail waiting for its relay's slot): they
+   * do not count against `batchSize`, so a slow destination never stops the claims for the others.
+   */
+  parked?(): number;
   /** Leases of held items are renewed every `leaseMs / 3` when given (long tasks outlive one lease). */
   leaseMs?: number;
   renew?(held: T[]): Promise<void>;
@@ -158,7 +163,7 @@ export function leaseLoop<T>(o: LeaseLoopOptions<T>): LeaseLoop {
           await sleep(wait);
           continue;
         }
-        const room = batchSize - held.size;
+        const room = batchSize - held.size + (o.parked?.() ?? 0);
         let claimed = 0;
         if (room >= refillAt) {
           const items = await claim(room);
