@@ -183,4 +183,28 @@ describe('admin UI first week in Russian', { skip: CHROMIUM_MISSING }, () => {
     assert.match(await kinds.innerText(), /письмо отправлено/);
     assert.deepEqual(problems, []);
   });
+
+  it('6. contacts: search by name, ё or е; a status option says its help once', async () => {
+    const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+      cart_type: 'course',
+      email: 'alena@example.com',
+      name: 'Алёна Петрова',
+      order_id: 'B-C1',
+      course_name: 'Педагогика',
+    });
+    assert.equal(oc.status, 200, JSON.stringify(oc.body));
+    await goTo(page, `${base}/ui/contacts?email=${encodeURIComponent('алена')}`);
+    const link = page.locator('main table a', { hasText: 'alena@example.com' });
+    await link.waitFor();
+    await link.click();
+    await page.locator('main h1', { hasText: 'alena@example.com' }).waitFor();
+    await settled(page);
+    const options = await page.locator('main select option').allInnerTexts();
+    for (const o of options) assert.ok(!/адрес не существует: адрес не существует/.test(o), o);
+    await saveScreenshot(page, 'ru-week-contact-1366');
+    await atWidth(390);
+    await saveScreenshot(page, 'ru-week-contact-390');
+    await atWidth(1366);
+    assert.deepEqual(problems, []);
+  });
 });

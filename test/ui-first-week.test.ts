@@ -101,5 +101,27 @@ for (const d of DIALECTS) {
       assert.ok(mine, JSON.stringify(after.body.key_refusals));
       assert.equal(mine.by_code.api_key_disabled, 1);
     });
+
+    it('6. contacts are found by name and by address, whatever the case and ё or е', async () => {
+      const add = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'course',
+        email: 'Petrova@Example.com',
+        name: 'Алёна Петрова',
+        order_id: 'S-1',
+        course_name: 'Педагогика',
+      });
+      assert.equal(add.status, 200, JSON.stringify(add.body));
+      const find = async (text: string) =>
+        (await adminCall(t.app, 'GET', `/api/admin/contacts?site_key=${site}&email=${encodeURIComponent(text)}`)).body
+          .items as { email: string; name: string }[];
+      for (const text of ['алёна', 'алена', 'АЛЕНА', 'Петрова', 'petrova@', 'PETROVA'])
+        assert.deepEqual(
+          (await find(text)).map((c) => c.email),
+          ['petrova@example.com'],
+          `"${text}" finds the contact`,
+        );
+      assert.deepEqual(await find('ольга'), []);
+      assert.deepEqual(await find('100%'), [], 'a wildcard is matched literally');
+    });
   });
 }

@@ -149,11 +149,6 @@ export const NAMES: Record<string, Record<string, Sentence>> = {
   warning: WARNING_NAMES,
 };
 
-/** A code's name in a language, or the code itself when the dictionary has none. */
-export function nameOf(kind: keyof typeof NAMES, code: string, lang: MessageLanguage = 'en'): string {
-  return NAMES[kind]?.[code]?.[lang] ?? code;
-}
-
 /** The module the UI imports: per language, `<kind>.<code>` → name. */
 export function uiNamesModule(): string {
   const out: Record<MessageLanguage, Record<string, string>> = { en: {}, ru: {} };

@@ -1,6 +1,6 @@
 // Contacts (written one by one and set-based, read by id and searched) and address books (lists and
 // their members).
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { ContactRow, ContactStatus } from '../db/schema.js';
 import type { ContactStatusReason } from '../domain/statuses.js';
 import { PREPARED } from '../db/index.js';
@@ -171,9 +171,27 @@ function containsPattern(text: string): string {
   return `%${text.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 }
 
+const UPPER = 'АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ';
+const LOWER = 'абвгдеёжзийклмнопрстуфхцчшщъыьэюя';
+
+/** Lower case with ё as е, the way an administrator types a name («алена» finds «Алёна»). */
+export const foldText = (text: string): string => text.toLocaleLowerCase('ru').replaceAll('ё', 'е');
+
 /**
- * Contact search for the admin UI: by any part of the address, newest first, keyset-paged. The text is
- * matched literally: LIKE's wildcards in it are escaped, so "anna_b" finds "anna_b@…" only.
+ * The same folding in SQL, alike on both databases: SQLite's lower() folds ASCII only, and PostgreSQL's
+ * depends on the database's locale, so Cyrillic capitals are replaced one by one.
+ */
+function foldSql(column: string): RawBuilder<string> {
+  let expr: RawBuilder<string> = sql<string>`lower(${sql.ref(column)})`;
+  for (let i = 0; i < UPPER.length; i++)
+    expr = sql<string>`replace(${expr}, ${sql.lit(UPPER[i])}, ${sql.lit(LOWER[i])})`;
+  return sql<string>`replace(${expr}, ${sql.lit('ё')}, ${sql.lit('е')})`;
+}
+
+/**
+ * Contact search for the admin UI: by any part of the address or the name (issue 37), case- and
+ * ё/е-insensitive, newest first, keyset-paged. The text is matched literally: LIKE's wildcards in it are
+ * escaped, so "anna_b" finds "anna_b@…" only.
  */
 export async function searchContacts(
   db: Executor,
@@ -194,9 +212,15 @@ export async function searchContacts(
     .orderBy('contacts.id', 'desc')
     .limit(o.limit + 1);
   if (o.projectId !== undefined) q = q.where('contacts.project_id', ...byProject(o.projectId));
-  // Addresses are stored normalised (trimmed, lower case), so the search text is normalised the same way.
-  const text = o.email ? normaliseEmail(o.email) : '';
-  if (text) q = q.where(sql<boolean>`${sql.ref('contacts.email')} like ${containsPattern(text)} escape '!'`);
+  const text = o.email?.trim() ?? '';
+  if (text) {
+    // Addresses are stored normalised (trimmed, lower case), so the text is normalised the same way for them.
+    const address = containsPattern(foldText(normaliseEmail(text)));
+    const name = containsPattern(foldText(text));
+    q = q.where(
+      sql<boolean>`(${foldSql('contacts.email')} like ${address} escape '!' or ${foldSql('contacts.name')} like ${name} escape '!')`,
+    );
+  }
   if (o.afterId !== null) q = q.where('contacts.id', '<', o.afterId);
   return q.execute();
 }
