@@ -23,6 +23,7 @@ import * as m018 from './migrations/018_tracking.js';
 import * as m019 from './migrations/019_consent.js';
 import * as m020 from './migrations/020_project_reply_to.js';
 import * as m021 from './migrations/021_project_private_webhooks.js';
+import * as m024 from './migrations/024_project_identity.js';
 import { normalizeMigrationHistory, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
@@ -53,6 +54,7 @@ const steps: Record<string, Step> = {
   '019_consent': m019,
   '020_project_reply_to': m020,
   '021_project_private_webhooks': m021,
+  '024_project_identity': m024,
 };
 
 /** Every migration's name, in the order they run. */

@@ -313,6 +313,8 @@ export function projectView(p: Project) {
     marketing_paused_reason: p.marketing_paused_reason,
     allow_private_webhooks: p.allow_private_webhooks,
     reply_to: p.reply_to,
+    logo_url: p.logo_url ?? null,
+    postal_address: p.postal_address ?? null,
     fallback_name: fallbackName(p),
     default_layout: p.default_layout,
     ...trackingView(p.tracking),
