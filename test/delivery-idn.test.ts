@@ -9,7 +9,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
 import { createWorker, type Worker } from '../src/delivery/worker.js';
-import { adminCall, createTestApp, DIALECTS, keyCall, type TestApp } from './support/harness.js';
+import { adminCall, createTestApp, DIALECTS, keyCall, withoutDefaultLayout, type TestApp } from './support/harness.js';
 import { bodyOf } from './support/document.js';
 
 const T = '/api/scoped/send/transactional';
@@ -99,6 +99,7 @@ for (const d of DIALECTS) {
               return r.body;
             };
             await ok(adminCall(t.app, 'POST', '/api/sites', { site_key: site, name: 'Академия «Знание»', from_email }));
+            await withoutDefaultLayout(t.app, site);
             await ok(
               adminCall(t.app, 'POST', '/api/templates', {
                 site_key: site,

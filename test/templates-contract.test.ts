@@ -7,7 +7,16 @@ import { sql } from 'kysely';
 import { createSmtpTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { PUBLIC_URL, SECRET, startSmtp } from './fixtures/delivery-support.js';
-import { adminCall, createTestApp, DIALECTS, events, keyCall, newKey, type TestApp } from './support/harness.js';
+import {
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  events,
+  keyCall,
+  newKey,
+  withoutDefaultLayout,
+  type TestApp,
+} from './support/harness.js';
 import { bodyOf, documentHead } from './support/document.js';
 
 const T = '/api/scoped/send/transactional';
@@ -44,6 +53,7 @@ for (const d of DIALECTS) {
         name: 'Педсовет',
         from_email: 'noreply@c1.example',
       });
+      await withoutDefaultLayout(t.app, site);
       ({ key } = await newKey(t.app, site, {
         permissions: ['transactional_send', 'cart_events_write'],
         allowed_api_events: ['course_paid', 'contest_results'],

@@ -7,7 +7,15 @@ import { renderMessage, type RenderSettings } from '../src/delivery/render.js';
 import { createSmtpTransport } from '../src/delivery/transports.js';
 import { createWorker } from '../src/delivery/worker.js';
 import { PUBLIC_URL, SECRET, startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
-import { adminCall, createTestApp, DIALECTS, keyCall, newKey, type TestApp } from './support/harness.js';
+import {
+  adminCall,
+  createTestApp,
+  DIALECTS,
+  keyCall,
+  newKey,
+  withoutDefaultLayout,
+  type TestApp,
+} from './support/harness.js';
 import { bodyOf } from './support/document.js';
 
 const NBSP = '\u00a0';
@@ -222,6 +230,7 @@ for (const d of DIALECTS) {
 
     it("the preview renders in the project's locale and time zone, and follows a change", async () => {
       await adminCall(t.app, 'POST', '/api/sites', { site_key: 'p1', name: 'P1', from_email: 'a@p1.example' });
+      await withoutDefaultLayout(t.app, 'p1');
       const preview = () =>
         adminCall(t.app, 'POST', '/api/admin/templates/preview', {
           site_key: 'p1',
@@ -255,6 +264,7 @@ for (const d of DIALECTS) {
           name: 'Педсовет',
           from_email: 'noreply@w1.example',
         });
+        await withoutDefaultLayout(t.app, site);
         await adminCall(t.app, 'POST', '/api/templates', { site_key: site, name: 'paid_ru', ...TEMPLATE });
         await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/routing`, { routes: { course_paid: 'paid_ru' } });
         const { key } = await newKey(t.app, site, {

@@ -25,6 +25,7 @@ import * as m020 from './migrations/020_project_reply_to.js';
 import * as m021 from './migrations/021_project_private_webhooks.js';
 import * as m022 from './migrations/022_relay_outages.js';
 import * as m023 from './migrations/023_tenants_apart.js';
+import * as m024 from './migrations/024_project_identity.js';
 import { normalizeMigrationHistory, recordedMigrations, unorderedGap } from './migrationHistory.js';
 
 export interface MigrationContext {
@@ -57,6 +58,7 @@ const steps: Record<string, Step> = {
   '021_project_private_webhooks': m021,
   '022_relay_outages': m022,
   '023_tenants_apart': m023,
+  '024_project_identity': m024,
 };
 
 /** Every migration's name, in the order they run. */

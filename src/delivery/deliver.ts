@@ -1,5 +1,6 @@
 // One e-mail from claim to recorded outcome (SPEC §4, §8): the checks on what the claim read, rendering,
 // tracking, the quota, the hand-over, the send and the outcome. The loop around it is delivery/worker.ts.
+import { withUnsubscribeFooter } from '../domain/defaultLayout.js';
 import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, LayoutRow, Project, TemplateRow } from '../db/schema.js';
 import { findContact, findContactsByIds, setContactStatus } from '../repos/contacts.js';
@@ -208,6 +209,7 @@ export function makeDeliver(ctx: DeliverContext) {
       project,
       unsubscribeUrl: unsubscribe,
       preferencesUrl: topic === TRANSACTIONAL ? null : preferencesUrl(opts.publicUrl, opts.secret, contact),
+      replyAddress: delivery?.settings.reply_to ?? project.reply_to ?? sender.from_email,
     });
     let parts;
     let version: number | null;
@@ -235,6 +237,14 @@ export function makeDeliver(ctx: DeliverContext) {
         : `template error: ${message}`;
       return record('failed', write(row, finishes.failed(row.id, { now: clock.now(), error, countAttempt: false })));
     }
+    // SPEC §22: no advertising e-mail without a visible way out, whatever its template and layout show.
+    if (topic !== TRANSACTIONAL)
+      parts = withUnsubscribeFooter(parts, {
+        locale: project.locale,
+        siteName: project.name,
+        unsubscribeUrl: unsubscribe,
+        preferencesUrl: typeof context.preferences_url === 'string' ? context.preferences_url : null,
+      });
     // After Liquid, before DKIM signing (the transport signs): links and the open pixel (SPEC §17).
     parts = applyTracking(parts, {
       publicUrl: opts.publicUrl,

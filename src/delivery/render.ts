@@ -140,7 +140,16 @@ export interface ContextSources {
   /** The event request body, or a context stored earlier by this function (re-building is harmless). */
   request?: Record<string, unknown> | null;
   contact?: { email: string; name: string | null } | null;
-  project?: { name: string; site_key: string; fallback_name?: string | null; locale?: string | null } | null;
+  project?: {
+    name: string;
+    site_key: string;
+    fallback_name?: string | null;
+    locale?: string | null;
+    logo_url?: string | null;
+    postal_address?: string | null;
+  } | null;
+  /** Where answers go (the relay's reply_to, the project's, else its From): the default layout shows it. */
+  replyAddress?: string | null;
   unsubscribeUrl?: string | null;
   /** The contact's preference page (SPEC §18): every e-mail but a transactional one has it. */
   preferencesUrl?: string | null;
@@ -183,7 +192,14 @@ export function buildContext(src: ContextSources): Record<string, unknown> {
   if (src.project) {
     ctx.project_name = src.project.name;
     ctx.site_name = src.project.name;
-    ctx.project = { name: src.project.name, site_key: src.project.site_key };
+    // The sender's identity for the default layout (SPEC §22, domain/defaultLayout.ts).
+    ctx.project = {
+      name: src.project.name,
+      site_key: src.project.site_key,
+      logo_url: src.project.logo_url ?? null,
+      postal_address: src.project.postal_address ?? null,
+      reply_address: src.replyAddress ?? null,
+    };
   }
   return ctx;
 }

@@ -1,3 +1,5 @@
+import { defaultLayout } from '../domain/defaultLayout.js';
+import { upsertLayout } from './layouts.js';
 import { randomBytes } from 'node:crypto';
 import { insertBuiltInTopics } from './consent.js';
 import { toFlag } from '../db/flags.js';
@@ -60,9 +62,14 @@ export async function upsertProject(
     .returningAll()
     .executeTakeFirst();
   if (inserted) {
-    // Every project has its consent topics from the start (SPEC §18).
+    // Every project has its consent topics from the start (SPEC §18), and its default layout in its
+    // language, which templates that name none are framed in (SPEC §22).
     await insertBuiltInTopics(db, inserted.id, inserted.locale, now);
-    return { project: projectFromRow(inserted), created: true };
+    const layout = defaultLayout(inserted.locale);
+    await upsertLayout(db, inserted.id, layout, now);
+    const framed = { ...inserted, default_layout: layout.name };
+    await db.updateTable('projects').set({ default_layout: layout.name }).where('id', '=', inserted.id).execute();
+    return { project: projectFromRow(framed), created: true };
   }
   const existing = (await findProjectBySiteKey(db, p.site_key))!;
   const project = await updateProject(
@@ -89,6 +96,8 @@ export async function updateProject(
       | 'allow_private_webhooks'
       | 'allow_private_relays'
       | 'brand_color'
+      | 'logo_url'
+      | 'postal_address'
       | 'fallback_name'
       | 'default_layout'
       | 'tracking'

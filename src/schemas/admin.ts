@@ -111,6 +111,23 @@ export const TrackingSwitches = Type.Object(
   { additionalProperties: false },
 );
 
+/** Who sends (SPEC §22): shown by the default layout, each only when set (issue 39). */
+const ProjectIdentityMembers = {
+  logo_url: Type.Optional(
+    Type.Union([Type.String({ maxLength: 2000, pattern: '^https://[^\\s"<>]+$' }), Type.Null()], {
+      description: "https URL of the logo in the default layout's header; null: the project's name only",
+    }),
+  ),
+  postal_address: Type.Optional(
+    Type.Union(
+      [Type.String({ minLength: 1, maxLength: 500, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f]*$' }), Type.Null()],
+      {
+        description: "the sender's postal address in the default layout's footer; null: not shown",
+      },
+    ),
+  ),
+};
+
 export const ProjectPatchBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -131,6 +148,7 @@ export const ProjectPatchBody = Type.Object(
     ),
     reply_to: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null: no Reply-To' })),
     brand_color: Type.Optional(BrandColor),
+    ...ProjectIdentityMembers,
     ...ProjectTemplateMembers,
     tracking: Type.Optional(TrackingSwitches),
     utm: Type.Optional(Type.Union([Utm, Type.Null()], { description: 'null: no UTM parameters' })),
@@ -162,6 +180,8 @@ export const ProjectView = Type.Object({
   reply_to: Type.Union([Type.String(), Type.Null()], {
     description: "Reply-To of the project's e-mails; the relay settings' reply_to wins when set",
   }),
+  logo_url: Type.Union([Type.String(), Type.Null()]),
+  postal_address: Type.Union([Type.String(), Type.Null()]),
   ...ProjectTemplateView,
   tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
   utm: Type.Union([Utm, Type.Null()]),

@@ -314,6 +314,8 @@ export function projectView(p: Project) {
     allow_private_webhooks: p.allow_private_webhooks,
     allow_private_relays: p.allow_private_relays,
     reply_to: p.reply_to,
+    logo_url: p.logo_url ?? null,
+    postal_address: p.postal_address ?? null,
     fallback_name: fallbackName(p),
     default_layout: p.default_layout,
     ...trackingView(p.tracking),

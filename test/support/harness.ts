@@ -168,7 +168,21 @@ export const replayableContest = (order: string) => ({
  * A project set up through the admin API: templates for contest_results and the course cart chain,
  * a paid-orders book, one category, and a key with the given rights.
  */
-export async function setupProject(app: FastifyInstance, opts: { site?: string; rights?: Json } = {}) {
+/** Takes a new project's default layout away (SPEC §22), for tests that compare bodies as written. */
+export async function withoutDefaultLayout(app: FastifyInstance, site: string) {
+  for (const [method, url, body] of [
+    ['PATCH', `/api/admin/projects/${site}`, { default_layout: null }],
+    ['DELETE', `/api/admin/projects/${site}/layouts/default`, undefined],
+  ] as const) {
+    const c = await adminCall(app, method, url, body);
+    if (c.status >= 300) throw new Error(`${method} ${url}: ${c.status} ${JSON.stringify(c.body)}`);
+  }
+}
+
+export async function setupProject(
+  app: FastifyInstance,
+  opts: { site?: string; rights?: Json; defaultLayout?: boolean } = {},
+) {
   const site = opts.site ?? 'site1';
   const ok = (c: Call) => {
     if (c.status >= 300) throw new Error(`setup call failed: ${c.status} ${JSON.stringify(c.body)}`);
@@ -181,6 +195,9 @@ export async function setupProject(app: FastifyInstance, opts: { site?: string; 
       from_email: 'noreply@site1.example',
     }),
   );
+  // A new project is framed in its default layout (SPEC §22); the tests that compare bodies as their
+  // templates wrote them take it away, as an administrator may. test/day-one-layout.test.ts keeps it.
+  if (!opts.defaultLayout) await withoutDefaultLayout(app, site);
   for (const name of ['contest_tpl', 'cart_1h', 'cart_1d', 'cart_3d', 'paid_tpl']) {
     ok(
       await adminCall(app, 'POST', '/api/templates', {

@@ -32,6 +32,10 @@ export interface ProjectsTable {
   default_layout: Generated<string | null>;
   /** Opens/clicks/UTM settings as JSON (migration 018, SPEC §17); null: opens and clicks on, no UTM. */
   tracking: Generated<string | null>;
+  /** Logo in the default layout's header, an https URL (migration 024, SPEC §22); null: the name only. */
+  logo_url: Generated<string | null>;
+  /** The sender's postal address in the default layout's footer (migration 024); null: not shown. */
+  postal_address: Generated<string | null>;
 }
 
 export type ProjectLocale = 'ru' | 'en';
