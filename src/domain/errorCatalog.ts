@@ -39,6 +39,8 @@ export const ERROR_CODES = [
   'unknown_event_type',
   'idempotency_key_reused',
   'conflict',
+  'domain_taken',
+  'sender_domain_unverified',
   'template_impact',
   // A template that needs more than RENDER_BUDGET_MS of CPU to render (SPEC §20).
   'template_too_heavy',
@@ -97,6 +99,14 @@ export const CODE_SENTENCES: Record<ErrorCode, Sentence> = {
   idempotency_key_reused: {
     en: 'This idempotency_key was already used with a different request body',
     ru: 'Этот idempotency_key уже использован с другим телом запроса',
+  },
+  domain_taken: {
+    en: 'Another project sends from this domain; an owner may approve it for this project too',
+    ru: 'С этого домена уже отправляет другой проект; владелец может разрешить его и этому проекту',
+  },
+  sender_domain_unverified: {
+    en: 'The sender address is on a domain not verified for this project',
+    ru: 'Адрес отправителя на домене, который не подтверждён для этого проекта',
   },
   conflict: {
     en: 'This cannot be done in the current state',

@@ -117,6 +117,15 @@ export const REASON_SENTENCES = {
     ru: 'В адресе SMTP после сервера и порта ничего не пишется (уберите путь)',
   },
   smtp_url_fragment: { en: '{field} must not have a fragment', ru: 'Уберите из адреса SMTP часть после #' },
+  domain_invalid: { en: 'domain is not a domain name', ru: 'Это не доменное имя' },
+  domain_taken: {
+    en: 'Another project sends from {domain}; an owner may approve it for this project too',
+    ru: 'С домена {domain} уже отправляет другой проект; владелец может разрешить его и этому проекту',
+  },
+  sender_domain_unverified: {
+    en: '{field}: {domain} is not verified for this project (add it under Domains and check its TXT record, or ask an owner to approve it)',
+    ru: '{field}: домен {domain} не подтверждён для этого проекта (добавьте его в «Домены» и проверьте запись TXT или попросите владельца)',
+  },
   smtp_url_query: {
     en: '{field} must not have a query string (?…)',
     ru: 'Уберите из адреса SMTP часть после ? — параметры подключения не принимаются',

@@ -1,5 +1,6 @@
 // Administration use cases shared by the admin API, the legacy endpoints, the CLI and the demo loader:
 // projects, API keys, templates and the per-project configuration.
+import { requireSenderDomains } from './senderDomains.js';
 import { isCartType, isRoutingKey } from '../domain/catalog.js';
 import { canonicalTimeZone } from '../domain/locale.js';
 
@@ -252,11 +253,22 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
 }
 
 /** PATCH /api/admin/projects/{site_key}: the members given change, the others stay. */
-export async function changeProject(deps: Deps, who: AuditActor, siteKey: string, changes: ProjectPatchBody) {
+export async function changeProject(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  changes: ProjectPatchBody,
+  opts: { owner: boolean } = { owner: true },
+) {
   const timezone = checkTimeZone(changes.timezone);
   const { confirm, tracking: switches, utm, ...fields } = changes;
   const project = await audited(deps, who, async (trx, note) => {
     const before = await requireProject(trx, siteKey);
+    // SPEC §21: a sender only on a domain verified or approved for the project (an owner's change approves).
+    await requireSenderDomains(trx, { now: deps.clock.now(), who, owner: opts.owner, note }, before, {
+      from_email: fields.from_email,
+      reply_to: fields.reply_to,
+    });
     // SPEC §16: templates that name no layout are re-analysed in the new default one.
     if (fields.default_layout !== undefined && fields.default_layout !== before.default_layout) {
       const layout = fields.default_layout ? await requireLayout(trx, before.id, fields.default_layout) : null;

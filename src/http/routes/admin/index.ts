@@ -6,6 +6,7 @@ import { checklistAdminRoutes } from './checklist.js';
 import { contactsAdminRoutes } from './contacts.js';
 import { dashboardAdminRoutes } from './dashboard.js';
 import { deliveryAdminRoutes } from './delivery.js';
+import { domainsAdminRoutes } from './domains.js';
 import { emailsAdminRoutes } from './emails.js';
 import { eventsAdminRoutes } from './events.js';
 import { keysAdminRoutes } from './keys.js';
@@ -28,6 +29,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   await app.register(contactsAdminRoutes, { deps });
   await app.register(dashboardAdminRoutes, { deps });
   await app.register(deliveryAdminRoutes, { deps });
+  await app.register(domainsAdminRoutes, { deps });
   await app.register(emailsAdminRoutes, { deps });
   await app.register(eventsAdminRoutes, { deps });
   await app.register(keysAdminRoutes, { deps });

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import { auditActor, requireOwner, scopeOf } from '../../plugins/access.js';
+import { isOwner } from '../../../domain/access.js';
 import { Ok, ProjectPatchBody, ProjectView, SiteKeyParams } from '../../../schemas/admin.js';
 import { errors } from '../../../schemas/common.js';
 import type { Deps } from '../../../services/context.js';
@@ -38,7 +39,9 @@ export const projectsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
     async (req) => {
       if (req.body.allow_private_webhooks !== undefined) requireOwner(req, 'allow private webhook addresses');
       if (req.body.allow_private_relays !== undefined) requireOwner(req, 'allow private relay addresses');
-      return admin.changeProject(deps, auditActor(req), req.params.site_key, req.body);
+      return admin.changeProject(deps, auditActor(req), req.params.site_key, req.body, {
+        owner: !!req.principal && isOwner(req.principal),
+      });
     },
   );
 

@@ -1,0 +1,53 @@
+// Sender domains of the projects (migration 023, SPEC §21).
+import type { Selectable } from 'kysely';
+import type { SenderDomainsTable } from '../db/tables/projects.js';
+import type { SenderDomainStatus } from '../domain/statuses.js';
+import type { Executor } from './types.js';
+
+export type SenderDomainRow = Selectable<SenderDomainsTable>;
+
+export const listDomains = (db: Executor, projectId: number) =>
+  db.selectFrom('sender_domains').selectAll().where('project_id', '=', projectId).orderBy('domain').execute();
+
+export const findDomain = (db: Executor, projectId: number, domain: string) =>
+  db
+    .selectFrom('sender_domains')
+    .selectAll()
+    .where('project_id', '=', projectId)
+    .where('domain', '=', domain)
+    .executeTakeFirst();
+
+/** Other projects holding the domain verified or approved. */
+export const holdersElsewhere = (db: Executor, projectId: number, domain: string) =>
+  db
+    .selectFrom('sender_domains')
+    .select('project_id')
+    .where('domain', '=', domain)
+    .where('project_id', '!=', projectId)
+    .where('status', 'in', ['verified', 'approved'])
+    .execute();
+
+export async function insertDomain(
+  db: Executor,
+  row: { project_id: number; domain: string; status: SenderDomainStatus; token: string; approved_by: string | null },
+  now: number,
+): Promise<SenderDomainRow> {
+  return db
+    .insertInto('sender_domains')
+    .values({ ...row, created_at: now, updated_at: now, checked_at: null })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function setDomainStatus(
+  db: Executor,
+  id: number,
+  change: { status?: SenderDomainStatus; checked_at?: number; approved_by?: string | null },
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('sender_domains')
+    .set({ ...change, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
