@@ -38,6 +38,11 @@ export function domainAscii(domain: string): string | null {
   if (!domain.split('.').every((l) => UNICODE_LABEL.test(l))) return null;
   const ascii = domainToASCII(domain);
   if (!ascii || ascii.length > 253 || ascii.split('.').some((l) => l.length > 63)) return null;
+  // An `xn--` label must decode to letters, marks and digits and encode back to itself. Node 24's mapper
+  // (ada) passes `xn--zz` through unchecked where Node 20's refused it, and `xn--9a` decodes to "£".
+  const unicode = domainToUnicode(ascii);
+  if (domainToASCII(unicode) !== ascii || !unicode.split('.').every((l) => UNICODE_LABEL.test(l) && !/^xn--/i.test(l)))
+    return null;
   // Full-width digits map to ASCII ones; a domain whose last label has no letter is an address literal.
   if (!/[a-z]/.test(ascii.slice(ascii.lastIndexOf('.') + 1))) return null;
   return ascii;
