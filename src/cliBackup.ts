@@ -2,7 +2,7 @@
 // around an upgrade. None of them migrates: a backup is taken before the new release touches the
 // database, and --check only reads.
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from './config.js';
 import { isPostgresUrl, openDatabase } from './db/index.js';
@@ -80,11 +80,14 @@ async function backup(config: Config, file: string, flags: { force: boolean; run
   const source = sqlitePath(config.databaseUrl);
   if (!existsSync(source)) throw new Error(`no database at ${source} (DATABASE_URL)`);
   if (existsSync(file) && !flags.force) throw new Error(`${file} exists: choose another name, or --force`);
-  // SQLite's online backup: copies page by page and starts over when a writer changes a page already
-  // copied, so the copy is one consistent moment even while the gateway accepts and sends.
-  const conn = await openSqlite(source);
+  // VACUUM INTO reads the database in one read transaction (a WAL snapshot) while the gateway goes on
+  // writing, so the copy is one consistent moment. SQLite's page-by-page backup API starts over whenever
+  // another connection writes, and under steady traffic it never finished (seen in CI).
+  if (existsSync(file)) rmSync(file);
+  const conn = await openSqlite(source, { readonly: true });
   try {
-    await conn.backup(file);
+    conn.pragma('busy_timeout = 10000');
+    conn.prepare('VACUUM INTO ?').run(file);
   } finally {
     conn.close();
   }

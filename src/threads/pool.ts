@@ -80,10 +80,18 @@ export function siblingModule(importMetaUrl: string, relative: string): string {
 
 const HOST = siblingModule(import.meta.url, './host');
 
+// A thread gets the process's environment without NODE_TEST_CONTEXT: on Node 24 a thread that inherits
+// it from a process started by the test runner sets up a test reporter that keeps the process alive.
+function threadEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
+
 function startThread(tasks: string): Worker {
-  if (!HOST.endsWith('.ts')) return new Worker(new URL(HOST), { workerData: { module: tasks } });
+  if (!HOST.endsWith('.ts')) return new Worker(new URL(HOST), { workerData: { module: tasks }, env: threadEnv() });
   const built = devBuild(tasks);
-  return new Worker(new URL(built.host), { workerData: { module: built.tasks } });
+  return new Worker(new URL(built.host), { workerData: { module: built.tasks }, env: threadEnv() });
 }
 
 /**
