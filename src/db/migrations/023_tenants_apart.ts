@@ -11,7 +11,7 @@ import { domainToASCII } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { MigrationContext } from '../migrate.js';
 
-/** The domain of an address as stored (lower case, IDN as punycode); repeated in domain/senderDomains.ts. */
+/** The domain of an address as stored (lower case, IDN as punycode); repeated in services/senderDomains.ts. */
 function domainOf(address: unknown): string | null {
   if (typeof address !== 'string') return null;
   const at = address.lastIndexOf('@');
