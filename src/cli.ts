@@ -138,13 +138,16 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
+  // A one-shot command ends when its work is done: an idle render thread or a port left open by a
+  // library must not keep it running (seen on Node 24 under the test runner). Writes to pipes and files
+  // are synchronous on Linux, so nothing printed is lost.
   (code) => {
-    if (code >= 0) process.exitCode = code;
+    if (code >= 0) process.exit(code);
   },
   (err) => {
     if (err instanceof ConfigError) console.error(`configuration error: ${err.message}`);
     else if (err instanceof AppError) console.error(`error: ${err.message}`);
     else console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
+    process.exit(1);
   },
 );
