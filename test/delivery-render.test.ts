@@ -119,7 +119,14 @@ describe('buildContext', () => {
     });
     assert.equal(ctx.unsubscribe_url, 'https://mail/u/t');
     assert.equal(ctx.project_name, 'Pedsovet');
-    assert.deepEqual(ctx.project, { name: 'Pedsovet', site_key: 'pedsovet' });
+    // The sender's identity for the default layout (issue 39): empty members are null, never missing.
+    assert.deepEqual(ctx.project, {
+      name: 'Pedsovet',
+      site_key: 'pedsovet',
+      logo_url: null,
+      postal_address: null,
+      reply_address: null,
+    });
     assert.equal(
       renderMessage(tpl('{{ project.name }}: {{ fields.course_name }}'), ctx).subject,
       'Pedsovet: From fields',

@@ -63,8 +63,12 @@ describe('delivery worker', () => {
     assert.equal(Number(row.sent_at), clock.now());
     const rendered = JSON.parse(row.rendered ?? 'null');
     assert.equal(rendered.subject, 'Cart A-7');
-    assert.equal(bodyOf(rendered.html), '<p>https://pay/7</p>');
-    assert.equal(rendered.text, 'https://pay/7');
+    // A cart reminder whose template shows no unsubscribe link gets the footer at send time (SPEC §22).
+    const body = bodyOf(rendered.html);
+    assert.ok(body.startsWith('<p>https://pay/7</p>'), body);
+    assert.match(body, /<a href="https:\/\/mail\.example\.test\/u\/u2\.[^"]+"[^>]*>Отписаться<\/a>/);
+    assert.ok(rendered.text.startsWith('https://pay/7\n'), rendered.text);
+    assert.match(rendered.text, /Отписаться: https:\/\/mail\.example\.test\/u\/u2\./);
     // SPEC §18: the link names the e-mail's topic (u2 tokens); u1 links in older e-mails still work.
     assert.match(
       rendered.headers['List-Unsubscribe'],

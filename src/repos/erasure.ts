@@ -44,6 +44,8 @@ export const ERASURE_COVERAGE = {
   settings: 'free: installation settings',
   config_version: 'free: a counter',
   sessions: "free: administrators' sessions, not contacts",
+  sender_domains: "free: a project's sender domains and their verification",
+  login_throttle: "free: administrators' failed logins (account, source address), gone after 15 minutes",
   admin_users: 'free of contacts: administrator accounts (their own data, managed by the accounts UI)',
   admin_user_projects: 'free: configuration',
   admin_tokens: "free: administrators' token hashes",
