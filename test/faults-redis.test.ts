@@ -56,7 +56,7 @@ describe('Redis killed mid-run (issue 34)', { skip: SKIP || false }, () => {
     other = await seedProject(db, { siteKey: 'other', name: 'Other school', fromEmail: 'noreply@other.example' });
     relayCapped = await startSmtp();
     relayOther = await startSmtp();
-    const deps = { db, config: loadConfig({}), clock: systemClock, secret: SECRET };
+    const deps = { db, config: loadConfig({ RELAYS_ALLOW_PRIVATE: 'true' }), clock: systemClock, secret: SECRET };
     await putDelivery(deps, cliActor(), 'capped', { primary: { smtp_url: relayCapped.url, rate_per_second: CAP } });
     await putDelivery(deps, cliActor(), 'other', { primary: { smtp_url: relayOther.url } });
     redis = await startOwnRedis();

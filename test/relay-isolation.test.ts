@@ -116,7 +116,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       it('B reaches its relay within 2 s p99 while A hangs; A holds at most RELAY_CONCURRENCY connections', async () => {
         const deps = {
           db: t.db,
-          config: loadConfig({ SEND_WAIT_MS: '0' }),
+          config: loadConfig({ SEND_WAIT_MS: '0', RELAYS_ALLOW_PRIVATE: 'true' }),
           clock: { now: () => Date.now() },
           secret: SECRET,
         };

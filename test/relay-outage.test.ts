@@ -78,7 +78,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         t = await openTestDb(dialect);
         deps = {
           db: t.db,
-          config: loadConfig({ SEND_WAIT_MS: '0' }),
+          config: loadConfig({ SEND_WAIT_MS: '0', RELAYS_ALLOW_PRIVATE: 'true' }),
           clock: { now: () => Date.now() },
           secret: SECRET,
         };
