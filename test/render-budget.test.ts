@@ -15,7 +15,7 @@ import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { warmRenderPool } from '../src/delivery/renderPool.js';
 import { Metrics } from '../src/metrics.js';
 import { MemoryRateLimiter } from '../src/services/rateLimiter.js';
-import { createUser, login, personalToken } from './support/accounts.js';
+import { createUser, viewerToken } from './support/accounts.js';
 import { ADMIN_TOKEN, createTestApp, DIALECTS, ManualClock, setupProject, type TestApp } from './support/harness.js';
 
 /** 8,000,000 iterations: seconds of CPU, far beyond the budget; it parses fine and saves would render it. */
@@ -96,9 +96,9 @@ for (const d of DIALECTS) {
       await setupProject(t.app, { site: 'heavy' });
       calmKey = (await setupProject(t.app, { site: 'calm' })).key;
       await createUser(t.app, { email: 'viewer@school.example', role: 'viewer', projects: ['heavy'] });
-      viewer = (await personalToken(t.app, await login(t.app, 'viewer@school.example'))).token;
+      viewer = await viewerToken(t.app, 'viewer@school.example');
       await createUser(t.app, { email: 'editor@calm.example', role: 'viewer', projects: ['calm'] });
-      calmViewer = (await personalToken(t.app, await login(t.app, 'editor@calm.example'))).token;
+      calmViewer = await viewerToken(t.app, 'editor@calm.example');
       transport = createCaptureTransport();
       worker = createWorker({
         db: t.deps.db,
