@@ -264,7 +264,7 @@ describe('PostgreSQL goes away under an API and a worker process (issue 34)', { 
       }
       assert.ok(first, `the API answers 2xx within ${RESUME_MS / 1000} s of the database being back`);
       // /readyz stays 503 for a few seconds after the last refused write (db/unavailable.ts): poll it.
-      let ready = 0;
+      let ready: number | string = 0;
       while (Date.now() - upAt < RESUME_MS + 10_000) {
         ready = (await call(api.port, 'GET', '/readyz')).status;
         if (ready === 200) break;
