@@ -9,7 +9,7 @@ import { isPostgresUrl, openDatabase } from './db/index.js';
 import { MIGRATION_NAMES, migrationPlan } from './db/migrate.js';
 
 export const BACKUP_USAGE = `  backup FILE [--force] [--run]
-                             SQLite: a consistent copy while the gateway runs (online backup);
+                             SQLite: a consistent copy while the gateway runs (VACUUM INTO);
                              PostgreSQL: prints the pg_dump command (--run runs it)
   restore FILE [--force] [--run]
                              SQLite: the database replaced by FILE (stop the gateway first; a database
