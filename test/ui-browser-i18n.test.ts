@@ -293,7 +293,7 @@ describe('admin UI in Russian and English', { skip }, () => {
     await shot('email');
 
     await page.getByRole('link', { name: 'Контакты', exact: true }).click();
-    await page.getByLabel('E-mail содержит').fill('anna.petrova');
+    await page.getByLabel('Имя или адрес содержит').fill('anna.petrova');
     await page.getByRole('button', { name: 'Применить' }).click();
     await page.locator('main tbody a', { hasText: 'anna.petrova@school.example' }).click();
     await heading().filter({ hasText: 'anna.petrova@school.example' }).waitFor();

@@ -364,7 +364,7 @@ describe('admin UI in a browser', { skip }, () => {
 
   it('finds a contact by e-mail and blocks it', async () => {
     await page.getByRole('link', { name: 'Contacts', exact: true }).click();
-    await page.getByLabel('E-mail contains').fill('anna@');
+    await page.getByLabel('Name or address contains').fill('anna@');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('main tbody a', { hasText: 'anna@browser-school.example' }).click();
     await heading().filter({ hasText: 'anna@browser-school.example' }).waitFor();

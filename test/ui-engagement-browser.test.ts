@@ -125,9 +125,9 @@ describe('opens, clicks and cart steps in a browser', { skip: CHROMIUM_MISSING }
     await page.goto(`${base}/ui/`);
     const section = page.locator('section.cart-steps');
     await section.waitFor();
-    const row = section.locator('tbody tr', { hasText: '1h' });
+    const row = section.locator('tbody tr:has([data-code="1h"])');
     const cells = await row.locator('td').allTextContents();
-    assert.equal(cells[0], 'course');
+    assert.equal(cells[0], 'Course', 'the cart type by its name (its code in the tooltip)');
     assert.equal(cells[2], '5');
     assert.match(cells[4], /^4\s/, 'four opened by people (the Apple proxy is not one)');
     assert.match(cells[5], /^3\s/, 'three clicked');
