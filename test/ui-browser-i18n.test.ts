@@ -297,7 +297,9 @@ describe('admin UI in Russian and English', { skip }, () => {
     await page.getByRole('button', { name: 'Применить' }).click();
     await page.locator('main tbody a', { hasText: 'anna.petrova@school.example' }).click();
     await heading().filter({ hasText: 'anna.petrova@school.example' }).waitFor();
-    assert.ok(await page.getByRole('option', { name: /^заблокирован: администратором; ничего не отправляется/ }).count());
+    assert.ok(
+      await page.getByRole('option', { name: /^заблокирован: администратором; ничего не отправляется/ }).count(),
+    );
     await assertRussian('contact');
     await shot('contact');
   });
