@@ -314,12 +314,12 @@ for (const d of DIALECTS) {
         assert.equal(await worker.runOnce(), 1);
         await smtp.waitForReceived(1);
         const mail = smtp.accepted[0];
-        assert.equal(mail.subject, 'дорогой коллега, оплата курса «Методика <b>» получена');
+        assert.equal(mail.subject, 'Дорогой коллега, оплата курса «Методика <b>» получена');
         const html = mail.html as string;
         assert.ok(html.startsWith('<!doctype html>'), html.slice(0, 80));
         assert.deepEqual(documentHead(html), {
           lang: 'ru',
-          title: 'дорогой коллега, оплата курса «Методика <b>» получена',
+          title: 'Дорогой коллега, оплата курса «Методика <b>» получена',
           charset: 'utf-8',
         });
         const body = bodyOf(html);

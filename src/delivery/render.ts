@@ -204,6 +204,17 @@ export function buildContext(src: ContextSources): Record<string, unknown> {
   return ctx;
 }
 
+/**
+ * A subject that opens with the name, in lowercase (the fallback «коллега» of SPEC §16 fills a
+ * `{{ name }}, оплата…` subject), starts with a capital letter, as a sentence does (issue 37 item 7).
+ * Only the first letter changes, and only when the name is what opens the subject.
+ */
+export function capitalisedOpening(subject: string, name: unknown): string {
+  if (typeof name !== 'string' || name === '' || !subject.startsWith(name)) return subject;
+  const first = subject.charAt(0);
+  return first.toLocaleUpperCase() + subject.slice(1);
+}
+
 export interface LayoutSource {
   html: string;
   text: string;
@@ -254,6 +265,7 @@ export function renderEmail(input: EmailInput): RenderedParts {
     context,
     settings,
   );
+  body.subject = capitalisedOpening(body.subject, context.name);
   // 2. Layout: the body inside the project's frame (header, footer, unsubscribe line).
   const laid = layout ? applyLayout(layout, body, input) : body;
   // 3. A whole document: doctype, <html lang>, charset, the subject as <title>; links that are not

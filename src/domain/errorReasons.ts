@@ -273,6 +273,10 @@ export const REASON_SENTENCES = {
     ru: 'Ссылка на следующую страницу устарела: откройте список заново',
   },
   // Gateway (sites get these in Russian only when they ask with Accept-Language)
+  api_key_cyrillic: {
+    en: 'The API key contains Cyrillic letters: it was typed in a Russian keyboard layout or by hand; copy it as it was shown',
+    ru: 'В API-ключе есть русские буквы: его набрали в русской раскладке или вручную; скопируйте ключ так, как он был показан',
+  },
   missing_fields: { en: 'Missing required fields: {fields}', ru: 'Не переданы обязательные поля: {fields}' },
   event_type_not_string: { en: 'event_type must be a string', ru: 'event_type должен быть строкой' },
   event_type_unknown: {

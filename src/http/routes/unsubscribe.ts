@@ -28,6 +28,12 @@ export function maskEmail(email: string): string {
   return `${email[0]}***${email.slice(at)}`;
 }
 
+/**
+ * A name in «ёлочках» after «от отправителя» (issue 37: «от Педагогические курсы «Развитие»» had no
+ * genitive and nested quotes): quotes inside the name become „лапки“, as Russian typography nests them.
+ */
+const quotedRu = (name: string) => `«${name.replace(/«/g, '„').replace(/»/g, '“')}»`;
+
 /** The page's words in the project's language (a person who clicks in a Russian e-mail reads Russian). */
 const WORDS = {
   ru: {
@@ -37,8 +43,9 @@ const WORDS = {
     topic: (title: string) => `письма «${title}»`,
     all: 'напоминания и рассылки',
     site: 'этого сайта',
-    left: (who: string, what: string, from: string) => `${who} больше не получает ${what} от «${from}».`,
-    willLeave: (who: string, what: string, from: string) => `${who} больше не будет получать ${what} от «${from}».`,
+    sender: (name: string) => `отправителя ${quotedRu(name)}`,
+    left: (who: string, what: string, from: string) => `${who} больше не получает ${what} от ${from}.`,
+    willLeave: (who: string, what: string, from: string) => `${who} больше не будет получать ${what} от ${from}.`,
     question: (what: string, from: string, who: string) =>
       `Больше не присылать ${what} от <strong>${from}</strong> на адрес ${who}?`,
     still: 'Письма о ваших заказах, курсах и документах будут приходить как прежде.',
@@ -50,6 +57,7 @@ const WORDS = {
     topic: (title: string) => `«${title}» e-mails`,
     all: 'reminder and newsletter e-mails',
     site: 'this site',
+    sender: (name: string) => name,
     left: (who: string, what: string, from: string) => `${who} no longer receives ${what} from ${from}.`,
     willLeave: (who: string, what: string, from: string) => `${who} will no longer receive ${what} from ${from}.`,
     question: (what: string, from: string, who: string) => `Stop ${what} from <strong>${from}</strong> to ${who}?`,
@@ -128,7 +136,13 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<UnsubscribeRouteOption
     const lang: Lang = project?.locale === 'en' ? 'en' : 'ru';
     const w = WORDS[lang];
     const title = topic ? (await listTopics(opts.db.db, contact.project_id)).find((t) => t.key === topic)?.title : null;
-    return { contact, topic, projectName: project?.name ?? w.site, what: title ? w.topic(title) : w.all, lang };
+    return {
+      contact,
+      topic,
+      projectName: project ? w.sender(project.name) : w.site,
+      what: title ? w.topic(title) : w.all,
+      lang,
+    };
   };
 
   const schema = { params: Type.Object({ token: Type.String({ maxLength: 200 }) }), hide: true };

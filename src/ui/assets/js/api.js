@@ -80,7 +80,26 @@ export async function api(method, path, body, { quiet401 = false } = {}) {
     if (res.status === 401 && !quiet401) onUnauthorized(err);
     throw err;
   }
+  // Pages that show state another part of the page changed (the checklist) re-read it (issue 37 item 4).
+  if (method !== 'GET') window.dispatchEvent(new CustomEvent(CHANGED, { detail: { method, path } }));
   return data;
+}
+
+/** The window event sent after every successful change (POST, PUT, PATCH, DELETE) the UI made. */
+export const CHANGED = 'gateway:changed';
+
+/**
+ * Calls `redraw` after each change the UI makes, while `node` is in the page; the listener goes with
+ * the page (the first change after it was replaced removes it).
+ * @param {Element} node
+ * @param {() => unknown} redraw
+ */
+export function onChanged(node, redraw) {
+  const listener = () => {
+    if (!node.isConnected) window.removeEventListener(CHANGED, listener);
+    else void redraw();
+  };
+  window.addEventListener(CHANGED, listener);
 }
 
 /**

@@ -77,6 +77,17 @@ function clearFieldErrors(form) {
 }
 
 /**
+ * Takes away what showError left (the sentence in `status`, those beside the form's fields): called after
+ * a successful save, so an old error does not read as the new answer (issue 37 item 4).
+ * @param {HTMLElement} status
+ */
+export function clearErrors(status) {
+  for (const p of status.querySelectorAll('.error')) p.remove();
+  const form = status.closest('form');
+  if (form) clearFieldErrors(form);
+}
+
+/**
  * Shows an API error once: beside the field of the enclosing form it concerns (marked aria-invalid and
  * described by the sentence), else in `status`. A later error, or typing in the field, clears it.
  * @param {HTMLElement} status

@@ -3,7 +3,7 @@
 // relays and looks the DKIM record up; a test send goes to any address with a template's sample data.
 import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, facts, field, h, select, table, toast } from '../dom.js';
-import { catalogueSentence, showError } from '../errors.js';
+import { catalogueSentence, clearErrors, showError } from '../errors.js';
 import { t, tNodes } from '../i18n.js';
 import { trackingSettingsPart } from './trackingSettings.js';
 
@@ -328,6 +328,8 @@ export async function deliveryTab(ctx, p, m) {
     required: true,
     maxlength: '254',
     spellcheck: 'false',
+    // The administrator's own address (issue 37): the usual first test is to oneself.
+    value: ctx.session?.account.email ?? '',
   });
   const testOut = h('div', { 'aria-live': 'polite' });
   const testForm = h(
@@ -340,6 +342,7 @@ export async function deliveryTab(ctx, p, m) {
         try {
           /** @type {{ scheduled_email_id: number }} */
           const r = await api('POST', `${base}/test`, { template: tpl.value, to: to.value.trim() });
+          clearErrors(testOut);
           testOut.append(
             h(
               'p',

@@ -2,7 +2,7 @@
 // The first-run path (issue 28): a checklist project → template → routing → key → delivery → test
 // e-mail, each step ticked by the server from the project's real state, and the gallery of Russian
 // starting templates that makes the template step a matter of one click.
-import { api, describeError, enc } from '../api.js';
+import { api, describeError, enc, onChanged } from '../api.js';
 import { append, badge, clear, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
 import { hasKey, nameOf, t, tNodes } from '../i18n.js';
 
@@ -80,9 +80,17 @@ export function checklistBox(p, data) {
  * @param {Pick<Project, 'site_key' | 'name'>} p
  */
 export async function projectChecklist(p) {
-  /** @type {Checklist | null} */
-  const data = await api('GET', `/api/admin/projects/${enc(p.site_key)}/checklist`).catch(() => null);
-  return data && !data.complete ? checklistBox(p, data) : null;
+  /** @returns {Promise<Checklist | null>} */
+  const read = () => api('GET', `/api/admin/projects/${enc(p.site_key)}/checklist`).catch(() => null);
+  const data = await read();
+  if (!data || data.complete) return null;
+  // Re-read after each change the page makes (a key created, a route saved): ticked without a reload.
+  const live = h('div', { class: 'checklist-live' }, checklistBox(p, data));
+  onChanged(live, async () => {
+    const fresh = await read();
+    if (fresh) live.replaceChildren(checklistBox(p, fresh));
+  });
+  return live;
 }
 
 /**

@@ -322,8 +322,11 @@ export async function keysTab(ctx, p, m) {
     );
   }
 
-  /** @param {ApiKey | null} key the key whose rights are edited; null: the form for a new key */
-  function drawForm(key) {
+  /**
+   * @param {ApiKey | null} key the key whose rights are edited; null: the form for a new key
+   * @param {boolean} [focus] focus the heading (a new key's form asked for)
+   */
+  function drawForm(key, focus = false) {
     const editor = rightsEditor(m, key, lists.items, templateNames, routing.routes);
     const status = h('div', { 'aria-live': 'polite' });
     const heading = h(
@@ -354,7 +357,14 @@ export async function keysTab(ctx, p, m) {
                 ...(rate_limit ? { rate_limit } : {}),
               });
               showNewKey(created);
-              drawForm(null);
+              // Not an empty form under the new key: its «no event» warning read as the new key's.
+              clear(formBox).append(
+                h(
+                  'button',
+                  { type: 'button', class: 'another-key', 'data-write': true, onclick: () => drawForm(null, true) },
+                  t('keys.another'),
+                ),
+              );
               newKeyBox.querySelector('h3')?.setAttribute('tabindex', '-1');
               newKeyBox.querySelector('h3')?.focus();
             }
@@ -375,7 +385,7 @@ export async function keysTab(ctx, p, m) {
       ),
     );
     clear(formBox).append(form);
-    if (key) heading.focus();
+    if (key || focus) heading.focus();
   }
 
   drawTable(keys.items);

@@ -56,6 +56,17 @@ function projectForm(p, onSaved) {
     readonly: Boolean(p),
     spellcheck: 'false',
   });
+  // The browser's own pattern bubble says only "match the format": a site key typed in Cyrillic is
+  // told so in words (issue 37 item 7).
+  siteKey.addEventListener('input', () =>
+    siteKey.setCustomValidity(
+      /[а-яё]/i.test(siteKey.value)
+        ? t('project.siteKeyCyrillic')
+        : /[^A-Za-z0-9_.-]/.test(siteKey.value)
+          ? t('project.siteKeyChars')
+          : '',
+    ),
+  );
   /** @type {HTMLInputElement} */
   const name = h('input', { name: 'name', required: true, maxlength: '200', value: p?.name ?? '' });
   /** @type {HTMLInputElement} */
@@ -84,20 +95,10 @@ function projectForm(p, onSaved) {
     p?.locale ?? 'ru',
     { name: 'locale' },
   );
-  /** @type {HTMLInputElement} */
-  const timezone = h('input', {
-    name: 'timezone',
-    required: true,
-    maxlength: '64',
-    list: 'time-zones',
-    value: p?.timezone ?? 'Europe/Moscow',
-    spellcheck: 'false',
-  });
-  const zones = h(
-    'datalist',
-    { id: 'time-zones' },
-    ZONES.map((z) => h('option', { value: z })),
-  );
+  // A list, not free text (issue 37): a zone the browser knows, the stored one kept even if it does not.
+  const current = p?.timezone ?? 'Europe/Moscow';
+  /** @type {HTMLSelectElement} */
+  const timezone = select([...new Set([current, 'UTC', ...ZONES])].sort(), current, { name: 'timezone' });
   // SPEC §16: what {{ name }} prints without a name, and the layout of templates that name none.
   /** @type {HTMLInputElement} */
   const fallbackName = h('input', {
@@ -126,7 +127,7 @@ function projectForm(p, onSaved) {
         const body = {
           name: name.value.trim(),
           from_email: from.value.trim(),
-          timezone: timezone.value.trim(),
+          timezone: timezone.value,
           locale: locale.value,
           // Empty: no Reply-To (null clears it on an edit; a new project simply has none).
           ...(replyTo.value.trim() ? { reply_to: replyTo.value.trim() } : p ? { reply_to: null } : {}),
@@ -162,7 +163,6 @@ function projectForm(p, onSaved) {
       { class: 'row' },
       field(t('project.locale'), locale, t('project.localeHint')),
       field(t('project.timezone'), timezone, t('project.timezoneHint')),
-      zones,
     ),
     p
       ? h(

@@ -3,7 +3,7 @@
 // and the UTM parameters added to links that have none. Saved with PATCH /api/admin/projects/{site_key}.
 import { api, enc } from '../api.js';
 import { checkbox, field, h, toast } from '../dom.js';
-import { showError } from '../errors.js';
+import { clearErrors, showError } from '../errors.js';
 import { t } from '../i18n.js';
 
 /**
@@ -53,6 +53,7 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
             // No value at all: no UTM parameters (null clears what was stored).
             utm: Object.keys(utm).length ? utm : null,
           });
+          clearErrors(out);
           toast(t('tracking.saved'));
           onSaved();
         } catch (e) {

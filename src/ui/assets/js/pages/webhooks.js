@@ -19,7 +19,7 @@ import {
   toast,
 } from '../dom.js';
 import { fmtTime, nameOf, t } from '../i18n.js';
-import { showError } from '../errors.js';
+import { clearErrors, showError } from '../errors.js';
 
 /**
  * @template T
@@ -271,6 +271,7 @@ export async function webhooksTab(ctx, p) {
               events,
               ...(description.value.trim() ? { description: description.value.trim() } : {}),
             });
+            clearErrors(status);
             const value = code(created.secret);
             value.classList.add('secret');
             clear(secretBox).append(
