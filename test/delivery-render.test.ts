@@ -2,7 +2,13 @@
 // Message-IDs. No database, no network.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildContext, checkTemplate, renderMessage, sanitizeHeaderValue } from '../src/delivery/render.js';
+import {
+  buildContext,
+  capitalisedOpening,
+  checkTemplate,
+  renderMessage,
+  sanitizeHeaderValue,
+} from '../src/delivery/render.js';
 import { backoffDelay, classifySmtpError, retryPolicyFromEnv } from '../src/delivery/smtpErrors.js';
 import { makeMessageId } from '../src/delivery/transports.js';
 import {
@@ -302,5 +308,14 @@ describe('makeMessageId', () => {
     assert.notEqual(a, makeMessageId(13, project, 's1'));
     assert.notEqual(a, makeMessageId(12, project, 's2'), 'another installation mints other ids');
     assert.match(a, /^<email-12\.ped-sovet-x\.[0-9a-f]{8}@pedsovet\.example>$/);
+  });
+});
+
+describe('a subject opening with the name (issue 37)', () => {
+  it('starts with a capital letter when the lowercase name opens it, and is left alone otherwise', () => {
+    assert.equal(capitalisedOpening('коллега, оплата курса получена', 'коллега'), 'Коллега, оплата курса получена');
+    assert.equal(capitalisedOpening('оплата получена, коллега', 'коллега'), 'оплата получена, коллега');
+    assert.equal(capitalisedOpening('Анна, оплата получена', 'Анна'), 'Анна, оплата получена');
+    assert.equal(capitalisedOpening('iPhone: заказ', ''), 'iPhone: заказ');
   });
 });

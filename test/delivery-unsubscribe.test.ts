@@ -99,6 +99,20 @@ describe('unsubscribe routes', () => {
     }
   });
 
+  it('names the sender in Russian with «от отправителя», quotes inside the name nested (issue 37)', async () => {
+    const name = 'Педагогические курсы «Развитие»';
+    await t.db.db.updateTable('projects').set({ name }).where('id', '=', projectId).execute();
+    try {
+      const { token } = await tokenFor('quotes@example.org');
+      const ask = await app.inject({ method: 'GET', url: `/u/${token}` });
+      assert.ok(ask.body.includes('от <strong>отправителя «Педагогические курсы „Развитие“»</strong>'), ask.body);
+      const done = await app.inject({ method: 'POST', url: `/u/${token}` });
+      assert.ok(done.body.includes('от отправителя «Педагогические курсы „Развитие“».'), done.body);
+    } finally {
+      await t.db.db.updateTable('projects').set({ name: 'Pedsovet <Academy>' }).where('id', '=', projectId).execute();
+    }
+  });
+
   it('accepts a multipart one-click body too', async () => {
     const { id, token } = await tokenFor('multipart@example.org');
     const boundary = 'xYzZY';

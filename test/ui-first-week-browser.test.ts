@@ -207,4 +207,78 @@ describe('admin UI first week in Russian', { skip: CHROMIUM_MISSING }, () => {
     await atWidth(1366);
     assert.deepEqual(problems, []);
   });
+
+  it('4. pages update after an action: the checklist ticks the key, a new key has no stale warning, a webhook error goes', async () => {
+    const fresh = await adminCall(t.app, 'POST', '/api/sites', {
+      site_key: 'week4',
+      name: 'Курсы «Развитие»',
+      from_email: 'noreply@week4.example',
+    });
+    assert.ok(fresh.status < 300, JSON.stringify(fresh.body));
+    await goTo(page, `${base}/ui/projects/week4?tab=keys`);
+    const keyStep = page.locator('section.checklist li[data-step=key]');
+    await keyStep.waitFor();
+    assert.notEqual(await keyStep.getAttribute('class'), 'done', 'no key yet');
+    await page.locator('.tab-body form input[name=name]').fill('Сайт');
+    await page.locator('input[name=permissions][value=transactional_send]').check();
+    await page.locator('input[name=allowed_api_events][value=contest_results]').check();
+    await page.getByRole('button', { name: 'Создать ключ' }).click();
+    await page.locator('.new-key code.secret').waitFor();
+    // Ticked without a reload, and no empty form under the new key saying it can send nothing.
+    await page.locator('section.checklist li[data-step=key].done').waitFor();
+    assert.equal(await page.locator('.empty-events:visible').count(), 0);
+    const another = page.getByRole('button', { name: 'Создать ещё один ключ' });
+    await another.waitFor();
+    await saveScreenshot(page, 'ru-week-key-created-1366');
+    await another.click();
+    await page.locator('.tab-body form input[name=name]').waitFor();
+
+    // A webhook refused (a private address), then accepted once development addresses are allowed:
+    // the old error does not stay beside the new secret.
+    await goTo(page, `${base}/ui/projects/week4?tab=webhooks`);
+    const form = page.locator('form', { has: page.locator('input[name=url]') });
+    await form.locator('input[name=url]').fill('http://127.0.0.1:9/hook');
+    await form.getByRole('button', { name: 'Добавить адрес' }).click();
+    await form.locator('.error').first().waitFor();
+    await page.getByLabel(/Разрешить адреса для разработки/).check();
+    await page.locator('.toast').first().waitFor();
+    await form.getByRole('button', { name: 'Добавить адрес' }).click();
+    await page.locator('.new-key', { hasText: 'Адрес добавлен' }).waitFor();
+    assert.equal(await form.locator('.error').count(), 0, 'the old error is gone');
+    assert.equal(await form.locator('[aria-invalid="true"]').count(), 0);
+    assert.deepEqual(problems, []);
+  });
+
+  it('6b. contacts: the export as tables in Russian; after an erasure the topics read «удалён»', async () => {
+    const c = (await adminCall(t.app, 'GET', `/api/admin/contacts?site_key=${site}&email=alena`)).body.items[0];
+    await goTo(page, `${base}/ui/contacts/${c.id}`);
+    await page.getByRole('button', { name: 'Показать все данные' }).click();
+    const doc = page.locator('.contact-export');
+    await doc.locator('h3', { hasText: 'Подписки' }).waitFor();
+    const text = (await doc.innerText()).replace(/\s+/g, ' ');
+    for (const english of ['subscriptions', 'created_at', 'order_id', '"email"', 'true', 'false'])
+      assert.ok(!text.includes(english), `no "${english}" in the export: ${text}`);
+    assert.ok(text.includes('Номер заказа'), text);
+    await saveScreenshot(page, 'ru-week-contact-export-1366');
+
+    await page.getByRole('button', { name: 'Удалить человека' }).click();
+    await page.locator('dialog').getByRole('button', { name: 'Удалить человека' }).click();
+    await page.locator('.badge', { hasText: 'удалён' }).first().waitFor();
+    const shown = await page.locator('main').innerText();
+    assert.ok(!shown.includes('подписан'), 'no topic reads «подписан» after the erasure');
+    await saveScreenshot(page, 'ru-week-contact-erased-1366');
+    assert.deepEqual(problems, []);
+  });
+
+  it('7. the time zone is chosen from a list; a Cyrillic site key is explained', async () => {
+    await goTo(page, `${base}/ui/projects`);
+    const tz = page.locator('main form select[name=timezone]').first();
+    await tz.waitFor();
+    assert.equal(await tz.inputValue(), 'Europe/Moscow');
+    const siteKey = page.locator('main form input[name=site_key]');
+    await siteKey.fill('курсы');
+    const message = await siteKey.evaluate((el) => (el as HTMLInputElement).validationMessage);
+    assert.match(message, /русскими буквами/);
+    assert.deepEqual(problems, []);
+  });
 });

@@ -123,5 +123,30 @@ for (const d of DIALECTS) {
       assert.deepEqual(await find('ольга'), []);
       assert.deepEqual(await find('100%'), [], 'a wildcard is matched literally');
     });
+
+    it('6b. an erased contact is subscribed to no topic', async () => {
+      const c = (await adminCall(t.app, 'GET', `/api/admin/contacts?site_key=${site}&email=petrova`)).body.items[0];
+      const before = await adminCall(t.app, 'GET', `/api/admin/contacts/${c.id}`);
+      assert.ok(before.body.topics.some((x: { subscribed: boolean }) => x.subscribed));
+      assert.equal((await adminCall(t.app, 'POST', `/api/admin/contacts/${c.id}/erase`)).status, 200);
+      const erased = await adminCall(t.app, 'GET', `/api/admin/contacts/${c.id}`);
+      assert.deepEqual(
+        erased.body.topics.map((x: { subscribed: boolean }) => x.subscribed),
+        erased.body.topics.map(() => false),
+      );
+    });
+
+    it('7. an API key typed in Cyrillic is told so, in the language asked for', async () => {
+      // What PHP's curl sends for a key typed in a Russian layout: UTF-8 bytes, read by Node as latin1.
+      const typed = Buffer.from('егц_дшму_ключ', 'utf8').toString('latin1');
+      const ru = await keyCall(t.app, typed, 'POST', T, contest('K-1'), { 'accept-language': 'ru' });
+      assert.equal(ru.status, 401);
+      assert.equal(ru.body.detail.error.code, 'invalid_api_key');
+      assert.match(ru.body.detail.error.message, /русские буквы/);
+      const en = await keyCall(t.app, typed, 'POST', T, contest('K-2'));
+      assert.match(en.body.detail.error.message, /Cyrillic/);
+      const latin = await keyCall(t.app, 'egw_live_nonsense', 'POST', T, contest('K-3'));
+      assert.equal(latin.body.detail.error.message, 'The API key is not valid');
+    });
   });
 }

@@ -165,7 +165,10 @@ export async function contact(deps: Deps, id: number) {
     emails_more: emails.nextId !== null,
     topics: topics.map((t) => ({
       ...t,
-      subscribed: t.key === TRANSACTIONAL || (c.status !== 'unsubscribed' && (state.subscribed.get(t.key) ?? true)),
+      // An erased person gets nothing more (issue 37: the topics read «подписан» after an erasure).
+      subscribed:
+        c.erased_at == null &&
+        (t.key === TRANSACTIONAL || (c.status !== 'unsubscribed' && (state.subscribed.get(t.key) ?? true))),
       latest_grant: state.latestGrant.get(t.key) ?? null,
     })),
     consent,

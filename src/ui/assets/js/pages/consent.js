@@ -2,6 +2,7 @@
 // Consent and a person's data (SPEC §18): the project's topics (a tab of the project page), and on a
 // contact's page its subscriptions, its consent records (source, time, text version, IP), the export
 // and the erasure, asked for with a confirmation that names the address.
+import { exportViewer } from './contactExport.js';
 import { api, enc } from '../api.js';
 import { badge, checkbox, code, confirmDialog, field, h, table, time, toast } from '../dom.js';
 import { fmtTime, t } from '../i18n.js';
@@ -137,6 +138,7 @@ export function consentSection(ctx, d) {
           : t('contacts.erasureRunning'),
       )
     : null;
+  const viewer = exportViewer(c.id);
   return h(
     'div',
     {},
@@ -147,7 +149,11 @@ export function consentSection(ctx, d) {
         {
           label: t('contacts.subscribed'),
           cell: (x) =>
-            x.subscribed ? badge(t('consent.badge.subscribed'), 'ok') : badge(t('consent.badge.left'), 'warn'),
+            c.erased_at
+              ? badge(t('consent.badge.erased'), 'muted')
+              : x.subscribed
+                ? badge(t('consent.badge.subscribed'), 'ok')
+                : badge(t('consent.badge.left'), 'warn'),
         },
         { label: t('topics.requireConsent'), cell: (x) => yesNo(x.require_consent) },
         { label: t('contacts.latestGrant'), cell: (x) => yesNo(x.latest_grant) },
@@ -183,6 +189,7 @@ export function consentSection(ctx, d) {
             { class: 'button', href: `/api/admin/contacts/${c.id}/export`, download: `contact-${c.id}.json` },
             t('contacts.export'),
           ),
+          viewer.button,
           h(
             'button',
             { type: 'button', class: 'danger', 'data-write': true, onclick: () => void erase() },
@@ -190,5 +197,6 @@ export function consentSection(ctx, d) {
           ),
         ),
     status,
+    viewer.out,
   );
 }
