@@ -23,6 +23,10 @@ const PAGES = [
   ['contacts', '/ui/contacts'],
   ['audit', '/ui/audit'],
   ['users', '/ui/users'],
+  // Issue 37: the dashboard of one project (its select), the template editor and a contact's page.
+  ['dashboard-project', '/ui/?site_key=site1'],
+  ['template-editor', '/ui/projects/site1/templates/contest_tpl'],
+  ['contact', '/ui/contacts/1'],
 ] as const;
 
 describe('admin UI layout at 1280 px and 390 px', { skip: CHROMIUM_MISSING }, () => {
@@ -72,18 +76,20 @@ describe('admin UI layout at 1280 px and 390 px', { skip: CHROMIUM_MISSING }, ()
   }
 
   for (const [width, height] of [
+    [1366, 768],
     [1280, 800],
     [390, 844],
   ] as const) {
     it(`no page scrolls sideways at ${width} px, and menu labels stay on one line`, async () => {
       const page = await login(width, height);
+      const wide: string[] = [];
       for (const [name, path] of PAGES) {
         await goTo(page, `${base}${path}`);
         const [scroll, client] = await page.evaluate(() => [
           document.documentElement.scrollWidth,
           document.documentElement.clientWidth,
         ]);
-        assert.ok(scroll <= client, `${path} at ${width} px scrolls sideways: ${scroll} > ${client}`);
+        if (scroll > client) wide.push(`${path}: ${scroll} > ${client}`);
         const tall = await page.evaluate(() =>
           [...document.querySelectorAll('.topbar nav a, .topbar .brand')]
             .filter((a) => a.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(a).lineHeight))
@@ -93,9 +99,29 @@ describe('admin UI layout at 1280 px and 390 px', { skip: CHROMIUM_MISSING }, ()
         if (name === 'dashboard' || name === 'emails') await saveScreenshot(page, `ru-${name}-${width}`, false);
       }
       await page.close();
+      assert.deepEqual(wide, [], `pages that scroll sideways at ${width} px`);
       assert.deepEqual(problems, []);
     });
   }
+
+  it("the project's tabs fit one row at 1366 px, the less used ones under «Ещё»", async () => {
+    const page = await login(1366, 768);
+    for (const tab of ['keys', 'layouts']) {
+      await goTo(page, `${base}/ui/projects/site1?tab=${tab}`);
+      const tops = await page.evaluate(() =>
+        [...document.querySelectorAll('nav.tabs > ul > li')].map((li) => Math.round(li.getBoundingClientRect().top)),
+      );
+      assert.ok(tops.length > 1 && new Set(tops).size === 1, `tabs in more than one row: ${tops.join(', ')}`);
+    }
+    // The open tab of the menu is named on it; the menu opens to its links.
+    const more = page.locator('nav.tabs .tabs-more summary');
+    assert.equal(await more.innerText(), 'Ещё: Макеты');
+    await more.click();
+    await page.locator('nav.tabs .tabs-more a', { hasText: 'Цепочка корзины' }).click();
+    await page.locator('.tab-body h2', { hasText: 'Цепочка корзины' }).waitFor();
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
 
   it('the e-mail list shows the subject of a rendered e-mail', async () => {
     const page = await login(1280, 800);

@@ -36,8 +36,13 @@ const TABS = [
   ['topics', topicsTab],
 ];
 
+/** The tabs opened less often, under «Ещё»: the others then fit one row at 1366 px (issue 37 item 5). */
+const MORE = new Set(['layouts', 'lists', 'categories', 'paid', 'chain']);
+
 // What the time-zone field suggests; any IANA name the server knows is accepted.
 const ZONES = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [];
+/** A new project's zone, as the server's default. */
+const DEFAULT_ZONE = ZONES.find((z) => z === 'Europe/Moscow') ?? 'UTC';
 
 /**
  * Name, sender, and the language and time zone of its templates; used to create (site_key editable)
@@ -96,7 +101,7 @@ function projectForm(p, onSaved) {
     { name: 'locale' },
   );
   // A list, not free text (issue 37): a zone the browser knows, the stored one kept even if it does not.
-  const current = p?.timezone ?? 'Europe/Moscow';
+  const current = p?.timezone ?? DEFAULT_ZONE;
   /** @type {HTMLSelectElement} */
   const timezone = select([...new Set([current, 'UTC', ...ZONES])].sort(), current, { name: 'timezone' });
   // SPEC §16: what {{ name }} prints without a name, and the layout of templates that name none.
@@ -255,20 +260,37 @@ export async function projectPage(ctx) {
       ctx.navigate(`/ui/projects/${enc(site)}${qs({ tab: tab[0] })}`, { replace: true, keepFocus: true });
     }),
   );
+  /** @param {string} key */
+  const tabLink = (key) =>
+    h(
+      'a',
+      { href: `/ui/projects/${enc(site)}?tab=${key}`, 'aria-current': key === tab[0] ? 'page' : null },
+      t(`project.tab.${key}`),
+    );
+  const inMore = MORE.has(tab[0]);
   const tabs = h(
     'nav',
     { class: 'tabs', 'aria-label': t('project.sections') },
     h(
       'ul',
       {},
-      TABS.map(([key]) =>
+      TABS.filter(([key]) => !MORE.has(key)).map(([key]) => h('li', {}, tabLink(key))),
+      h(
+        'li',
+        { class: 'tabs-more' },
         h(
-          'li',
+          'details',
           {},
+          // The open tab, when it is one of these, is named on the menu itself.
           h(
-            'a',
-            { href: `/ui/projects/${enc(site)}?tab=${key}`, 'aria-current': key === tab[0] ? 'page' : null },
-            t(`project.tab.${key}`),
+            'summary',
+            { class: inMore ? 'current' : null },
+            inMore ? t('project.tabMoreCurrent', { tab: t(`project.tab.${tab[0]}`) }) : t('project.tabMore'),
+          ),
+          h(
+            'ul',
+            {},
+            TABS.filter(([key]) => MORE.has(key)).map(([key]) => h('li', {}, tabLink(key))),
           ),
         ),
       ),
