@@ -256,7 +256,7 @@ describe('admin UI first week in Russian', { skip: CHROMIUM_MISSING }, () => {
     const doc = page.locator('.contact-export');
     await doc.locator('h3', { hasText: 'Подписки' }).waitFor();
     const text = (await doc.innerText()).replace(/\s+/g, ' ');
-    for (const english of ['subscriptions', 'created_at', 'order_id', '"email"', 'true', 'false'])
+    for (const english of ['subscriptions', 'created_at', 'order_id', '"email"', 'true', 'false', 'unpaid'])
       assert.ok(!text.includes(english), `no "${english}" in the export: ${text}`);
     assert.ok(text.includes('Номер заказа'), text);
     await saveScreenshot(page, 'ru-week-contact-export-1366');

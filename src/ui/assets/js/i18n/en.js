@@ -868,6 +868,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'contacts.ip': 'IP address',
   'contacts.noConsent': 'No consent records.',
   'contacts.personalData': 'Personal data',
+  'export.status.paid': 'paid',
+  'export.status.unpaid': 'not paid',
   'export.showAll': 'Show all data',
   'export.show': 'show',
   'export.none': 'None.',

@@ -870,6 +870,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'contacts.ip': 'IP-адрес',
   'contacts.noConsent': 'Записей о согласии нет.',
   'contacts.personalData': 'Персональные данные',
+  'export.status.paid': 'оплачен',
+  'export.status.unpaid': 'не оплачен',
   'export.showAll': 'Показать все данные',
   'export.show': 'показать',
   'export.none': 'Нет.',

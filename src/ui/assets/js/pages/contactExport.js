@@ -33,7 +33,9 @@ function cell(key, v) {
   if (typeof v !== 'string' && typeof v !== 'number') return '—';
   const s = String(v);
   if (key.endsWith('_at')) return fmtTime(s);
-  if (key === 'status') return statusLabel(s);
+  // An order's status (paid, unpaid) has words of its own; other rows' are the UI's statuses.
+  if (key === 'status') return hasKey(`export.status.${s}`) ? t(`export.status.${s}`) : statusLabel(s);
+  if (key === 'kind' && hasKey(`emails.kind.${s}`)) return t(`emails.kind.${s}`);
   if (NAMED[key]) return nameOf(NAMED[key], s);
   return s;
 }
