@@ -694,6 +694,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'domains.none': 'No domains yet',
   'domains.add': 'Add a domain',
   'domains.addHint': 'the part after @ of the sender address',
+  'domains.placeholder': 'school.example',
   'domains.addButton': 'Add',
   'domains.noDkim': 'DKIM is not set: enter its domain, selector and key below to get its record.',
   'delivery.warning.marketing_without_dkim':

@@ -695,6 +695,7 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'domains.none': 'Доменов пока нет',
   'domains.add': 'Добавить домен',
   'domains.addHint': 'часть адреса отправителя после @',
+  'domains.placeholder': 'школа.рф',
   'domains.addButton': 'Добавить',
   'domains.noDkim': 'DKIM не настроен: укажите ниже домен, селектор и ключ, чтобы получить его запись.',
   'delivery.warning.marketing_without_dkim':

@@ -118,7 +118,7 @@ export function senderDomainsCard(site, dkim) {
     required: true,
     maxlength: '253',
     spellcheck: 'false',
-    placeholder: 'school.example',
+    placeholder: t('domains.placeholder'),
   });
   const form = h(
     'form',
