@@ -50,15 +50,22 @@ for (const d of DIALECTS) {
     }
 
     it('projects: created, changed and resumed, each with before and after', async () => {
-      const created = await change('POST', '/api/sites', {
+      // An owner's new project also approves its sender domain (SPEC §21): two rows, one transaction.
+      const since = await lastId();
+      const res = await adminCall(t.app, 'POST', '/api/sites', {
         site_key: 'beta',
         name: 'Beta',
         from_email: 'noreply@beta.example',
       });
-      assert.equal(created.row.action, 'project.create');
-      assert.equal(created.row.site_key, 'beta');
-      assert.equal(created.row.before, null);
-      assert.equal(created.row.after.name, 'Beta');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const [created, approved, ...more] = await rowsSince(since);
+      assert.deepEqual(more, []);
+      assert.equal(created.action, 'project.create');
+      assert.equal(created.site_key, 'beta');
+      assert.equal(created.before, null);
+      assert.equal(created.after.name, 'Beta');
+      assert.equal(approved.action, 'domain.approve');
+      assert.equal(approved.target, 'domain:beta.example');
 
       const renamed = await change('PATCH', '/api/admin/projects/beta', { name: 'Beta school' });
       assert.equal(renamed.row.action, 'project.update');

@@ -221,8 +221,16 @@ for (const d of DIALECTS) {
       assert.equal(r.status, 403);
       assert.equal(r.body.detail.error.code, 'permission_denied');
       assert.equal((await bearerCall(t.app, tokens.owner, 'POST', '/api/sites', body)).status, 200);
-      const own = await bearerCall(t.app, tokens.admin, 'POST', '/api/sites', { ...body, site_key: 'mine' });
-      assert.equal(own.status, 200);
+      // Not from a domain outside the project's (SPEC §21): the owner's creation approved new.example for brand-new only.
+      const foreign = await bearerCall(t.app, tokens.admin, 'POST', '/api/sites', { ...body, site_key: 'mine' });
+      assert.equal(foreign.status, 422);
+      assert.equal(foreign.body.detail.error.code, 'sender_domain_unverified');
+      const own = await bearerCall(t.app, tokens.admin, 'POST', '/api/sites', {
+        ...body,
+        site_key: 'mine',
+        from_email: 'noreply@site1.example', // setupProject's sender
+      });
+      assert.equal(own.status, 200, JSON.stringify(own.body));
     });
   });
 }

@@ -356,8 +356,12 @@ for (const d of DIALECTS) {
         await loadDemo(t.deps, cliActor());
         return { status: 200, body: null, headers: {} };
       });
-      assert.equal(rows.length, 1, JSON.stringify(rows));
-      const row = rows[0];
+      // The demo's sender domain is approved with it (SPEC §21), so its test sends go out.
+      assert.equal(rows.length, 2, JSON.stringify(rows));
+      const approval = rows.find((r: any) => r.action === 'domain.approve');
+      assert.equal(approval?.target, 'domain:courses.example');
+      assert.equal(approval?.via, 'cli');
+      const row = rows.find((r: any) => r.action === 'demo.load')!;
       assert.equal(row.action, 'demo.load');
       assert.equal(row.via, 'cli');
       assert.equal(row.actor, cliActor().actor);

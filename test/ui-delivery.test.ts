@@ -83,8 +83,11 @@ describe('delivery tab in a browser', { skip }, () => {
     await page.locator('.toast', { hasText: 'Delivery settings saved' }).waitFor();
     await page.getByText('sends through its own relays').waitFor();
     await page.getByText(`Password set (…${PASSWORD.slice(-4)})`).waitFor();
-    await page.getByText('ui2026._domainkey.site1.example').waitFor();
-    await page.getByText(/v=DKIM1; k=rsa; p=MII/).waitFor();
+    // Shown under the key and again beside the sender domains (SPEC §21): both are published together.
+    const domains = page.locator('.sender-domains');
+    await domains.getByText('ui2026._domainkey.site1.example').waitFor();
+    await domains.getByText(/v=DKIM1; k=rsa; p=MII/).waitFor();
+    await page.locator('fieldset').getByText('ui2026._domainkey.site1.example').waitFor();
     const html = await page.content();
     assert.ok(!html.includes(PASSWORD), 'the page holds no password');
     assert.ok(!html.includes(pem.split('\n')[3]), 'the page holds no private key');

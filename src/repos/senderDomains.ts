@@ -39,6 +39,23 @@ export async function insertDomain(
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * As insertDomain, but undefined when the project holds the domain already: a concurrent change added it
+ * after this transaction looked (a unique violation would otherwise be a 500).
+ */
+export async function insertDomainIfAbsent(
+  db: Executor,
+  row: { project_id: number; domain: string; status: SenderDomainStatus; token: string; approved_by: string | null },
+  now: number,
+): Promise<SenderDomainRow | undefined> {
+  return db
+    .insertInto('sender_domains')
+    .values({ ...row, created_at: now, updated_at: now, checked_at: null })
+    .onConflict((oc) => oc.columns(['project_id', 'domain']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
 export async function setDomainStatus(
   db: Executor,
   id: number,

@@ -62,8 +62,8 @@ export async function projects(deps: Deps, scope: readonly number[] | null = nul
 }
 
 /** Legacy POST /api/sites: creates the project of a site key or updates what the body names. */
-export async function saveSite(deps: Deps, who: AuditActor, input: SiteBody) {
-  const { project, created } = await saveProject(deps, who, input);
+export async function saveSite(deps: Deps, who: AuditActor, input: SiteBody, opts = { owner: true }) {
+  const { project, created } = await saveProject(deps, who, input, opts);
   return {
     ok: true as const,
     site_key: project.site_key,
@@ -237,7 +237,7 @@ function checkTimeZone(name: string | undefined): string | undefined {
 }
 
 /** POST /api/sites: create, or update what the body names (timezone and locale stay when absent). */
-export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInput) {
+export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInput, opts = { owner: true }) {
   const timezone = checkTimeZone(input.timezone);
   return audited(deps, who, async (trx, note) => {
     const before = await findProjectBySiteKey(trx, input.site_key);
@@ -247,6 +247,11 @@ export async function saveProject(deps: Deps, who: AuditActor, input: ProjectInp
       site_key: out.project.site_key,
       before: before && projectView(before),
       after: projectView(out.project),
+    });
+    // SPEC §21: as PATCH does; checked after the upsert (a new project has no id before), rolled back on 422.
+    await requireSenderDomains(trx, { now: deps.clock.now(), who, owner: opts.owner, note }, out.project, {
+      from_email: input.from_email,
+      reply_to: input.reply_to,
     });
     return out;
   });

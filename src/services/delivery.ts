@@ -29,7 +29,8 @@ import { iso, parseJson, type Executor } from '../repos/types.js';
 import type { Project } from '../db/schema.js';
 import { checkDkimDns, systemTxtLookup, verifyRelay } from '../delivery/verify.js';
 import { requireProject } from './admin.js';
-import { audited, type AuditActor } from './audit.js';
+import { audited, type AuditActor, type Note } from './audit.js';
+import { requireSenderDomains } from './senderDomains.js';
 import type { Deps } from './context.js';
 import { sampleRequest } from './preview.js';
 import { versionFor } from './templates.js';
@@ -129,12 +130,12 @@ function changeSettings(
   who: AuditActor,
   siteKey: string,
   action: 'delivery.set' | 'delivery.clear',
-  change: (trx: Executor, project: Project) => Promise<void>,
+  change: (trx: Executor, project: Project, note: Note) => Promise<void>,
 ) {
   return audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
     const before = await settingsView(deps, trx, project);
-    await change(trx, project);
+    await change(trx, project, note);
     const after = await settingsView(deps, trx, project);
     note({
       action,
@@ -152,7 +153,14 @@ export async function getDelivery(deps: Deps, siteKey: string) {
   return settingsView(deps, deps.db.db, project);
 }
 
-export async function putDelivery(deps: Deps, who: AuditActor, siteKey: string, input: DeliveryInput) {
+/** `owner`: an owner's (or the CLI's) sender approves its domains, as PATCH of the project does (SPEC §21). */
+export async function putDelivery(
+  deps: Deps,
+  who: AuditActor,
+  siteKey: string,
+  input: DeliveryInput,
+  opts = { owner: true },
+) {
   // Before the transaction (names are resolved): relays on the gateway's own network only when allowed.
   await checkRelayAddresses(deps, await requireProject(deps.db.db, siteKey), [
     { member: 'primary.smtp_url', url: input.primary.smtp_url },
@@ -160,7 +168,11 @@ export async function putDelivery(deps: Deps, who: AuditActor, siteKey: string, 
   ]);
   // Before the transaction: the installation secret may be read from (or made in) the database.
   const box = await deliveryBox(deps);
-  return changeSettings(deps, who, siteKey, 'delivery.set', async (trx, project) => {
+  return changeSettings(deps, who, siteKey, 'delivery.set', async (trx, project, note) => {
+    await requireSenderDomains(trx, { now: deps.clock.now(), who, owner: opts.owner, note }, project, {
+      from_email: input.from_email,
+      reply_to: input.reply_to,
+    });
     const previous = await stored(trx, project.id, async () => box).catch(() => null);
     const { settings, secrets } = prepareDelivery(input, previous);
     await saveDeliveryRow(trx, {
@@ -254,6 +266,12 @@ export async function testSend(
 ) {
   const id = await audited(deps, who, async (trx, note) => {
     const project = await requireProject(trx, siteKey);
+    // The sender it would leave as must be the project's; a test send approves nothing, even an owner's.
+    const row = await findDeliveryRow(trx, project.id);
+    const settings = row ? parseJson<StoredSettings | null>(row.settings, null) : null;
+    await requireSenderDomains(trx, { now: deps.clock.now(), who, owner: false, note }, project, {
+      from_email: settings?.from_email ?? project.from_email,
+    });
     const template = await findTemplateByName(trx, project.id, body.template);
     if (!template)
       throw new AppError(

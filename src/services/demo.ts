@@ -16,6 +16,7 @@ import type { Executor } from '../repos/types.js';
 import type { Rights } from '../schemas/common.js';
 import type { Deps } from './context.js';
 import { audited, type AuditActor } from './audit.js';
+import { requireSenderDomains } from './senderDomains.js';
 import { DEMO_LAYOUT, DEMO_TEMPLATES, demoHtml, demoText } from './demoTemplates.js';
 
 export const DEMO_SITE = {
@@ -136,6 +137,11 @@ export async function loadDemo(deps: Deps, who: AuditActor): Promise<DemoResult>
   return audited(deps, who, async (trx, note) => {
     const now = deps.clock.now();
     const { project } = await upsertProject(trx, DEMO_SITE, now);
+    // The demo's own sender domain is approved (audited), so its test sends go out (SPEC §21).
+    await requireSenderDomains(trx, { now, who, owner: true, note }, project, {
+      from_email: DEMO_SITE.from_email,
+      reply_to: DEMO_SITE.reply_to,
+    });
 
     // Category books keep the document's list ids where those ids are free in this database.
     const categories = [];

@@ -12,6 +12,7 @@ import {
   findDomain,
   holdersElsewhere,
   insertDomain,
+  insertDomainIfAbsent,
   listDomains,
   setDomainStatus,
   type SenderDomainRow,
@@ -126,21 +127,15 @@ export async function approveDomain(deps: Deps, who: AuditActor, siteKey: string
 }
 
 async function approveIn(trx: Executor, now: number, who: AuditActor, project: Project, domain: string, note: Note) {
-  const before = await findDomain(trx, project.id, domain);
+  let before = await findDomain(trx, project.id, domain);
+  if (!before) {
+    const row = { project_id: project.id, domain, token: randomBytes(16).toString('hex') };
+    const added = await insertDomainIfAbsent(trx, { ...row, status: 'approved', approved_by: who.actor }, now);
+    // Nothing added: a concurrent change added the domain since; it is approved below like one found.
+    if (!added) before = await findDomain(trx, project.id, domain);
+  }
   if (before && before.status !== 'pending') return domainView(before);
   if (before) await setDomainStatus(trx, before.id, { status: 'approved', approved_by: who.actor }, now);
-  else
-    await insertDomain(
-      trx,
-      {
-        project_id: project.id,
-        domain,
-        status: 'approved',
-        token: randomBytes(16).toString('hex'),
-        approved_by: who.actor,
-      },
-      now,
-    );
   const after = domainView((await findDomain(trx, project.id, domain))!);
   note({
     action: 'domain.approve',

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as delivery from '../../../services/delivery.js';
 import { auditActor } from '../../plugins/access.js';
+import { isOwner } from '../../../domain/access.js';
 import { SiteKeyParams } from '../../../schemas/admin.js';
 import { DeliveryBody, DeliveryView, TestSendBody, TestSendView, VerifyView } from '../../../schemas/delivery.js';
 import type { Deps } from '../../../services/context.js';
@@ -22,7 +23,10 @@ export const deliveryAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = as
         response: { 200: DeliveryView, ...adminErrors },
       },
     },
-    async (req) => delivery.putDelivery(deps, auditActor(req), req.params.site_key, req.body),
+    async (req) =>
+      delivery.putDelivery(deps, auditActor(req), req.params.site_key, req.body, {
+        owner: !!req.principal && isOwner(req.principal),
+      }),
   );
 
   app.get(

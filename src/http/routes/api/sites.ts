@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import * as admin from '../../../services/admin.js';
 import { auditActor } from '../../plugins/access.js';
+import { isOwner } from '../../../domain/access.js';
 import { Ok, SiteBody } from '../../../schemas/admin.js';
 import type { Deps } from '../../../services/context.js';
 import { Type } from 'typebox';
@@ -29,6 +30,7 @@ export const sitesApiRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (
         },
       },
     },
-    async (req) => admin.saveSite(deps, auditActor(req), req.body),
+    async (req) =>
+      admin.saveSite(deps, auditActor(req), req.body, { owner: !!req.principal && isOwner(req.principal) }),
   );
 };

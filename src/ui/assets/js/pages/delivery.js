@@ -5,6 +5,7 @@ import { api, describeError, enc } from '../api.js';
 import { badge, code, errorBox, facts, field, h, select, table, toast } from '../dom.js';
 import { catalogueSentence, clearErrors, showError } from '../errors.js';
 import { t, tNodes } from '../i18n.js';
+import { senderDomainsCard } from './senderDomains.js';
 import { trackingSettingsPart } from './trackingSettings.js';
 
 /**
@@ -371,6 +372,7 @@ export async function deliveryTab(ctx, p, m) {
     'div',
     { class: 'stack' },
     ...warnings,
+    senderDomainsCard(site, d.dkim),
     form,
     h('h3', {}, t('delivery.check')),
     h('div', { class: 'actions' }, verify),
