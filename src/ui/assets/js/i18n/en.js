@@ -959,8 +959,10 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'tracking.help':
     'To show who opened an e-mail and followed a link, the gateway adds an invisible image to the e-mail and leads links through its own address. E-mails of templates with tracking off (documents, passwords) are never tracked.',
   'tracking.noPublicUrl':
-    "The gateway's public address (PUBLIC_URL) is not set: until it is, nothing is tracked, whatever is ticked here.",
+    "Tracking is on but cannot work: the gateway's public address (PUBLIC_URL) is not set, so no opens or clicks are tracked, whatever is ticked. Set PUBLIC_URL to the address the gateway is reached at from the internet (for example https://mail.example.com) and restart the gateway.",
   'tracking.opens': 'Track opens (an invisible image at the end of the e-mail)',
+  'tracking.transactionalOpens':
+    'Track opens in transactional e-mails too (orders, documents; off by default: the image adds spam points)',
   'tracking.clicks': 'Track link clicks',
   'tracking.utmHelp':
     "UTM parameters are added to links that have none of their own, so the site's web analytics shows that the visitor came from an e-mail. Empty fields: no parameters.",
