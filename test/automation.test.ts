@@ -126,6 +126,12 @@ for (const d of DIALECTS) {
         await adminCall(t.app, 'POST', `/api/lists/${list}/contacts`, { contact_id: c.body.contact_id });
       }
       await adminCall(t.app, 'POST', `/api/admin/contacts/${ids[3]}/status`, { status: 'unsubscribed' });
+      // A new project's newsletters need prior consent (SPEC §22); this test is about campaigns, so its
+      // project is one that turned that off (test/consent*.test.ts cover consent).
+      const open = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/topics`, {
+        topics: [{ key: 'newsletters', title: 'News', advertising: true, require_consent: false }],
+      });
+      assert.equal(open.status, 200, JSON.stringify(open.body));
       const tpl = await adminCall(t.app, 'POST', '/api/templates', {
         site_key: site,
         name: 'news',

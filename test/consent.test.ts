@@ -54,7 +54,8 @@ for (const d of DIALECTS) {
         [
           ['transactional', 'Письма о заказах и документах', false, false],
           ['cart_reminders', 'Напоминания о неоплаченных заказах', true, false],
-          ['newsletters', 'Новости и рассылки', true, false],
+          // SPEC §22: advertising by e-mail needs prior consent in a new project.
+          ['newsletters', 'Новости и рассылки', true, true],
         ],
       );
       const put = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/topics`, {
@@ -262,9 +263,10 @@ for (const d of DIALECTS) {
       assert.equal(listed.body.items.find((x: any) => x.name === 'contest_tpl').topic, 'newsletters');
       await keyCall(t.app, key, 'POST', C, { email: 'tpl@example.com', topic: 'newsletters', granted: false });
       const r = await keyCall(t.app, key, 'POST', T, contest('tpl@example.com'));
+      // newsletters requires consent in a new project: a withdrawal there is no_consent (SPEC §22).
       assert.deepEqual(
         [r.body.status, r.body.plan[0].status, r.body.plan[0].reason],
-        ['suppressed', 'suppressed', 'contact_unsubscribed'],
+        ['suppressed', 'suppressed', 'no_consent'],
       );
       // A PUT that leaves the built-in topics out keeps them (the defaults by use name them).
       const gone = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/topics`, { topics: [] });

@@ -48,6 +48,8 @@ describe(
         secret: SECRET,
       });
       const p = await setupProject(app);
+      // Transactional e-mails: a new project tracks no opens in those unless asked (SPEC §22).
+      await adminCall(app, 'PATCH', `/api/admin/projects/${p.site}`, { tracking: { transactional_opens: true } });
       key = p.key;
       const saved = await adminCall(app, 'POST', '/api/templates', {
         site_key: p.site,

@@ -76,6 +76,11 @@ for (const d of DIALECTS) {
         { secret: TRACK_SECRET },
       );
       ({ key, site } = await setupProject(t.app));
+      // These tests send transactional e-mails: a new project tracks no opens in those (SPEC §22).
+      const fresh = await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, {
+        tracking: { transactional_opens: true },
+      });
+      assert.deepEqual(fresh.body.project.tracking, { opens: true, clicks: true, transactional_opens: true });
       const saved = await adminCall(t.app, 'POST', '/api/templates', {
         site_key: site,
         name: 'contest_tpl',
@@ -337,7 +342,7 @@ for (const d of DIALECTS) {
     it('project settings: opens off keeps links tracked; clicks off with UTM adds UTM to the links themselves', async () => {
       const off = await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, { tracking: { opens: false } });
       assert.equal(off.status, 200);
-      assert.deepEqual(off.body.project.tracking, { opens: false, clicks: true });
+      assert.deepEqual(off.body.project.tracking, { opens: false, clicks: true, transactional_opens: true });
       assert.equal(off.body.project.utm, null);
       let { detail } = await send('noopens@example.com');
       assert.equal(linksOf(detail.html).images.length, 0);
@@ -347,7 +352,7 @@ for (const d of DIALECTS) {
         tracking: { clicks: false },
         utm: { source: 'gateway', medium: 'email', campaign: '{{ template_key }}' },
       });
-      assert.deepEqual(utm.body.project.tracking, { opens: false, clicks: false });
+      assert.deepEqual(utm.body.project.tracking, { opens: false, clicks: false, transactional_opens: true });
       ({ detail } = await send('utm@example.com'));
       const { hrefs } = linksOf(detail.html);
       assert.equal(
@@ -362,6 +367,31 @@ for (const d of DIALECTS) {
 
       // Clicks on again with UTM: the redirect carries the parameters; a link with its own utm_ keeps them.
       await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, { tracking: { clicks: true, opens: true } });
+      // transactional_opens off: opens stay on for the other topics, a transactional e-mail has no pixel.
+      const tx = await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, {
+        tracking: { transactional_opens: false },
+      });
+      assert.deepEqual(tx.body.project.tracking, { opens: true, clicks: true, transactional_opens: false });
+      ({ detail } = await send('txopens@example.com'));
+      assert.equal(linksOf(detail.html).images.length, 0);
+      assert.match(linksOf(detail.html).hrefs[1], /\/c\/c1\./);
+      await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, { tracking: { transactional_opens: true } });
+      // A project made before issue 39 stored no transactional_opens: it reads as equal to opens.
+      await t.deps.db.db
+        .updateTable('projects')
+        .set({ tracking: '{"opens":false,"clicks":true,"utm":null}' })
+        .where('site_key', '=', site)
+        .execute();
+      const old = await adminCall(t.app, 'GET', '/api/admin/projects');
+      assert.deepEqual(old.body.items.find((p: any) => p.site_key === site).tracking, {
+        opens: false,
+        clicks: true,
+        transactional_opens: false,
+      });
+      await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, {
+        tracking: { opens: true, transactional_opens: true },
+        utm: { source: 'gateway', medium: 'email', campaign: '{{ template_key }}' },
+      });
       await adminCall(t.app, 'POST', '/api/templates', {
         site_key: site,
         name: 'contest_tpl',

@@ -40,6 +40,8 @@ describe('opens, clicks and cart steps in a browser', { skip: CHROMIUM_MISSING }
     t = await createTestApp('sqlite', { PUBLIC_URL: base, TRACKING_FLUSH_MS: '5' }, { secret: TRACK_SECRET });
     await t.app.listen({ port, host: '127.0.0.1' });
     ({ site, key } = await setupProject(t.app));
+    // Its e-mails are transactional: a new project tracks no opens in those unless asked (SPEC §22).
+    await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, { tracking: { transactional_opens: true } });
     for (const [name, link] of [
       ['cart_1h', 'https://school.example/pay/{{ order_id }}'],
       ['cart_1d', 'https://school.example/pay/{{ order_id }}?step=1d'],
@@ -190,7 +192,7 @@ describe('opens, clicks and cart steps in a browser', { skip: CHROMIUM_MISSING }
     const stored = (await adminCall(t.app, 'GET', '/api/admin/projects')).body.items.find(
       (x: any) => x.site_key === site,
     );
-    assert.deepEqual(stored.tracking, { opens: false, clicks: true });
+    assert.deepEqual(stored.tracking, { opens: false, clicks: true, transactional_opens: true });
     assert.deepEqual(stored.utm, { source: 'newsletter', campaign: '{{ template_key }}' });
     await page.reload();
     await form.waitFor();

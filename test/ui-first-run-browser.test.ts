@@ -194,6 +194,8 @@ describe('the first hour in Russian, in a browser', { skip: CHROMIUM_MISSING }, 
     assert.equal(await page.locator('details.routing-others').getAttribute('open'), null);
     assert.ok(await page.locator('select[data-key=course_paid]').isVisible());
     assert.equal(await page.locator('select[data-key=course_abandoned_cart_1h]').isVisible(), false);
+    // Taking the gallery template routed its free event already (SPEC §22); saving again changes nothing.
+    assert.equal(await page.locator('select[data-key=course_paid]').inputValue(), 'course_payment_success');
     await page.locator('select[data-key=course_paid]').selectOption('course_payment_success');
     await page.getByRole('button', { name: 'Сохранить маршрутизацию' }).click();
     await page.locator('.toast', { hasText: 'Маршрутизация сохранена' }).waitFor();

@@ -253,7 +253,9 @@ export function makeDeliver(ctx: DeliverContext) {
       projectId: project.id,
       templateKey: row.template_key,
       sentAt: clock.now(),
-      settings: opts.tracking ? trackingSettings(project, template, row) : { opens: false, clicks: false, utm: null },
+      settings: opts.tracking
+        ? trackingSettings(project, template, row, topic)
+        : { opens: false, clicks: false, utm: null },
     });
 
     const messageId = makeMessageId(row.id, sender, opts.secret);

@@ -8,6 +8,7 @@
 // characters after http:// or https://.
 import { Parser } from 'htmlparser2';
 import type { RenderedParts } from './render.js';
+import { TRANSACTIONAL } from '../domain/consent.js';
 import { MAX_TRACKED_URL, safeDestination, signClick, signOpen, withUtm, type Utm } from '../domain/trackingTokens.js';
 
 export interface TrackingSettings {
@@ -158,6 +159,8 @@ export interface StoredTracking {
   opens?: boolean;
   clicks?: boolean;
   utm?: Utm | null;
+  /** With `opens`, the pixel also ends transactional e-mails; absent (projects made before issue 39): as `opens`. */
+  transactional_opens?: boolean;
 }
 
 export function projectTracking(stored: string | null | undefined): Required<StoredTracking> {
@@ -167,7 +170,13 @@ export function projectTracking(stored: string | null | undefined): Required<Sto
   } catch {
     s = {};
   }
-  return { opens: s.opens !== false, clicks: s.clicks !== false, utm: s.utm ?? null };
+  const opens = s.opens !== false;
+  return {
+    opens,
+    clicks: s.clicks !== false,
+    utm: s.utm ?? null,
+    transactional_opens: typeof s.transactional_opens === 'boolean' ? s.transactional_opens : opens,
+  };
 }
 
 /**
@@ -178,9 +187,12 @@ export function trackingSettings(
   project: { tracking: string | null },
   template: { tracking: boolean },
   email: { is_test: boolean },
+  topic: string,
 ): TrackingSettings {
   if (!template.tracking || email.is_test) return { opens: false, clicks: false, utm: null };
-  return projectTracking(project.tracking);
+  const t = projectTracking(project.tracking);
+  // `opens` is the switch for every topic; `transactional_opens` narrows it for the transactional one.
+  return { opens: t.opens && (topic !== TRANSACTIONAL || t.transactional_opens), clicks: t.clicks, utm: t.utm };
 }
 
 /**

@@ -41,7 +41,9 @@ export function builtInTopics(locale: ProjectLocale): Topic[] {
       key: 'newsletters',
       title: ru ? 'Новости и рассылки' : 'News and newsletters',
       advertising: true,
-      require_consent: false,
+      // SPEC §22: advertising by e-mail needs the addressee's prior consent (38-ФЗ art. 18); projects
+      // made before issue 39 keep what they had, the UI offers them the switch.
+      require_consent: true,
     },
   ];
 }

@@ -4,6 +4,18 @@
 // The destination is the one the token was made for, so /c/ can never redirect anywhere else.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
+/**
+ * What a new project stores (SPEC §22): no open pixel in transactional e-mails, where it costs spam
+ * points and tells nothing a site needs (receipts and passwords are read anyway). Existing projects
+ * have no `transactional_opens` and keep tracking opens of every topic as they did.
+ */
+export const NEW_PROJECT_TRACKING = JSON.stringify({
+  opens: true,
+  clicks: true,
+  utm: null,
+  transactional_opens: false,
+});
+
 const MAC_BYTES = 16;
 /** Longest destination kept in a token; a longer link is left as it is (not tracked). */
 export const MAX_TRACKED_URL = 2000;

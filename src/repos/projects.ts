@@ -5,6 +5,7 @@ import { insertBuiltInTopics } from './consent.js';
 import { toFlag } from '../db/flags.js';
 import type { Project, ProjectLocale } from '../db/schema.js';
 import { canonicalAddress } from '../domain/email.js';
+import { NEW_PROJECT_TRACKING } from '../domain/trackingTokens.js';
 import { holdHandOvers } from './handOver.js';
 import { projectFromRow } from './flagRows.js';
 import type { Executor } from './types.js';
@@ -54,6 +55,8 @@ export async function upsertProject(
       from_email: p.from_email,
       created_at: now,
       updated_at: now,
+      // SPEC §22: a new project's tracking defaults (existing ones keep what they had).
+      tracking: NEW_PROJECT_TRACKING,
       ...(p.timezone === undefined ? {} : { timezone: p.timezone }),
       ...(p.locale === undefined ? {} : { locale: p.locale }),
       ...(p.reply_to === undefined ? {} : { reply_to: p.reply_to }),

@@ -107,6 +107,12 @@ export const TrackingSwitches = Type.Object(
   {
     opens: Type.Optional(Type.Boolean({ description: 'an open pixel ends the HTML (default true)' })),
     clicks: Type.Optional(Type.Boolean({ description: 'links lead through {PUBLIC_URL}/c/ (default true)' })),
+    transactional_opens: Type.Optional(
+      Type.Boolean({
+        description:
+          'with opens, the pixel ends transactional e-mails too (new projects: false; projects made before issue 39 read it as equal to opens)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -183,7 +189,7 @@ export const ProjectView = Type.Object({
   logo_url: Type.Union([Type.String(), Type.Null()]),
   postal_address: Type.Union([Type.String(), Type.Null()]),
   ...ProjectTemplateView,
-  tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean() }),
+  tracking: Type.Object({ opens: Type.Boolean(), clicks: Type.Boolean(), transactional_opens: Type.Boolean() }),
   utm: Type.Union([Utm, Type.Null()]),
 });
 

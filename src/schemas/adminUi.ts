@@ -41,6 +41,9 @@ export const UiMeta = Type.Object({
   ),
   public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
   bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),
+  tracking_active: Type.Boolean({
+    description: 'PUBLIC_URL is set, so opens and clicks can be tracked; false: nothing is, whatever the projects say',
+  }),
 });
 
 export const DASHBOARD_DAYS = 14;

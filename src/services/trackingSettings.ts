@@ -1,12 +1,16 @@
 // A project's tracking settings as the admin API reads and changes them (SPEC §17). Stored as one JSON
-// column (projects.tracking); the defaults, both switches on and no UTM, hold while it is null.
+// column (projects.tracking); the defaults, both switches on and no UTM, hold while it is null. New
+// projects store NEW_PROJECT_TRACKING (no opens in transactional e-mails, SPEC §22).
 import type { Static } from 'typebox';
 import { projectTracking, type StoredTracking } from '../delivery/tracking.js';
 import type { TrackingSwitches, Utm } from '../schemas/admin.js';
 
 export function trackingView(stored: string | null) {
   const t = projectTracking(stored);
-  return { tracking: { opens: t.opens, clicks: t.clicks }, utm: t.utm };
+  return {
+    tracking: { opens: t.opens, clicks: t.clicks, transactional_opens: t.transactional_opens },
+    utm: t.utm,
+  };
 }
 
 /** The column after a PATCH: members given replace those stored, absent ones stay; unchanged: the same text. */
@@ -21,6 +25,7 @@ export function mergeTracking(
     opens: switches?.opens ?? t.opens,
     clicks: switches?.clicks ?? t.clicks,
     utm: utm === undefined ? t.utm : utm,
+    transactional_opens: switches?.transactional_opens ?? t.transactional_opens,
   };
   return JSON.stringify(next);
 }

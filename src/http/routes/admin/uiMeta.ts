@@ -54,6 +54,7 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       status_tones: STATUS_TONES,
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
+      tracking_active: deps.config.publicUrlSet,
     }),
   );
 

@@ -80,6 +80,7 @@
  * @property {Record<string, Tone>} status_tones
  * @property {string} public_url
  * @property {string | null} bounce_domain
+ * @property {boolean} tracking_active PUBLIC_URL is set: opens and clicks can be tracked
  */
 
 /**
@@ -100,7 +101,7 @@
  * @property {string | null} reply_to
  * @property {string} fallback_name
  * @property {string | null} default_layout
- * @property {{ opens: boolean, clicks: boolean }} tracking
+ * @property {{ opens: boolean, clicks: boolean, transactional_opens: boolean }} tracking
  * @property {{ source?: string, medium?: string, campaign?: string } | null} utm
  */
 

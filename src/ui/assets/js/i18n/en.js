@@ -750,6 +750,10 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'gallery.subject': 'Subject: {subject}',
   'gallery.create': 'Create the template',
   'gallery.created': 'Template {name} created: edit it and save',
+  'gallery.createdRouted': 'Template {name} created and {key} now sends it: edit it and save',
+  'gallery.createdKept': 'Template {name} created; {key} still sends {current}',
+  'gallery.routeTaken': '{key} already sends the template {current}. Send {name} instead?',
+  'gallery.routeReplace': 'Send {name}',
   'users.title': 'Accounts',
   'users.about':
     'Who may administer which projects. Owners see everything; project admins change their projects; viewers only read them.',
@@ -878,6 +882,13 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'topics.save': 'Save topics',
   'topics.add': 'Add topic',
   'topics.saved': 'Topics saved',
+  'topics.law':
+    'Under Russian advertising law (38-FZ, article 18) advertising by e-mail may only go to people who agreed to it beforehand, and the sender must be able to prove it. "Require consent" means: the topic\'s e-mails go only to contacts with a recorded consent (the site sends it with an event or on its own); without one the e-mail is not sent (no_consent).',
+  'topics.offer':
+    'The topic "{title}" is advertising but requires no consent: its e-mails also go to people who never agreed to advertising.',
+  'topics.offerYes': 'Require consent',
+  'topics.offerQuestion':
+    'Require consent for "{title}"? Contacts without a recorded consent will stop getting its e-mails until the site sends their consent.',
   'contacts.subscriptions': 'Subscriptions',
   'contacts.subscribed': 'State',
   'contacts.latestGrant': 'Latest consent',
@@ -1038,8 +1049,10 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'tracking.help':
     'To show who opened an e-mail and followed a link, the gateway adds an invisible image to the e-mail and leads links through its own address. E-mails of templates with tracking off (documents, passwords) are never tracked.',
   'tracking.noPublicUrl':
-    "The gateway's public address (PUBLIC_URL) is not set: until it is, nothing is tracked, whatever is ticked here.",
+    "Tracking is on but cannot work: the gateway's public address (PUBLIC_URL) is not set, so no opens or clicks are tracked, whatever is ticked. Set PUBLIC_URL to the address the gateway is reached at from the internet (for example https://mail.example.com) and restart the gateway.",
   'tracking.opens': 'Track opens (an invisible image at the end of the e-mail)',
+  'tracking.transactionalOpens':
+    'Track opens in transactional e-mails too (orders, documents; off by default: the image adds spam points)',
   'tracking.clicks': 'Track link clicks',
   'tracking.utmHelp':
     "UTM parameters are added to links that have none of their own, so the site's web analytics shows that the visitor came from an e-mail. Empty fields: no parameters.",

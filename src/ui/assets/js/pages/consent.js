@@ -62,10 +62,35 @@ export async function topicsTab(ctx, p) {
       showError(status, e);
     }
   };
+  // SPEC §22: an advertising topic that sends without recorded consent is offered the switch, with what
+  // it changes said before it is turned on (existing projects keep what they had until they agree).
+  /** @param {Row} r */
+  const offer = (r) =>
+    h(
+      'div',
+      { class: 'notice consent-offer', 'data-topic': r.key },
+      h('p', {}, t('topics.offer', { title: r.title.value })),
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-write': true,
+          onclick: async () => {
+            if (!(await confirmDialog(t('topics.offerQuestion', { title: r.title.value }), t('topics.offerYes'))))
+              return;
+            /** @type {HTMLInputElement} */ (r.require.querySelector('input')).checked = true;
+            await save();
+          },
+        },
+        t('topics.offerYes'),
+      ),
+    );
   return h(
     'div',
     {},
     h('p', { class: 'muted' }, t('topics.help')),
+    h('p', { class: 'topics-law' }, t('topics.law')),
+    rows.filter((r) => r.key !== 'transactional' && r.advertising && !r.require_consent).map(offer),
     table(
       /** @satisfies {Column<Row>[]} */ ([
         { label: t('topics.key'), cell: (r) => code(r.key) },

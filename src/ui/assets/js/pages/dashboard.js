@@ -1,13 +1,14 @@
 // @ts-check
 // The dashboard: events per day by outcome and by type, e-mails by outcome, the outbox right now and
 // cart recovery. Refreshes itself every minute while the tab is visible (it is meant to stay open).
-import { api, projects, qs } from '../api.js';
+import { api, meta, projects, qs } from '../api.js';
 import { barChart, proportionTable } from '../charts.js';
 import { badge, defined, fmtDuration, fmtNumber, h, named, select, table } from '../dom.js';
 import { fmtClock, fmtDay, fmtPercent, intlLocale, nameOf, t } from '../i18n.js';
 import { cartStepsPart } from './engagement.js';
 import { deliverability, pausedNotices } from './deliverability.js';
 import { dashboardChecklist } from './firstRun.js';
+import { trackingInactiveNotice } from './trackingSettings.js';
 
 /**
  * @typedef {import('../dom.js').Child} Child
@@ -340,8 +341,8 @@ export async function dashboardPage(ctx) {
   const site = ctx.query.get('site_key') ?? '';
   const days = ctx.query.get('days') ?? '14';
   const url = `/api/admin/dashboard${qs({ site_key: site, days })}`;
-  /** @type {[import('../types.js').Project[], Dashboard]} */
-  const [all, first] = await Promise.all([projects(), api('GET', url)]);
+  /** @type {[import('../types.js').Project[], Dashboard, import('../types.js').UiMeta]} */
+  const [all, first, m] = await Promise.all([projects(), api('GET', url), meta()]);
   // After setup and while a project is on its way to its first e-mail: the steps, above the figures.
   const checklist = await dashboardChecklist(all, site);
   const content = h('div', { 'aria-live': 'off' });
@@ -402,6 +403,7 @@ export async function dashboardPage(ctx) {
         to: fmtDay(new Date(Date.parse(first.until) - 86_400_000).toISOString().slice(0, 10)),
       }),
     ),
+    trackingInactiveNotice(site ? all.filter((p) => p.site_key === site) : all, m.tracking_active),
     checklist,
     content,
   );

@@ -382,6 +382,6 @@ export async function deliveryTab(ctx, p, m) {
     h('h3', {}, t('delivery.testTitle')),
     testForm,
     h('h3', {}, t('tracking.title')),
-    trackingSettingsPart(p, m.public_url, reload),
+    trackingSettingsPart(p, m.tracking_active, reload),
   );
 }

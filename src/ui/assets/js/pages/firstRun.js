@@ -3,7 +3,7 @@
 // e-mail, each step ticked by the server from the project's real state, and the gallery of Russian
 // starting templates that makes the template step a matter of one click.
 import { api, describeError, enc, onChanged } from '../api.js';
-import { append, badge, clear, code, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
+import { append, badge, clear, code, confirmDialog, errorBox, fmtMinutes, h, select, toast } from '../dom.js';
 import { hasKey, nameOf, t, tNodes } from '../i18n.js';
 
 /**
@@ -106,6 +106,30 @@ export async function dashboardChecklist(all, site) {
 }
 
 /**
+ * Routes a gallery template just taken (SPEC §22): by itself when its event or cart step is free; when
+ * another template has it, only if the administrator agrees. Returns what the toast says.
+ * @param {string} site
+ * @param {{ routing_key: string, name: string }} g
+ */
+async function routeGallery(site, g) {
+  const url = `/api/admin/projects/${enc(site)}/routing`;
+  /** @type {{ routes: Record<string, string> }} */
+  const { routes } = await api('GET', url);
+  const current = routes[g.routing_key];
+  const args = { name: g.name, key: g.routing_key, current: current ?? '' };
+  if (current === g.name) return t('gallery.created', args);
+  if (current && !(await confirmDialog(t('gallery.routeTaken', args), t('gallery.routeReplace', args), 'primary')))
+    return t('gallery.createdKept', args);
+  try {
+    await api('PUT', url, { routes: { ...routes, [g.routing_key]: g.name } });
+  } catch {
+    // Refused (e.g. recent requests would fail its contract): the template is there, routing is by hand.
+    return t('gallery.created', args);
+  }
+  return t('gallery.createdRouted', args);
+}
+
+/**
  * The gallery: a starting template per catalog event and cart step, in Russian. Choosing one saves it as
  * a real template of the project (POST /api/templates) and opens it in the editor.
  * @param {import('../types.js').PageContext} ctx
@@ -155,7 +179,7 @@ export async function galleryBox(ctx, site, m, existing) {
         text: g.text,
         tracking: g.tracking,
       });
-      toast(t('gallery.created', { name: g.name }));
+      toast(await routeGallery(site, g));
       ctx.navigate(editor);
     } catch (e) {
       status.append(errorBox(describeError(e)));

@@ -8,13 +8,17 @@ import { t } from '../i18n.js';
 
 /**
  * @param {Pick<import('../pageTypes.js').Project, 'site_key' | 'tracking' | 'utm'>} p
- * @param {string} publicUrl PUBLIC_URL; without it nothing is tracked, whatever the switches say
+ * @param {boolean} trackingActive PUBLIC_URL is set; without it nothing is tracked, whatever the switches say
  * @param {() => void} onSaved
  */
-export function trackingSettingsPart(p, publicUrl, onSaved) {
+export function trackingSettingsPart(p, trackingActive, onSaved) {
   const opensBox = checkbox(t('tracking.opens'), p.tracking.opens, { name: 'track_opens' });
+  const txBox = checkbox(t('tracking.transactionalOpens'), p.tracking.transactional_opens, {
+    name: 'track_transactional_opens',
+  });
   const clicksBox = checkbox(t('tracking.clicks'), p.tracking.clicks, { name: 'track_clicks' });
   const opens = /** @type {HTMLInputElement} */ (opensBox.querySelector('input'));
+  const txOpens = /** @type {HTMLInputElement} */ (txBox.querySelector('input'));
   const clicks = /** @type {HTMLInputElement} */ (clicksBox.querySelector('input'));
   /**
    * @param {'source' | 'medium' | 'campaign'} name
@@ -49,7 +53,7 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
         );
         try {
           await api('PATCH', `/api/admin/projects/${enc(p.site_key)}`, {
-            tracking: { opens: opens.checked, clicks: clicks.checked },
+            tracking: { opens: opens.checked, transactional_opens: txOpens.checked, clicks: clicks.checked },
             // No value at all: no UTM parameters (null clears what was stored).
             utm: Object.keys(utm).length ? utm : null,
           });
@@ -61,9 +65,10 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
         }
       },
     },
-    publicUrl ? null : h('div', { class: 'notice', role: 'status' }, h('p', {}, t('tracking.noPublicUrl'))),
+    trackingActive ? null : inactiveNotice(),
     h('p', { class: 'muted' }, t('tracking.help')),
     opensBox,
+    txBox,
     clicksBox,
     h('p', { class: 'muted' }, t('tracking.utmHelp')),
     h(
@@ -76,4 +81,23 @@ export function trackingSettingsPart(p, publicUrl, onSaved) {
     out,
     h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('common.save'))),
   );
+}
+
+/** Said where tracking is switched on but cannot work: both boxes ticked and nothing tracked (issue 39). */
+function inactiveNotice() {
+  return h(
+    'div',
+    { class: 'notice', role: 'status', 'data-notice': 'tracking-inactive' },
+    h('p', {}, t('tracking.noPublicUrl')),
+  );
+}
+
+/**
+ * The dashboard's notice: PUBLIC_URL is not set while a shown project asks for opens or clicks.
+ * @param {import('../types.js').Project[]} projects those the dashboard shows
+ * @param {boolean} trackingActive
+ */
+export function trackingInactiveNotice(projects, trackingActive) {
+  const wanted = projects.some((p) => p.tracking.opens || p.tracking.clicks || p.tracking.transactional_opens);
+  return trackingActive || !wanted ? null : inactiveNotice();
 }

@@ -1,0 +1,152 @@
+// SPEC §22: at a new project's default settings (default layout, opens and clicks on, no pixel in
+// transactional e-mails), gallery e-mails score below 1.0 with SpamAssassin's shipped rules, local
+// tests only (`spamassassin -L -t`, as docs/ tell a user to check). The e-mails are the real ones:
+// taken from the gallery, routed, sent through the worker to an SMTP server, scored as received.
+// Needs the Debian package spamassassin (.ci/run installs it); without it the test is skipped, in CI it fails.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
+import { createWorker, type Worker } from '../src/delivery/worker.js';
+import { templateGallery } from '../src/services/demoTemplates.js';
+import { sampleRequest } from '../src/services/preview.js';
+import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
+import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
+
+const PUBLIC_URL = 'https://gw.example.test';
+const SPAMASSASSIN = '/usr/bin/spamassassin';
+const present = existsSync(SPAMASSASSIN);
+const LIMIT = 1.0;
+
+/** Each message's score and rules, by its subject, from one `spamassassin -L -t --mbox` run. */
+function score(raws: Buffer[]): { to: string; subject: string; score: number; tests: string }[] {
+  const mbox = raws
+    .map((r) => `From gateway@example.test Mon Dec  7 12:00:00 2026\n${r.toString('utf8').replace(/\r\n/g, '\n')}\n`)
+    .join('');
+  const run = spawnSync(SPAMASSASSIN, ['-L', '-t', '--mbox'], { input: mbox, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(run.error, undefined, String(run.error));
+  // Each checked message comes back with its headers: X-Spam-Status (folded) and the original Subject.
+  return run.stdout
+    .split(/^From gateway@example\.test .*$/m)
+    .filter((m) => m.includes('X-Spam-Status'))
+    .map((m) => {
+      const status = /^X-Spam-Status: \w+, score=(-?[\d.]+)[^\n]*tests=((?:[^\n]|\n[ \t])*)/m.exec(m);
+      const subject = /^Subject: (.*)$/m.exec(m)?.[1] ?? '?';
+      const to = /^To: (.*)$/m.exec(m)?.[1] ?? '?';
+      return { to, subject, score: Number(status?.[1] ?? NaN), tests: (status?.[2] ?? '').replace(/\s+/g, ' ') };
+    });
+}
+
+describe(
+  'SpamAssassin scores of the gallery e-mails at default settings',
+  { skip: !present && !process.env.CI },
+  () => {
+    let t: TestApp;
+    let smtp: TestSmtp;
+    let transport: Transport;
+    let worker: Worker;
+    let key: string;
+    let site: string;
+    const transactional: number[] = [];
+    const carts: number[] = [];
+
+    before(async () => {
+      assert.ok(present, `${SPAMASSASSIN} is missing: apt-get install spamassassin`);
+      smtp = await startSmtp();
+      t = await createTestApp('sqlite', { SEND_WAIT_MS: '5000', PUBLIC_URL });
+      const events = templateGallery()
+        .map((g) => g.routing_key)
+        .filter((k) => !k.includes('_abandoned_cart_'));
+      ({ key, site } = await setupProject(t.app, { defaultLayout: true, rights: { allowed_api_events: events } }));
+      await adminCall(t.app, 'PATCH', `/api/admin/projects/${site}`, {
+        postal_address: '620000, Екатеринбург, ул. Ленина, 1',
+      });
+      transport = createSmtpTransport(smtp.url);
+      worker = createWorker({
+        db: t.deps.db,
+        transport,
+        clock: t.clock,
+        publicUrl: PUBLIC_URL,
+        secret: 'spam-score-test-secret-0123456789abcdef',
+        tracking: true,
+        pollMs: 50,
+      });
+      t.deps.delivery = { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) };
+      worker.start();
+      const gallery = templateGallery();
+      const routes: Record<string, string> = {};
+      for (const g of gallery) {
+        const saved = await adminCall(t.app, 'POST', '/api/templates', {
+          site_key: site,
+          name: g.name,
+          subject: g.subject,
+          html: g.html,
+          text: g.text,
+          tracking: g.tracking,
+        });
+        assert.ok(saved.status < 300, JSON.stringify(saved.body));
+        routes[g.routing_key] = g.name;
+      }
+      const routed = await adminCall(t.app, 'PUT', `/api/admin/projects/${site}/routing`, { routes, confirm: true });
+      assert.equal(routed.status, 200, JSON.stringify(routed.body));
+      // Every catalog event the transactional endpoint takes, with the preview's sample data.
+      for (const g of gallery.filter((x) => !x.routing_key.includes('_abandoned_cart_'))) {
+        const sample = sampleRequest(g.routing_key, 'ru');
+        const r = await keyCall(t.app, key, 'POST', '/api/scoped/send/transactional', {
+          ...sample,
+          email: `${g.routing_key}@example.com`,
+        });
+        if (r.status === 200 && r.body.plan?.[0]?.scheduled_email_id)
+          transactional.push(r.body.plan[0].scheduled_email_id);
+        else assert.fail(`${g.routing_key}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+      // One order's cart chain: the three reminders.
+      const oc = await keyCall(t.app, key, 'POST', '/api/scoped/events/order-created', {
+        cart_type: 'course',
+        email: 'cart@example.com',
+        name: 'Анна Петрова',
+        order_id: 'S-1',
+        course_name: 'Инклюзивное образование',
+        pay_url: 'https://site1.example/pay/S-1',
+      });
+      assert.equal(oc.status, 200, JSON.stringify(oc.body));
+      carts.push(...oc.body.scheduled_email_ids);
+      for (const id of transactional) assert.equal(await worker.waitForOutcome(id, 20_000), 'sent');
+      for (const ms of [61 * 60_000, 24 * 3_600_000, 2 * 24 * 3_600_000]) {
+        t.clock.advance(ms);
+        worker.wake();
+      }
+      for (const id of carts) assert.equal(await worker.waitForOutcome(id, 20_000), 'sent');
+    });
+    after(async () => {
+      await worker?.stop();
+      await transport?.close();
+      await t?.close();
+      await smtp?.close();
+    });
+
+    // Transactional e-mails were all sent before the cart chain's clock moved: they come first.
+    let scores: ReturnType<typeof score> = [];
+
+    it(`transactional gallery e-mails score at most ${LIMIT}`, { timeout: 180_000 }, () => {
+      assert.equal(transactional.length, 13, 'every catalog event of the gallery was sent');
+      scores = score(smtp.raws);
+      assert.equal(scores.length, smtp.raws.length, 'every message was scored');
+      const tx = scores.filter((s) => !s.to.includes('cart@example.com'));
+      assert.equal(tx.length, transactional.length);
+      const over = tx.filter((s) => !(s.score <= LIMIT));
+      assert.deepEqual(over, [], `over ${LIMIT}: ${JSON.stringify(over)}`);
+    });
+
+    // The 1×1 open pixel makes a short HTML e-mail "image only" to SpamAssassin (HTML_IMAGE_ONLY_*,
+    // 2.8–3.8 on the cart reminders); a pixel drawn as a CSS background scored 0.0 but is not what SPEC §17
+    // says. Left as a todo until the pixel's form is decided.
+    it(`cart reminders score at most ${LIMIT}`, { todo: 'the open pixel costs HTML_IMAGE_ONLY points' }, () => {
+      const cart = scores.filter((s) => s.to.includes('cart@example.com'));
+      assert.equal(cart.length, 3);
+      const over = cart.filter((s) => !(s.score <= LIMIT));
+      assert.deepEqual(over, [], `over ${LIMIT}: ${JSON.stringify(over)}`);
+    });
+  },
+);
