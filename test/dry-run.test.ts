@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { ownTableNames } from './support/tables.js';
 import { adminCall, createTestApp, DIALECTS, keyCall, setupProject, type TestApp } from './support/harness.js';
 
 const T = '/api/scoped/send/transactional';
@@ -20,16 +21,9 @@ const contest = (email: string) => ({
 /** Rows of every table of the database, by name (whatever other features added). */
 async function census(t: TestApp): Promise<Record<string, number>> {
   const db = t.deps.db;
-  const names =
-    db.dialect === 'postgres'
-      ? (
-          await sql<{ name: string }>`select table_name as name from information_schema.tables
-            where table_schema = ${db.schema!} and table_type = 'BASE TABLE'`.execute(db.db)
-        ).rows
-      : (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db.db)).rows;
+  const names = await ownTableNames(db);
   const out: Record<string, number> = {};
-  for (const { name } of names) {
-    if (name.startsWith('sqlite_')) continue;
+  for (const name of names) {
     const r = await sql<{ n: number }>`select count(*) as n from ${sql.table(name)}`.execute(db.db);
     out[name] = Number(r.rows[0].n);
   }

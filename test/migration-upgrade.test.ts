@@ -16,6 +16,7 @@ import { MIGRATION_NAMES, migrateToLatest, migrationsCurrent } from '../src/db/m
 import { RENAMED_MIGRATIONS } from '../src/db/migrationHistory.js';
 import { buildApp } from '../src/http/app.js';
 import { ADMIN_TOKEN, REPLAY_RIGHTS, adminCall, DIALECTS, keyCall, ManualClock, PG_URL } from './support/harness.js';
+import { ownTableNames } from './support/tables.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'upgrade');
 /** The schema name the PostgreSQL dump was taken from (README). */
@@ -47,16 +48,7 @@ async function loadFixture(dialect: 'sqlite' | 'postgres'): Promise<{ db: Db; cl
 
 /** Every row of every table but the migration record, in a stable order. */
 async function contents(database: Db): Promise<Record<string, string[]>> {
-  const tables = (
-    database.dialect === 'postgres'
-      ? await sql<{ name: string }>`select table_name as name from information_schema.tables
-          where table_schema = ${database.schema} and table_type = 'BASE TABLE'`.execute(database.db)
-      : await sql<{ name: string }>`select name from sqlite_master where type = 'table'
-          and name not like 'sqlite_%'`.execute(database.db)
-  ).rows
-    .map((r) => r.name)
-    .filter((n) => !n.startsWith('kysely_migration'))
-    .sort();
+  const tables = (await ownTableNames(database)).filter((n) => !n.startsWith('kysely_migration'));
   const out: Record<string, string[]> = {};
   for (const name of tables) {
     const rows = (await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(database.db)).rows;
