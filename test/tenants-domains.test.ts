@@ -91,5 +91,21 @@ for (const d of DIALECTS) {
       });
       assert.equal(now.status, 200);
     });
+
+    it('the same domain added by many requests at once: one row, one audit entry, no 500', async () => {
+      const add = () =>
+        bearerCall(t.app, adminA, 'POST', '/api/admin/projects/proja/domains', { domain: 'race.example' });
+      const answers = await Promise.all(Array.from({ length: 8 }, add));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(8).fill(200),
+        JSON.stringify(answers.map((a) => a.body)),
+      );
+      assert.equal(new Set(answers.map((a) => a.body.txt_value)).size, 1, 'every answer shows the one record');
+      const listed = (await bearerCall(t.app, adminA, 'GET', '/api/admin/projects/proja/domains')).body.items;
+      assert.equal(listed.filter((x: any) => x.domain === 'race.example').length, 1);
+      const audit = (await adminCall(t.app, 'GET', '/api/admin/audit?action=domain.add&site_key=proja')).body.items;
+      assert.equal(audit.filter((a: any) => a.target === 'domain:race.example').length, 1);
+    });
   });
 }

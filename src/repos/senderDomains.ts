@@ -27,21 +27,9 @@ export const holdersElsewhere = (db: Executor, projectId: number, domain: string
     .where('status', 'in', ['verified', 'approved'])
     .execute();
 
-export async function insertDomain(
-  db: Executor,
-  row: { project_id: number; domain: string; status: SenderDomainStatus; token: string; approved_by: string | null },
-  now: number,
-): Promise<SenderDomainRow> {
-  return db
-    .insertInto('sender_domains')
-    .values({ ...row, created_at: now, updated_at: now, checked_at: null })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /**
- * As insertDomain, but undefined when the project holds the domain already: a concurrent change added it
- * after this transaction looked (a unique violation would otherwise be a 500).
+ * The new row, or undefined when the project holds the domain already: a concurrent change may add it
+ * after the caller looked (a unique violation would otherwise be a 500).
  */
 export async function insertDomainIfAbsent(
   db: Executor,

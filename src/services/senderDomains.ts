@@ -11,7 +11,6 @@ import { AppError, notFound, validationError } from '../errors.js';
 import {
   findDomain,
   holdersElsewhere,
-  insertDomain,
   insertDomainIfAbsent,
   listDomains,
   setDomainStatus,
@@ -75,11 +74,13 @@ export async function addDomain(deps: Deps, who: AuditActor, siteKey: string, ra
     const project = await requireProject(trx, siteKey);
     const existing = await findDomain(trx, project.id, domain);
     if (existing) return domainView(existing);
-    const row = await insertDomain(
+    const row = await insertDomainIfAbsent(
       trx,
       { project_id: project.id, domain, status: 'pending', token: randomBytes(16).toString('hex'), approved_by: null },
       deps.clock.now(),
     );
+    // Added meanwhile by a concurrent request (which audited it): the same answer as when found.
+    if (!row) return domainView((await findDomain(trx, project.id, domain))!);
     note({ action: 'domain.add', site_key: project.site_key, target: `domain:${domain}`, after: domainView(row) });
     return domainView(row);
   });

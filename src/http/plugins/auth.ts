@@ -25,12 +25,14 @@ export function gatewayAuth(deps: Deps, endpoint: string) {
     if (!presented || !presented.trim())
       throw new AppError(401, 'missing_api_key', 'Send the project API key in the X-API-Key header');
     const token = presented.trim();
-    // A header's bytes arrive as latin1: a key typed in a Russian layout is UTF-8 Cyrillic underneath,
-    // and saying so helps more than "not valid" (issue 37 item 7).
-    if (/[\u0400-\u04ff]/.test(Buffer.from(token, 'latin1').toString('utf8')))
-      throw new AppError(401, 'invalid_api_key', { reason: 'api_key_cyrillic' });
     // The checksum rejects typos and random strings without touching the database.
-    if (!isWellFormedKey(token)) throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    if (!isWellFormedKey(token)) {
+      // A header's bytes arrive as latin1: a key typed in a Russian layout is UTF-8 Cyrillic underneath,
+      // and saying so helps more than "not valid" (issue 37 item 7). Only refused keys are looked at.
+      if (/[\u0400-\u04ff]/.test(Buffer.from(token, 'latin1').toString('utf8')))
+        throw new AppError(401, 'invalid_api_key', { reason: 'api_key_cyrillic' });
+      throw new AppError(401, 'invalid_api_key', 'The API key is not valid');
+    }
     const hash = hashKey(token);
     // Cached per process, checked against the configuration version on every request (no stale key).
     const config = await configSnapshot(deps.db);
