@@ -1030,6 +1030,15 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'layouts.deleted': 'Layout {name} deleted',
   'layouts.usedBy': 'Used by',
   'layouts.empty': 'No layouts yet.',
+  'layouts.offer':
+    'New projects frame their e-mails in the default layout: the project name above, a signature and the sender below (name, postal address, reply address) and, in every e-mail but those about orders and documents, the links Unsubscribe and Choose which e-mails you get.',
+  'layouts.offerFrames':
+    'What changes: the layout default becomes the project default, and the e-mails of every template without a layout of its own go out in it. Templates with their own layout do not change.',
+  'layouts.offerReplaces':
+    'What changes: the layout default replaces {name} as the project default, and the e-mails of every template without a layout of its own go out in it instead of {name}. The layout {name} and templates with their own layout stay as they are.',
+  'layouts.offerQuestion': 'Apply the default layout?',
+  'layouts.offerYes': 'Apply the default layout',
+  'layouts.offerDone': 'The layout {name} is now the project default',
   'layouts.defaultIs': 'Project default: {name}',
   'layouts.noDefault': 'The project has no default layout.',
   'routing.templateNeeds': 'Beyond the catalog',
