@@ -71,6 +71,7 @@ export async function topicsTab(ctx, p) {
       'div',
       { class: 'notice consent-offer', 'data-topic': r.key },
       h('p', {}, t('topics.offer', { title: r.title.value })),
+      h('p', { class: 'offer-changes' }, t('topics.offerChanges', { title: r.title.value })),
       h(
         'button',
         {
