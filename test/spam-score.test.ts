@@ -8,12 +8,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSmtpTransport, type Transport } from '../src/delivery/transports.js';
-import { createWorker, type Worker } from '../src/delivery/worker.js';
 import { templateGallery } from '../src/services/demoTemplates.js';
 import { sampleRequest } from '../src/services/preview.js';
 import { adminCall, createTestApp, keyCall, setupProject, type TestApp } from './support/harness.js';
-import { startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
+import { startAppWorker, startSmtp, type TestSmtp } from './fixtures/delivery-support.js';
 
 // The gateway's address as a Russian school would name it (a reserved .test name): SpamAssassin's MIXED_ES
 // counts Latin e's against Cyrillic е, and every tracked link repeats this host.
@@ -21,17 +19,6 @@ const PUBLIC_URL = 'https://pochta.uralkursy.test';
 const SPAMASSASSIN = '/usr/bin/spamassassin';
 const present = existsSync(SPAMASSASSIN);
 const LIMIT = 1.0;
-
-/** The HTML part of a received message, quoted-printable decoded. */
-function decodedHtml(raw: Buffer): string {
-  const text = raw.toString('utf8');
-  const at = text.search(/^Content-Type: text\/html/im);
-  const body = text.slice(text.indexOf('\r\n\r\n', at) + 4);
-  return Buffer.from(
-    body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
-    'latin1',
-  ).toString('utf8');
-}
 
 /** SPAM_SCORE_DIR=dir: each message as received and the scores, to look at by hand. */
 function writeScored(dir: string, raws: Buffer[], scores: unknown): void {
@@ -65,8 +52,8 @@ describe(
   () => {
     let t: TestApp;
     let smtp: TestSmtp;
-    let transport: Transport;
-    let worker: Worker;
+    let worker: ReturnType<typeof startAppWorker>['worker'];
+    let stopWorker: (() => Promise<void>) | undefined;
     let key: string;
     let site: string;
     const transactional: number[] = [];
@@ -86,18 +73,11 @@ describe(
         postal_address: '620000, Екатеринбург, ул. Ленина, 1',
       });
       assert.equal(named.status, 200, JSON.stringify(named.body));
-      transport = createSmtpTransport(smtp.url);
-      worker = createWorker({
-        db: t.deps.db,
-        transport,
-        clock: t.clock,
+      ({ worker, stop: stopWorker } = startAppWorker(t, smtp.url, {
         publicUrl: PUBLIC_URL,
         secret: 'spam-score-test-secret-0123456789abcdef',
         tracking: true,
-        pollMs: 50,
-      });
-      t.deps.delivery = { wake: () => worker.wake(), waitForOutcome: (id, ms) => worker.waitForOutcome(id, ms) };
-      worker.start();
+      }));
       const gallery = templateGallery();
       const routes: Record<string, string> = {};
       for (const g of gallery) {
@@ -150,8 +130,7 @@ describe(
       for (const id of carts) assert.equal(await worker.waitForOutcome(id, 20_000), 'sent');
     });
     after(async () => {
-      await worker?.stop();
-      await transport?.close();
+      await stopWorker?.();
       await t?.close();
       await smtp?.close();
     });
@@ -179,10 +158,9 @@ describe(
       const cart = scores.filter(isCart);
       assert.equal(cart.length, 6);
       // The pixel is there (SPEC §17: opens on for cart_reminders by default), so the score below is its score.
-      const sent = smtp.raws.filter((r) => r.toString('utf8').includes('cart-'));
+      const sent = smtp.received.filter((m) => m.to && 'text' in m.to && m.to.text.includes('cart-'));
       assert.equal(sent.length, 6);
-      for (const raw of sent)
-        assert.match(decodedHtml(raw), /<img src="https:\/\/pochta\.uralkursy\.test\/o\/[^"]+\.gif"/);
+      for (const m of sent) assert.match(String(m.html), /<img src="https:\/\/pochta\.uralkursy\.test\/o\/[^"]+\.gif"/);
       assert.deepEqual(imageOnly(cart), [], 'the open pixel makes the HTML "image only"');
       assert.deepEqual(over(cart), [], `not below ${LIMIT}`);
     });

@@ -15,6 +15,7 @@ interface Words {
   preferences: string;
   why: string;
   regards: string;
+  /** The signature, `{{ site_name }}` where the project's name goes. */
   team: string;
 }
 
@@ -27,7 +28,7 @@ const WORDS: Record<ProjectLocale, Words> = {
     preferences: 'Настроить, какие письма получать',
     why: 'Вы получили это письмо, потому что указали свой адрес на нашем сайте.',
     regards: 'С уважением,',
-    team: 'команда',
+    team: 'команда «{{ site_name }}»',
   },
   en: {
     sentBy: 'This e-mail was sent by',
@@ -37,7 +38,7 @@ const WORDS: Record<ProjectLocale, Words> = {
     preferences: 'Choose which e-mails you get',
     why: 'You received this e-mail because you gave your address on our website.',
     regards: 'Kind regards,',
-    team: 'the team of',
+    team: 'the {{ site_name }} team',
   },
 };
 
@@ -57,7 +58,7 @@ export function defaultLayout(locale: ProjectLocale): { name: string; html: stri
 <tr><td style="padding:16px 24px;border-bottom:3px solid #1a4d8f;${FONT};font-size:20px;line-height:26px;font-weight:bold;color:#1a4d8f">{% if project.logo_url %}<img src="{{ project.logo_url }}" alt="{{ site_name }}" height="40" style="display:block;height:40px;width:auto;border:0;margin:0 0 8px 0">{% endif %}{{ site_name }}</td></tr>
 <tr><td style="padding:24px;${FONT};font-size:16px;line-height:24px;color:#222222">
 {{ content }}
-<p style="margin:24px 0 0 0">${w.regards}<br>${w.team} «{{ site_name }}»</p>
+<p style="margin:24px 0 0 0">${w.regards}<br>${w.team}</p>
 </td></tr>
 <tr><td style="padding:16px 24px;border-top:1px solid #e3e5e8;${SMALL}">
 <p style="margin:0 0 6px 0">${w.sentBy} «{{ site_name }}».{% if project.postal_address %} ${w.address}: {{ project.postal_address }}.{% endif %}</p>
@@ -73,7 +74,7 @@ export function defaultLayout(locale: ProjectLocale): { name: string; html: stri
 
 {{ content }}
 ${w.regards}
-${w.team} «{{ site_name }}»
+${w.team}
 
 --
 ${w.sentBy} «{{ site_name }}».{% if project.postal_address %}
