@@ -37,6 +37,12 @@ for (const d of DIALECTS) {
       assert.deepEqual(r.body.routing, { routing_key: g.routing_key, status: 'routed' });
       const routes = (await adminCall(t.app, 'GET', `/api/admin/projects/${site}/routing`)).body.routes;
       assert.equal(routes[g.routing_key], g.name);
+      // The route is audited as a routing change, beside the template's creation.
+      const audit = await adminCall(t.app, 'GET', `/api/admin/audit?site_key=${site}&action=routing.replace`);
+      assert.equal(audit.status, 200, JSON.stringify(audit.body));
+      const row = audit.body.items.find((r: any) => r.after?.[g.routing_key] === g.name);
+      assert.ok(row, JSON.stringify(audit.body.items));
+      assert.equal(row.before[g.routing_key], undefined);
       // A new version of it changes no routing and says nothing about it.
       const again = await adminCall(t.app, 'POST', '/api/templates', take(site, g));
       assert.equal(again.status, 200);

@@ -19,7 +19,7 @@ import { findVersion, insertVersion, listVersions, type VersionContent } from '.
 import { iso, type Executor } from '../repos/types.js';
 import type { TemplateBody } from '../schemas/admin.js';
 import { requireProject } from './admin.js';
-import { audited, type AuditActor } from './audit.js';
+import { audited, type AuditActor, type Note } from './audit.js';
 import type { Deps } from './context.js';
 import { assertNoImpact, impactOfChange, loadNeedsConfig, type ImpactEntry } from './impact.js';
 import { sampleRequest, templateProblemError, tooHeavyError } from './preview.js';
@@ -162,6 +162,7 @@ async function routeTakenGalleryTemplate(
   templateId: number,
   name: string,
   now: number,
+  note: Note,
 ) {
   const routingKey = galleryRoutingKeyOf(name);
   if (routingKey === undefined) return undefined;
@@ -173,6 +174,8 @@ async function routeTakenGalleryTemplate(
   if ((await impactOfChange(trx, project, needs, { ...needs, routes: next }, now)).length)
     return { routing_key: routingKey, status: 'not_routed' as const };
   await addRoute(trx, project.id, routingKey, templateId);
+  // Audited as the routing change it is, beside the template's creation.
+  note({ action: 'routing.replace', site_key: project.site_key, before: routes, after: next });
   return { routing_key: routingKey, status: 'routed' as const };
 }
 
@@ -218,7 +221,7 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
     }
     const version = await insertVersion(trx, { id, project_id: project.id }, content, who.actor, now);
     if (!input.draft) await publishContent(trx, id, version, content, now);
-    const routing = created ? await routeTakenGalleryTemplate(trx, project, id, input.name, now) : undefined;
+    const routing = created ? await routeTakenGalleryTemplate(trx, project, id, input.name, now, note) : undefined;
     note({
       action: created ? 'template.create' : input.draft ? 'template.draft' : 'template.update',
       site_key: project.site_key,
