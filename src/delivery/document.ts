@@ -66,6 +66,20 @@ function scan(source: string): Found {
   return found;
 }
 
+// What a wrapped fragment's head says besides its charset, as mail-client templates (MJML's among them)
+// say it: the phone's width; Outlook on Windows renders with its current engine and at 96 dpi (else a
+// 600 px table is scaled on a high-DPI screen); iOS Mail does not shrink the letter; light colours only,
+// so a dark-mode client does not invert the header's blue. The body's margins and text-size adjustment
+// are inline, where Gmail keeps them.
+const MAIL_HEAD =
+  '<meta name="viewport" content="width=device-width, initial-scale=1">\n' +
+  '<meta http-equiv="X-UA-Compatible" content="IE=edge">\n' +
+  '<meta name="x-apple-disable-message-reformatting">\n' +
+  '<meta name="color-scheme" content="light">\n<meta name="supported-color-schemes" content="light">\n';
+const OUTLOOK_DPI =
+  '<!--[if mso]><xml><o:OfficeDocumentSettings><o:AllowPNG/><o:PixelsPerInch>96</o:PixelsPerInch>' +
+  '</o:OfficeDocumentSettings></xml><![endif]-->\n';
+
 const attr = (k: string, v: string) => (v === '' ? ` ${k}` : ` ${k}="${escapeHtml(v)}"`);
 
 /** The rendered HTML as a whole document in the project's language, with the subject as its title. */
@@ -74,9 +88,9 @@ export function wholeDocument(html: string, subject: string, lang: string): stri
   const f = scan(html);
   if (!f.html) {
     return (
-      `<!doctype html>\n<html lang="${escapeHtml(lang)}">\n<head>\n<meta charset="utf-8">\n` +
-      `<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>${title}</title>\n` +
-      `</head>\n<body>\n${html}\n</body>\n</html>\n`
+      `<!doctype html>\n<html lang="${escapeHtml(lang)}" xmlns:o="urn:schemas-microsoft-com:office:office">\n` +
+      `<head>\n<meta charset="utf-8">\n${MAIL_HEAD}<title>${title}</title>\n${OUTLOOK_DPI}</head>\n` +
+      `<body style="margin:0;padding:0;-webkit-text-size-adjust:100%;-ms-text-size-adjust:100%">\n${html}\n</body>\n</html>\n`
     );
   }
   // Edits from the end backwards, so earlier offsets stay valid.

@@ -48,6 +48,15 @@ export function builtInTopics(locale: ProjectLocale): Topic[] {
   ];
 }
 
+/**
+ * The topics a new project requires consent for (SPEC §22: `newsletters`): the ones a project made
+ * before is offered the switch for. Not every advertising topic: a cart reminder goes to someone who
+ * just ordered, and requiring consent there would stop it for nearly everyone.
+ */
+export const CONSENT_BY_DEFAULT: readonly string[] = builtInTopics('ru')
+  .filter((t) => t.require_consent)
+  .map((t) => t.key);
+
 /** The topics every project keeps: the defaults by use below name them. */
 export const BUILT_IN_KEYS = [TRANSACTIONAL, 'cart_reminders', 'newsletters'] as const;
 

@@ -14,6 +14,9 @@ interface Words {
   unsubscribe: string;
   preferences: string;
   why: string;
+  regards: string;
+  /** The signature, `{{ site_name }}` where the project's name goes. */
+  team: string;
 }
 
 const WORDS: Record<ProjectLocale, Words> = {
@@ -24,6 +27,8 @@ const WORDS: Record<ProjectLocale, Words> = {
     unsubscribe: 'Отписаться',
     preferences: 'Настроить, какие письма получать',
     why: 'Вы получили это письмо, потому что указали свой адрес на нашем сайте.',
+    regards: 'С уважением,',
+    team: 'команда «{{ site_name }}»',
   },
   en: {
     sentBy: 'This e-mail was sent by',
@@ -32,6 +37,8 @@ const WORDS: Record<ProjectLocale, Words> = {
     unsubscribe: 'Unsubscribe',
     preferences: 'Choose which e-mails you get',
     why: 'You received this e-mail because you gave your address on our website.',
+    regards: 'Kind regards,',
+    team: 'the {{ site_name }} team',
   },
 };
 
@@ -51,6 +58,7 @@ export function defaultLayout(locale: ProjectLocale): { name: string; html: stri
 <tr><td style="padding:16px 24px;border-bottom:3px solid #1a4d8f;${FONT};font-size:20px;line-height:26px;font-weight:bold;color:#1a4d8f">{% if project.logo_url %}<img src="{{ project.logo_url }}" alt="{{ site_name }}" height="40" style="display:block;height:40px;width:auto;border:0;margin:0 0 8px 0">{% endif %}{{ site_name }}</td></tr>
 <tr><td style="padding:24px;${FONT};font-size:16px;line-height:24px;color:#222222">
 {{ content }}
+<p style="margin:24px 0 0 0">${w.regards}<br>${w.team}</p>
 </td></tr>
 <tr><td style="padding:16px 24px;border-top:1px solid #e3e5e8;${SMALL}">
 <p style="margin:0 0 6px 0">${w.sentBy} «{{ site_name }}».{% if project.postal_address %} ${w.address}: {{ project.postal_address }}.{% endif %}</p>
@@ -65,11 +73,15 @@ export function defaultLayout(locale: ProjectLocale): { name: string; html: stri
   const text = `{{ site_name }}
 
 {{ content }}
+${w.regards}
+${w.team}
+
 --
 ${w.sentBy} «{{ site_name }}».{% if project.postal_address %}
 ${w.address}: {{ project.postal_address }}{% endif %}{% if project.reply_address %}
 ${w.reply}: {{ project.reply_address }}{% endif %}
 {% if preferences_url %}
+${w.why}
 ${w.unsubscribe}: {{ unsubscribe_url }}
 ${w.preferences}: {{ preferences_url }}
 {% endif %}`;

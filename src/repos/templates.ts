@@ -117,6 +117,14 @@ export async function replaceRoutes(
       .execute();
 }
 
+/** Routes a free key (the caller has checked it is free, under the project's config lock). */
+export async function addRoute(db: Executor, projectId: number, routingKey: string, templateId: number): Promise<void> {
+  await db
+    .insertInto('routes')
+    .values({ project_id: projectId, routing_key: routingKey, template_id: templateId })
+    .execute();
+}
+
 /** The template a routing key leads to in this project, if any. */
 export async function routedTemplate(
   db: Executor,

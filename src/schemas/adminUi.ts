@@ -6,6 +6,7 @@ import { Ok } from './admin.js';
 import { EmailListItem, EventView } from './chronology.js';
 import { Cursor, Limit, literalUnion, NullableString, ShortString, SiteKey } from './common.js';
 import { CHECKLIST_STEPS } from '../domain/statuses.js';
+import { LOCALES } from '../domain/locale.js';
 import { PreviewContractMembers, TemplateVariableSchema } from './templates.js';
 
 const Count = Type.Integer({ minimum: 0 });
@@ -41,6 +42,9 @@ export const UiMeta = Type.Object({
   ),
   public_url: Type.String({ description: 'PUBLIC_URL: the base of the provider webhook URLs shown per project' }),
   bounce_domain: Type.Union([Type.String(), Type.Null()], { description: 'BOUNCE_DOMAIN (VERP), or null' }),
+  consent_by_default: Type.Array(Type.String(), {
+    description: 'topics a new project requires consent for; a project made before is offered the switch for these',
+  }),
   tracking_active: Type.Boolean({
     description: 'PUBLIC_URL is set, so opens and clicks can be tracked; false: nothing is, whatever the projects say',
   }),
@@ -275,6 +279,16 @@ export const ChecklistResponse = Type.Object({
       count: Type.Integer({ minimum: 0, description: 'what the step counts (templates, routes, usable keys…)' }),
     }),
   ),
+});
+
+export const DefaultLayoutQuery = Type.Object({
+  locale: literalUnion(LOCALES, { description: "the project's language" }),
+});
+export const DefaultLayoutResponse = Type.Object({
+  ok: Ok,
+  name: Type.String({ description: 'the name a new project has it under' }),
+  html: Type.String(),
+  text: Type.String(),
 });
 
 export const TemplateGalleryResponse = Type.Object({

@@ -79,6 +79,21 @@ export const TemplateSaved = Type.Object({
   published: Type.Boolean(),
   variables: Type.Array(TemplateVariableSchema),
   impact: Type.Array(ImpactEntrySchema),
+  routing: Type.Optional(
+    Type.Object(
+      {
+        routing_key: Type.String(),
+        status: literalUnion(['routed', 'already', 'taken', 'not_routed'] as const),
+        current: Type.Optional(Type.String({ description: 'taken: the template that has the key' })),
+      },
+      {
+        description:
+          'a new template named as a gallery template (SPEC §22): its event or cart step routed when free ("routed"), ' +
+          'already routed to it, "taken" by another template (routing unchanged), or "not_routed" because recent ' +
+          'requests would fail its contract',
+      },
+    ),
+  ),
   warnings: Type.Array(
     Type.Object({
       code: Type.Literal('href_member_not_url'),

@@ -15,9 +15,19 @@ interface Link {
   label: string;
 }
 
+/** A line of an order's summary: its label and (Liquid) value. */
+interface Row {
+  label: string;
+  value: string;
+  /** Shown only when this member of the context is set. */
+  if?: string;
+}
+
 interface Spec {
   subject: string;
   paras: Para[];
+  /** An order at a glance, after the first paragraph (a table in HTML, "label: value" lines in text). */
+  summary?: Row[];
   links?: Link[];
   /** false: receipts and documents are never tracked (SPEC §17: no pixel, links as written). */
   tracking?: false;
@@ -31,6 +41,8 @@ const COURSE = '{{ course_name | default: "курс без названия" }}'
 // A site may send an amount without its currency: roubles then (the default marks it optional).
 const MONEY = '{% assign cur = currency | default: "RUB" %}{{ amount | money: cur }}';
 const AMOUNT: Para = { if: 'amount', text: `Сумма к оплате: ${MONEY}.` };
+const ORDER_ROW: Row = { label: 'Заказ', value: '№ {{ order_id }}' };
+const AMOUNT_ROW: Row = { label: 'Сумма к оплате', value: MONEY, if: 'amount' };
 const PAY: Link = { url: 'pay_url', label: 'Оплатить заказ' };
 const ACCOUNT: Link = { url: 'account_url', label: 'Перейти в личный кабинет' };
 const DOCUMENT: Link = { url: 'document_url', label: 'Скачать документ' };
@@ -42,11 +54,8 @@ const courseCart = (step: string, subject: string, lead: string): [string, [stri
     `course_abandoned_cart_${step}`,
     {
       subject,
-      paras: [
-        { text: lead },
-        AMOUNT,
-        { text: 'Если вы уже оплатили заказ, просто не обращайте внимания на это письмо.' },
-      ],
+      paras: [{ text: lead }, { text: 'Если вы уже оплатили заказ, просто не обращайте внимания на это письмо.' }],
+      summary: [{ label: 'Курс', value: COURSE }, ORDER_ROW, AMOUNT_ROW],
       links: [PAY],
     },
   ],
@@ -58,7 +67,8 @@ const portalCart = (step: string, subject: string, lead: string): [string, [stri
     `portal_abandoned_cart_${step}`,
     {
       subject,
-      paras: [{ text: lead }, AMOUNT, { text: 'Если заказ уже оплачен, это письмо можно не читать.' }],
+      paras: [{ text: lead }, { text: 'Если заказ уже оплачен, это письмо можно не читать.' }],
+      summary: [ORDER_ROW, AMOUNT_ROW],
       links: [PAY],
     },
   ],
@@ -70,28 +80,34 @@ export const DEMO_TEMPLATES: Record<string, [string, Spec]> = {
     courseCart(
       '1h',
       `{{ name }}, ваша заявка{% if course_name %} на курс «{{ course_name }}»{% endif %} ждёт оплаты`,
-      `Вы оформили заявку на обучение (${COURSE}, заказ № {{ order_id }}), но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.`,
+      'Вы оформили заявку на обучение, но ещё не оплатили её. Оплатить можно по ссылке ниже — это займёт пару минут.',
     ),
     courseCart(
       '1d',
       '{{ name }}, завершите запись на обучение',
-      `Напоминаем: место на обучении (${COURSE}) пока закреплено за вами. Чтобы начать обучение, оплатите заказ № {{ order_id }}.`,
+      'Напоминаем: место на обучении пока закреплено за вами. Чтобы начать обучение, оплатите заказ.',
     ),
     courseCart(
       '3d',
-      'Последнее напоминание о заказе № {{ order_id }}',
-      `Это последнее напоминание о заказе № {{ order_id }} (${COURSE}). Если обучение всё ещё актуально, оплатите его по ссылке ниже.`,
+      // Named by person and course like the first two: an order code in the subject is, to SpamAssassin's
+      // SUBJ_ALL_CAPS, a subject in capitals (it counts only the Latin letters of a Cyrillic subject).
+      `{{ name }}, последнее напоминание: заявка{% if course_name %} на курс «{{ course_name }}»{% endif %} ждёт оплаты`,
+      'Это последнее напоминание о вашей заявке. Если обучение всё ещё актуально, оплатите его по ссылке ниже.',
     ),
     portalCart(
       '1h',
       '{{ name }}, ваш заказ ждёт оплаты',
-      'Вы оформили заказ № {{ order_id }}, но ещё не оплатили его.',
+      'Вы оформили заказ, но ещё не оплатили его. Оплатить можно по ссылке ниже — это займёт пару минут.',
     ),
-    portalCart('1d', '{{ name }}, завершите оформление заказа', 'Напоминаем о неоплаченном заказе № {{ order_id }}.'),
+    portalCart(
+      '1d',
+      '{{ name }}, завершите оформление заказа',
+      'Напоминаем о неоплаченном заказе: документы по нему мы подготовим сразу после оплаты.',
+    ),
     portalCart(
       '3d',
       'Последнее напоминание о вашем заказе',
-      'Это последнее напоминание о заказе № {{ order_id }}: после оплаты мы сразу подготовим ваши документы.',
+      'Это последнее напоминание о вашем заказе: после оплаты мы сразу подготовим документы.',
     ),
   ]),
 
@@ -263,20 +279,44 @@ const PREFERENCES = 'Настроить, какие письма получат�
 
 const wrap = (cond: string | undefined, body: string) => (cond ? `{% if ${cond} %}${body}{% endif %}` : body);
 
+// A link is a button, as schools' and shops' letters draw it: a table cell with its colour as an
+// attribute (Outlook ignores a link's padding and background), the link filling it, big enough for a thumb.
+const button = (l: Link) =>
+  `<table role="presentation" cellpadding="0" cellspacing="0" border="0" style="margin:16px 0"><tr><td bgcolor="#1a4d8f" style="background-color:#1a4d8f;border-radius:4px"><a href="{{ ${l.url} }}" style="display:inline-block;padding:12px 24px;font-family:Arial,Helvetica,sans-serif;font-size:16px;line-height:20px;font-weight:bold;color:#ffffff;text-decoration:none;border-radius:4px">${l.label}</a></td></tr></table>`;
+
+// Label and value in two cells with borders drawn on the cells (Outlook draws no table border-radius or
+// row borders), the label muted.
+const CELL = 'padding:8px 12px;border:1px solid #e3e5e8;vertical-align:top';
+const summaryHtml = (rows: Row[]) =>
+  `<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="margin:16px 0;border-collapse:collapse">\n${rows
+    .map((r) =>
+      wrap(
+        r.if,
+        `<tr><td width="40%" style="${CELL};background-color:#f7f8fa;color:#666666">${r.label}</td><td style="${CELL}">${r.value}</td></tr>\n`,
+      ),
+    )
+    .join('')}</table>`;
+
 export function demoHtml(s: Spec): string {
+  const [first, ...rest] = s.paras.map((p) => wrap(p.if, `<p>${p.text}</p>`));
   const lines = [
     `<p>${GREETING}</p>`,
-    ...s.paras.map((p) => wrap(p.if, `<p>${p.text}</p>`)),
-    ...(s.links ?? []).map((l) => wrap(l.url, `<p><a href="{{ ${l.url} }}">${l.label}</a></p>`)),
+    first,
+    ...(s.summary ? [summaryHtml(s.summary)] : []),
+    ...rest,
+    ...(s.links ?? []).map((l) => wrap(l.url, button(l))),
   ];
   return `${lines.join('\n')}\n`;
 }
 
 // Each piece carries its own line ends, so a paragraph left out by its condition leaves no blank line.
 export function demoText(s: Spec): string {
+  const [first, ...rest] = s.paras.map((p) => wrap(p.if, `${p.text}\n\n`));
   return [
     `${GREETING}\n\n`,
-    ...s.paras.map((p) => wrap(p.if, `${p.text}\n\n`)),
+    first,
+    ...(s.summary ? [`${s.summary.map((r) => wrap(r.if, `${r.label}: ${r.value}\n`)).join('')}\n`] : []),
+    ...rest,
     ...(s.links ?? []).map((l) => wrap(l.url, `${l.label}: {{ ${l.url} }}\n\n`)),
   ].join('');
 }
@@ -309,6 +349,11 @@ ${UNSUBSCRIBE}: {{ unsubscribe_url }}
 {% endif %}{% if preferences_url %}${PREFERENCES}: {{ preferences_url }}
 {% endif %}`,
 };
+
+/** The event or cart step a gallery template is written for, by the template's name (undefined: none). */
+export function galleryRoutingKeyOf(name: string): string | undefined {
+  return Object.entries(DEMO_TEMPLATES).find(([, [n]]) => n === name)?.[0];
+}
 
 /**
  * The gallery of starting templates the admin UI offers (issue 28): the example project's Russian

@@ -12,12 +12,14 @@ import { parseVariables, requiredMembers, type TemplateVariable } from '../domai
 import { AppError, notFound, validationError } from '../errors.js';
 import { listTopics } from '../repos/consent.js';
 import { findLayout } from '../repos/layouts.js';
-import { findTemplateByName, publishContent, upsertTemplate } from '../repos/templates.js';
+import { addRoute, findTemplateByName, getRoutes, publishContent, upsertTemplate } from '../repos/templates.js';
+import { galleryRouting } from '../domain/galleryRouting.js';
+import { galleryRoutingKeyOf } from './demoTemplates.js';
 import { findVersion, insertVersion, listVersions, type VersionContent } from '../repos/templateVersions.js';
 import { iso, type Executor } from '../repos/types.js';
 import type { TemplateBody } from '../schemas/admin.js';
 import { requireProject } from './admin.js';
-import { audited, type AuditActor } from './audit.js';
+import { audited, type AuditActor, type Note } from './audit.js';
 import type { Deps } from './context.js';
 import { assertNoImpact, impactOfChange, loadNeedsConfig, type ImpactEntry } from './impact.js';
 import { sampleRequest, templateProblemError, tooHeavyError } from './preview.js';
@@ -149,6 +151,34 @@ export async function publishTemplateIn(
 }
 
 /** POST /api/templates: a new version of the template, published unless `draft`. */
+/**
+ * A template just created under a gallery template's name is that template taken (SPEC §22): its event
+ * or cart step is routed to it when free (and the route makes no recent request fail); when another
+ * template has it, the answer says so and the routing stays as it was. Not a gallery name: undefined.
+ */
+async function routeTakenGalleryTemplate(
+  trx: Executor,
+  project: Project,
+  templateId: number,
+  name: string,
+  now: number,
+  note: Note,
+) {
+  const routingKey = galleryRoutingKeyOf(name);
+  if (routingKey === undefined) return undefined;
+  const routes = await getRoutes(trx, project.id);
+  const decision = galleryRouting(routes, routingKey, name);
+  if (decision.status !== 'routed') return { routing_key: routingKey, ...decision };
+  const needs = await loadNeedsConfig(trx, project.id);
+  const next = { ...routes, [routingKey]: name };
+  if ((await impactOfChange(trx, project, needs, { ...needs, routes: next }, now)).length)
+    return { routing_key: routingKey, status: 'not_routed' as const };
+  await addRoute(trx, project.id, routingKey, templateId);
+  // Audited as the routing change it is, beside the template's creation.
+  note({ action: 'routing.replace', site_key: project.site_key, before: routes, after: next });
+  return { routing_key: routingKey, status: 'routed' as const };
+}
+
 export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTemplateInput) {
   const db = deps.db.db;
   const project = await requireProject(db, input.site_key);
@@ -191,6 +221,7 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
     }
     const version = await insertVersion(trx, { id, project_id: project.id }, content, who.actor, now);
     if (!input.draft) await publishContent(trx, id, version, content, now);
+    const routing = created ? await routeTakenGalleryTemplate(trx, project, id, input.name, now, note) : undefined;
     note({
       action: created ? 'template.create' : input.draft ? 'template.draft' : 'template.update',
       site_key: project.site_key,
@@ -208,6 +239,7 @@ export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTempl
       published: !input.draft,
       variables: prepared.variables,
       impact,
+      ...(routing ? { routing } : {}),
       warnings: membersInHref(input.html).map((member) => ({
         code: 'href_member_not_url' as const,
         member,

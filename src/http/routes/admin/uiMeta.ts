@@ -19,7 +19,14 @@ import {
   WEBHOOK_KINDS,
   WEBHOOK_PROVIDERS,
 } from '../../../domain/statuses.js';
-import { TemplateGalleryResponse, UiMeta } from '../../../schemas/adminUi.js';
+import { CONSENT_BY_DEFAULT } from '../../../domain/consent.js';
+import {
+  DefaultLayoutQuery,
+  DefaultLayoutResponse,
+  TemplateGalleryResponse,
+  UiMeta,
+} from '../../../schemas/adminUi.js';
+import { defaultLayout } from '../../../domain/defaultLayout.js';
 import { templateGallery } from '../../../services/demoTemplates.js';
 import type { Deps } from '../../../services/context.js';
 import { ADMIN, adminErrorsWithConflict } from '../schemaParts.js';
@@ -55,7 +62,23 @@ export const uiMetaAdminRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asyn
       public_url: deps.config.publicUrl,
       bounce_domain: deps.config.bounces.domain,
       tracking_active: deps.config.publicUrlSet,
+      consent_by_default: [...CONSENT_BY_DEFAULT],
     }),
+  );
+
+  // SPEC §22: what a new project is framed in, so that the UI can offer it to a project made before.
+  app.get(
+    '/api/admin/ui/default-layout',
+    {
+      config: { access: { self: true } },
+      schema: {
+        ...ADMIN,
+        summary: "A new project's default layout in a language; saved with PUT …/layouts/{name}",
+        querystring: DefaultLayoutQuery,
+        response: { 200: DefaultLayoutResponse, ...adminErrorsWithConflict },
+      },
+    },
+    async (req) => ({ ok: true as const, ...defaultLayout(req.query.locale) }),
   );
 
   app.get(

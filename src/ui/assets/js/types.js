@@ -81,6 +81,7 @@
  * @property {string} public_url
  * @property {string | null} bounce_domain
  * @property {boolean} tracking_active PUBLIC_URL is set: opens and clicks can be tracked
+ * @property {string[]} consent_by_default topics a new project requires consent for (the offer's topics)
  */
 
 /**

@@ -886,6 +886,8 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
     'Under Russian advertising law (38-FZ, article 18) advertising by e-mail may only go to people who agreed to it beforehand, and the sender must be able to prove it. "Require consent" means: the topic\'s e-mails go only to contacts with a recorded consent (the site sends it with an event or on its own); without one the e-mail is not sent (no_consent).',
   'topics.offer':
     'The topic "{title}" is advertising but requires no consent: its e-mails also go to people who never agreed to advertising.',
+  'topics.offerChanges':
+    'What changes: new projects are set up so. E-mails of “{title}” will go only to contacts with a recorded consent; to the others not, until the site sends their consent.',
   'topics.offerYes': 'Require consent',
   'topics.offerQuestion':
     'Require consent for "{title}"? Contacts without a recorded consent will stop getting its e-mails until the site sends their consent.',
@@ -1030,6 +1032,15 @@ echo json_encode($answer, JSON_UNESCAPED_UNICODE), PHP_EOL;
   'layouts.deleted': 'Layout {name} deleted',
   'layouts.usedBy': 'Used by',
   'layouts.empty': 'No layouts yet.',
+  'layouts.offer':
+    'New projects frame their e-mails in the default layout: the project name above, a signature and the sender below (name, postal address, reply address) and, in every e-mail but those about orders and documents, the links Unsubscribe and Choose which e-mails you get.',
+  'layouts.offerFrames':
+    'What changes: the layout “default” becomes the project default, and the e-mails of every template without a layout of its own go out in it. Templates with their own layout do not change.',
+  'layouts.offerReplaces':
+    'What changes: the layout “default” replaces “{name}” as the project default, and the e-mails of every template without a layout of its own go out in it instead of “{name}”. The layout “{name}” and templates with their own layout stay as they are.',
+  'layouts.offerQuestion': 'Apply the default layout?',
+  'layouts.offerYes': 'Apply the default layout',
+  'layouts.offerDone': 'The layout “{name}” is now the project default',
   'layouts.defaultIs': 'Project default: {name}',
   'layouts.noDefault': 'The project has no default layout.',
   'routing.templateNeeds': 'Beyond the catalog',

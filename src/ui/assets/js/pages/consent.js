@@ -3,7 +3,7 @@
 // contact's page its subscriptions, its consent records (source, time, text version, IP), the export
 // and the erasure, asked for with a confirmation that names the address.
 import { exportViewer } from './contactExport.js';
-import { api, enc } from '../api.js';
+import { api, enc, meta } from '../api.js';
 import { badge, checkbox, code, confirmDialog, field, h, table, time, toast } from '../dom.js';
 import { fmtTime, t } from '../i18n.js';
 import { showError } from '../errors.js';
@@ -20,8 +20,8 @@ const yesNo = (v) => (v === null || v === undefined ? '—' : v ? t('consent.yes
 
 /** @type {import('../pageTypes.js').ProjectTab} */
 export async function topicsTab(ctx, p) {
-  /** @type {{ topics: Topic[] }} */
-  const d = await api('GET', `/api/admin/projects/${enc(p.site_key)}/topics`);
+  /** @type {[{ topics: Topic[] }, import('../types.js').UiMeta]} */
+  const [d, m] = await Promise.all([api('GET', `/api/admin/projects/${enc(p.site_key)}/topics`), meta()]);
   const status = h('div', { 'aria-live': 'polite' });
   // Each topic with its controls: the title's input and the two switches (labels holding a checkbox).
   const rows = d.topics.map((x) => ({
@@ -62,14 +62,16 @@ export async function topicsTab(ctx, p) {
       showError(status, e);
     }
   };
-  // SPEC §22: an advertising topic that sends without recorded consent is offered the switch, with what
-  // it changes said before it is turned on (existing projects keep what they had until they agree).
+  // SPEC §22: a topic that new projects send only with consent (newsletters), here without it, is offered
+  // the switch, with what it changes said before it is turned on (existing projects keep what they had
+  // until they agree). Cart reminders are not: a new project sends them without recorded consent too.
   /** @param {Row} r */
   const offer = (r) =>
     h(
       'div',
       { class: 'notice consent-offer', 'data-topic': r.key },
       h('p', {}, t('topics.offer', { title: r.title.value })),
+      h('p', { class: 'offer-changes' }, t('topics.offerChanges', { title: r.title.value })),
       h(
         'button',
         {
@@ -90,7 +92,7 @@ export async function topicsTab(ctx, p) {
     {},
     h('p', { class: 'muted' }, t('topics.help')),
     h('p', { class: 'topics-law' }, t('topics.law')),
-    rows.filter((r) => r.key !== 'transactional' && r.advertising && !r.require_consent).map(offer),
+    rows.filter((r) => m.consent_by_default.includes(r.key) && !r.require_consent).map(offer),
     table(
       /** @satisfies {Column<Row>[]} */ ([
         { label: t('topics.key'), cell: (r) => code(r.key) },

@@ -106,21 +106,24 @@ export async function dashboardChecklist(all, site) {
 }
 
 /**
- * Routes a gallery template just taken (SPEC §22): by itself when its event or cart step is free; when
- * another template has it, only if the administrator agrees. Returns what the toast says.
+ * After a gallery template is taken (SPEC §22): the server has routed a free event or cart step itself
+ * (POST /api/templates answers `routing`); when another template has it, it is replaced only if the
+ * administrator agrees. Returns what the toast says.
  * @param {string} site
  * @param {{ routing_key: string, name: string }} g
+ * @param {{ status: string, current?: string } | undefined} routed the save's `routing`
  */
-async function routeGallery(site, g) {
-  const url = `/api/admin/projects/${enc(site)}/routing`;
-  /** @type {{ routes: Record<string, string> }} */
-  const { routes } = await api('GET', url);
-  const current = routes[g.routing_key];
-  const args = { name: g.name, key: g.routing_key, current: current ?? '' };
-  if (current === g.name) return t('gallery.created', args);
-  if (current && !(await confirmDialog(t('gallery.routeTaken', args), t('gallery.routeReplace', args), 'primary')))
+async function routeGallery(site, g, routed) {
+  const current = routed?.current ?? '';
+  const args = { name: g.name, key: g.routing_key, current };
+  if (routed?.status === 'routed') return t('gallery.createdRouted', args);
+  if (routed?.status !== 'taken') return t('gallery.created', args);
+  if (!(await confirmDialog(t('gallery.routeTaken', args), t('gallery.routeReplace', args), 'primary')))
     return t('gallery.createdKept', args);
+  const url = `/api/admin/projects/${enc(site)}/routing`;
   try {
+    /** @type {{ routes: Record<string, string> }} */
+    const { routes } = await api('GET', url);
     await api('PUT', url, { routes: { ...routes, [g.routing_key]: g.name } });
   } catch {
     // Refused (e.g. recent requests would fail its contract): the template is there, routing is by hand.
@@ -171,7 +174,8 @@ export async function galleryBox(ctx, site, m, existing) {
     // Saving it again would make a new version over the administrator's edits: open it instead.
     if (have.has(g.name)) return ctx.navigate(editor);
     try {
-      await api('POST', '/api/templates', {
+      /** @type {{ routing?: { status: string, current?: string } }} */
+      const saved = await api('POST', '/api/templates', {
         site_key: site,
         name: g.name,
         subject: g.subject,
@@ -179,7 +183,7 @@ export async function galleryBox(ctx, site, m, existing) {
         text: g.text,
         tracking: g.tracking,
       });
-      toast(await routeGallery(site, g));
+      toast(await routeGallery(site, g, saved.routing));
       ctx.navigate(editor);
     } catch (e) {
       status.append(errorBox(describeError(e)));

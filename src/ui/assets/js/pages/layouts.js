@@ -13,7 +13,7 @@ const STARTER_HTML = '<div>\n  <h1>{{ site_name }}</h1>\n  {{ content }}\n</div>
 const STARTER_TEXT = '{{ site_name }}\n\n{{ content }}\n';
 
 /** @type {import('../pageTypes.js').ProjectTab} */
-export async function layoutsTab(_ctx, p) {
+export async function layoutsTab(ctx, p) {
   const site = p.site_key;
   const base = `/api/admin/projects/${enc(site)}/layouts`;
   const listBox = h('div', {});
@@ -100,10 +100,43 @@ export async function layoutsTab(_ctx, p) {
     );
   }
 
+  // SPEC §22 / issue 39: a project made before the default layout existed is offered it, with what
+  // changes said first; its own layouts and templates stay as they are until the administrator agrees.
+  /** @param {Layout[]} items */
+  async function offer(items) {
+    if (items.some((l) => l.name === 'default')) return null;
+    /** @type {{ name: string, html: string, text: string }} */
+    const d = await api('GET', `/api/admin/ui/default-layout?locale=${enc(p.locale)}`);
+    const changes = p.default_layout
+      ? t('layouts.offerReplaces', { name: p.default_layout })
+      : t('layouts.offerFrames');
+    const status = h('div', { 'aria-live': 'polite' });
+    const apply = async () => {
+      if (!(await confirmDialog(`${t('layouts.offerQuestion')} ${changes}`, t('layouts.offerYes')))) return;
+      try {
+        await api('PUT', `${base}/${enc(d.name)}`, { html: d.html, text: d.text });
+        await api('PATCH', `/api/admin/projects/${enc(site)}`, { default_layout: d.name });
+        toast(t('layouts.offerDone', { name: d.name }));
+        ctx.navigate(`/ui/projects/${enc(site)}?tab=layouts`, { replace: true });
+      } catch (e) {
+        status.replaceChildren(errorBox(describeError(e)));
+      }
+    };
+    return h(
+      'div',
+      { class: 'notice default-layout-offer' },
+      h('p', {}, t('layouts.offer')),
+      h('p', { class: 'offer-changes' }, changes),
+      status,
+      h('button', { type: 'button', 'data-write': true, onclick: apply }, t('layouts.offerYes')),
+    );
+  }
+
   async function draw() {
     /** @type {import('../pageTypes.js').Items<Layout>} */
     const list = await api('GET', base);
     listBox.replaceChildren(
+      (await offer(list.items)) ?? '',
       h(
         'p',
         { class: 'muted' },
