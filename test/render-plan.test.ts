@@ -150,6 +150,9 @@ test('templates the plan cannot handle safely take the per-e-mail path, with the
     '<p {% if a %}hidden{% endif %}>x</p>',
     '<!-- {{ name }} --><p>x</p>',
     '{% capture x %}<b>y</b>{% endcapture %}{{ x }}',
+    '{% if a %}<style>p { color: red }</style>{% endif %}<p>x</p>',
+    '<html><head>{% if a %}<title>t</title>{% endif %}</head><body>x</body></html>',
+    '<style>a[href] { color: red }</style><a href="#top">top</a><a href="{{ url }}">x</a>',
   ];
   for (const [n, html] of unsafe.entries())
     compare(

@@ -10,9 +10,12 @@
 //   <script> or <title>, nor in `style`, `class` or `id` (which selectors and inlining read);
 // - no output prints unescaped HTML (`| raw`), and only tags that print nothing themselves are used
 //   (if/unless/case/for/assign: no raw, capture, echo, liquid, comment, cycle, increment…);
-// - each if/for/case opens, branches and closes inside one element (what a branch holds is balanced);
+// - each if/for/case opens, branches and closes inside one element (what a branch holds is balanced),
+//   and holds none of the elements the whole-document step or the inlining reads (html, head, title,
+//   meta, body, style, link);
 // - with such blocks, no selector depends on an element's siblings (`:first-child`, `+`, `~`, …), and no
-//   selector reads an attribute whose value Liquid prints;
+//   selector reads an attribute whose value Liquid prints, nor href/src (the unsafe-link step drops some
+//   before inlining in the per-e-mail path, after it here);
 // - the layout prints `{{ content }}` once, outside any block, and every placeholder survives inlining
 //   once and in order.
 import { randomBytes } from 'node:crypto';
@@ -43,6 +46,8 @@ const ENDS: Record<string, string> = { endif: 'if', endunless: 'unless', endcase
 const STANDALONE = new Set(['assign', 'break', 'continue']);
 const SIBLING_SELECTOR = /:(?:nth|first|last|only|empty|not|has|is|where)|[+~]/i;
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'xlink:href']);
+/** Elements the whole-document step or the inlining reads: never inside an if/for (shown or not by data). */
+const DOCUMENT_ELEMENTS = new Set(['html', 'head', 'title', 'meta', 'body', 'style', 'link']);
 
 interface Construct {
   text: string;
@@ -178,8 +183,13 @@ function plan(engine: Liquid, templateHtml: string, layoutHtml: string | null, l
 function inspect(document: string, nonce: string, all: Construct[], bare: Set<string>): Map<string, Seen> {
   const find = new RegExp(`${nonce}_(\\d+|[bet])_`, 'g');
   const seen = new Map<string, Seen>();
+  /** if/for/case blocks open at this point of the document. */
+  let depth = 0;
   const note = (where: string, s: string) => {
     for (const m of s.matchAll(find)) {
+      const role = /^\d+$/.test(m[1]) ? all[Number(m[1])].role : null;
+      if (role === 'open') depth++;
+      if (role === 'end') depth--;
       const prev = seen.get(m[1]);
       if (prev) prev.count++;
       else seen.set(m[1], { where, count: 1 });
@@ -207,6 +217,7 @@ function inspect(document: string, nonce: string, all: Construct[], bare: Set<st
         note(`a${attributes++}`, value);
       },
       onopentag(name) {
+        if (depth > 0 && DOCUMENT_ELEMENTS.has(name)) throw new Unplannable(`<${name}> inside a block`);
         stack.push(`e${elements++}`);
         openNames.push(name);
       },
@@ -237,7 +248,11 @@ function inspect(document: string, nonce: string, all: Construct[], bare: Set<st
   parser.end(document);
   for (const [, s] of seen) if (s.count !== 1) throw new Unplannable('twice');
   if (hasBlocks && SIBLING_SELECTOR.test(css)) throw new Unplannable('sibling selectors');
-  for (const m of css.matchAll(/\[\s*([\w:-]+)/g)) if (attrNames.has(m[1].toLowerCase())) throw new Unplannable('attr');
+  // An unsafe static link is dropped before inlining in the per-e-mail path and after it here.
+  for (const m of css.matchAll(/\[\s*([\w:-]+)/g)) {
+    const name = m[1].toLowerCase();
+    if (attrNames.has(name) || LINK_ATTRIBUTES.has(name)) throw new Unplannable('attribute selector');
+  }
   return seen;
 }
 
