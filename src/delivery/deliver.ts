@@ -228,6 +228,7 @@ export function makeDeliver(ctx: DeliverContext) {
         layout: content.layout,
         context,
         settings: { locale: project.locale, timezone: project.timezone },
+        planKey: content.planKey,
       });
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.

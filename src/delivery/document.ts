@@ -9,7 +9,7 @@ import { Parser } from 'htmlparser2';
 
 // The five characters that matter in text and quoted attribute values (the subject in <title>, lang).
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]);
 
 interface Found {
   /** Offsets of `<html …>` (start and end, exclusive), its attributes. */

@@ -11,6 +11,11 @@ export interface EmailContent {
   source: EmailSource & { variables: string | null; layout: string | null };
   layout: LayoutSource | null;
   version: number | null;
+  /**
+   * Names this content for the render plan cache (renderPlan.ts): the published row changes with its
+   * updated_at, a saved version never changes, a layout changes with its updated_at.
+   */
+  planKey: string;
 }
 
 export async function emailContent(
@@ -21,6 +26,7 @@ export async function emailContent(
   layouts: Map<string, Promise<LayoutRow | undefined>> = new Map(),
 ): Promise<EmailContent> {
   let source: EmailContent['source'] = template;
+  let sourceKey = `t${template.id}.${template.updated_at}`;
   let version = template.version === null ? null : Number(template.version);
   const asked = row.template_version === null ? null : Number(row.template_version);
   // Only a test send renders a version other than the published one (a draft being tried).
@@ -29,6 +35,7 @@ export async function emailContent(
     if (!v) throw new Error(`version ${asked} of template ${template.name} does not exist`);
     source = v;
     version = asked;
+    sourceKey = `v${v.id}`;
   }
   const layoutName = source.layout ?? project.default_layout;
   let layout: LayoutRow | undefined;
@@ -39,5 +46,6 @@ export async function emailContent(
     layout = await p;
     if (!layout) throw new Error(`layout ${layoutName} does not exist`);
   }
-  return { source, layout: layout ?? null, version };
+  const planKey = `${sourceKey}/${layout ? `l${layout.id}.${layout.updated_at}` : '-'}`;
+  return { source, layout: layout ?? null, version, planKey };
 }

@@ -15,7 +15,8 @@ import { dropUnsafeLinks } from '../domain/safeLinks.js';
 import { randomUUID } from 'node:crypto';
 import { Liquid, type Template } from 'liquidjs';
 import { fallbackName } from '../domain/templateContract.js';
-import { inlineCss, wholeDocument } from './document.js';
+import { escapeHtml, inlineCss, wholeDocument } from './document.js';
+import { buildPlan, type RenderPlan } from './renderPlan.js';
 import { localeFilters, SETTINGS, type RenderSettings } from './filters.js';
 
 export type { RenderSettings } from './filters.js';
@@ -230,10 +231,15 @@ export interface EmailInput {
   layout: LayoutSource | null;
   context: Record<string, unknown>;
   settings: RenderSettings;
+  /**
+   * Names the template version and the layout version being rendered (emailSource.ts): with it the
+   * render plan of that pair is used (renderPlan.ts); without it (previews, saves) every step runs.
+   */
+  planKey?: string | null;
 }
 
 /** The template's rendered parts placed where the layout's one `{{ content }}` stands. */
-function applyLayout(layout: LayoutSource, body: RenderedParts, input: EmailInput): RenderedParts {
+function applyLayout(layoutHtml: string, layout: LayoutSource, body: RenderedParts, input: EmailInput): RenderedParts {
   // A marker goes in as `content` (the HTML engine would escape the body itself) and is swapped for the
   // rendered body afterwards; it has no character that escaping or a filter would change.
   const marker = `egw-content-${randomUUID()}`;
@@ -247,9 +253,30 @@ function applyLayout(layout: LayoutSource, body: RenderedParts, input: EmailInpu
   };
   return {
     subject: body.subject,
-    html: place(htmlEngine, 'html', layout.html, body.html),
+    html: place(htmlEngine, 'html', layoutHtml, body.html),
     text: place(plainEngine, 'plain', layout.text, body.text),
   };
+}
+
+/** Bounded LRU of render plans (null: that version cannot be planned), per render thread. */
+const plans = new Map<string, RenderPlan | null>();
+const MAX_PLANS = 200;
+
+function planOf(input: EmailInput): RenderPlan | null {
+  if (!input.planKey) return null;
+  const source = input.template.compiled_html ?? input.template.html;
+  // The lengths guard against a key reused for other content; the locale is the document's lang.
+  const key = `${input.planKey}\u0000${input.settings.locale}\u0000${source.length}\u0000${input.layout?.html.length ?? -1}`;
+  const hit = plans.get(key);
+  if (hit !== undefined) {
+    plans.delete(key);
+    plans.set(key, hit);
+    return hit;
+  }
+  const made = buildPlan(htmlEngine, source, input.layout?.html ?? null, input.settings.locale);
+  plans.set(key, made);
+  if (plans.size > MAX_PLANS) plans.delete(plans.keys().next().value as string);
+  return made;
 }
 
 /**
@@ -259,15 +286,26 @@ function applyLayout(layout: LayoutSource, body: RenderedParts, input: EmailInpu
  */
 export function renderEmail(input: EmailInput): RenderedParts {
   const { template, layout, context, settings } = input;
-  // 1. Liquid: the template's own parts with the request's data.
+  const plan = planOf(input);
+  // 1. Liquid: the template's own parts with the request's data (with a plan: its inlined source).
   const body = renderMessage(
-    { subject: template.subject, html: template.compiled_html ?? template.html, text: template.text },
+    { subject: template.subject, html: plan?.html ?? template.compiled_html ?? template.html, text: template.text },
     context,
     settings,
   );
   body.subject = capitalisedOpening(body.subject, context.name);
   // 2. Layout: the body inside the project's frame (header, footer, unsubscribe line).
-  const laid = layout ? applyLayout(layout, body, input) : body;
+  const laid = layout ? applyLayout(plan?.layoutHtml ?? layout.html, layout, body, input) : body;
+  if (plan) {
+    // Steps 3 and 4 were done once, on the source: what remains is what depends on this e-mail's data.
+    let safe = dropUnsafeLinks(laid.html);
+    if (plan.bare) safe = safe.replaceAll(`="${plan.bare}"`, '').replaceAll(plan.bare, '');
+    const at = safe.indexOf(plan.title);
+    // Never expected (the plan checked its title stands once); the per-e-mail path is the safe answer.
+    if (at < 0) return renderEmail({ ...input, planKey: null });
+    const html = safe.slice(0, at) + escapeHtml(laid.subject) + safe.slice(at + plan.title.length);
+    return { subject: laid.subject, html, text: laid.text };
+  }
   // 3. A whole document: doctype, <html lang>, charset, the subject as <title>; links that are not
   //    http(s), mailto or tel dropped (SPEC §21: a request member cannot make a javascript: link).
   const document = wholeDocument(dropUnsafeLinks(laid.html), laid.subject, settings.locale);

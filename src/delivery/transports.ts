@@ -4,6 +4,8 @@
 // UI show, so the capture transport itself needs to store nothing.
 import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
+import DKIM from 'nodemailer/lib/dkim';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import { domainAscii } from '../domain/email.js';
 import { sanitizeHeaderValue } from './render.js';
 import { checkSmtpUtf8, smtpUtf8Probe } from './smtputf8.js';
@@ -36,8 +38,9 @@ export interface SmtpTransportOptions {
   /** Simultaneous SMTP connections in the pool (default 5; `serve` passes SMTP_POOL_SIZE from the config). */
   maxConnections?: number;
   /**
-   * Messages per connection before it is recycled (default 1000). nodemailer's 100 reopened the relay
-   * connection (TCP, greeting, EHLO, STARTTLS, AUTH) for every hundredth e-mail (issue 29).
+   * Messages per connection before it is recycled (default: never). nodemailer's 100 reopened the relay
+   * connection (TCP, greeting, EHLO, STARTTLS, AUTH) for every hundredth e-mail (issues 29, 38); a
+   * connection ends when the relay closes it, when it has been idle for the socket timeout, or on close().
    */
   maxMessages?: number;
   /** Connect/greeting timeout in ms (default 30 s); socket inactivity timeout is twice that. */
@@ -87,6 +90,49 @@ function cleanHeaders(headers: Record<string, string>): Record<string, string> {
   return out;
 }
 
+interface Raw {
+  raw: Buffer;
+  envelope: { from: string | false; to: string[] };
+}
+
+/** Messages already built, by the signing key they were built for (a fallback relay reuses the primary's). */
+const built = new WeakMap<OutgoingMessage, Map<string, Promise<Raw>>>();
+
+/**
+ * The message as it goes on the wire, built once into one buffer and DKIM-signed once (issue 38): what
+ * nodemailer's sendMail composes from the same fields, with its envelope, so the SMTP pool only writes it.
+ */
+export function rawMessage(msg: OutgoingMessage, dkim: { key: string; signer: DKIM } | null): Promise<Raw> {
+  let byKey = built.get(msg);
+  if (!byKey) built.set(msg, (byKey = new Map<string, Promise<Raw>>()));
+  const key = dkim?.key ?? '';
+  let done = byKey.get(key);
+  if (!done) byKey.set(key, (done = build(msg, dkim?.signer ?? null)));
+  return done;
+}
+
+async function build(msg: OutgoingMessage, signer: DKIM | null): Promise<Raw> {
+  const node = new MailComposer({
+    from: { name: sanitizeHeaderValue(msg.from.name), address: msg.from.address },
+    to: msg.to.name ? { name: sanitizeHeaderValue(msg.to.name), address: msg.to.address } : msg.to.address,
+    subject: sanitizeHeaderValue(msg.subject),
+    html: msg.html,
+    text: msg.text,
+    headers: cleanHeaders(msg.headers),
+    messageId: msg.messageId,
+    // Nothing we send refers to files or URLs; refuse them outright.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    ...(msg.envelopeFrom ? { envelope: { from: msg.envelopeFrom, to: [msg.to.address] } } : {}),
+  }).compile();
+  const envelope = node.getEnvelope() as Raw['envelope'];
+  const unsigned = await node.build();
+  if (!signer) return { raw: unsigned, envelope };
+  const chunks: Buffer[] = [];
+  for await (const chunk of signer.sign(unsigned)) chunks.push(chunk as Buffer);
+  return { raw: Buffer.concat(chunks), envelope };
+}
+
 export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}): Transport {
   const timeout = opts.timeoutMs ?? 30_000;
   const maxConnections = opts.maxConnections ?? 5;
@@ -94,32 +140,30 @@ export function createSmtpTransport(url: string, opts: SmtpTransportOptions = {}
     url,
     pool: true,
     maxConnections,
-    maxMessages: opts.maxMessages ?? 1000,
+    maxMessages: opts.maxMessages ?? Infinity,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout * 2,
-    // Nothing we send refers to files or URLs; refuse them outright.
     disableFileAccess: true,
     disableUrlAccess: true,
     ...(opts.requireTLS ? { requireTLS: true } : {}),
-    ...(opts.dkim ? { dkim: { ...opts.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
   });
+  // Signed here, once per message, rather than by nodemailer on every send of it.
+  const dkim = opts.dkim
+    ? {
+        key: `${opts.dkim.domainName}/${opts.dkim.keySelector}/${createHash('sha256').update(opts.dkim.privateKey).digest('hex')}`,
+        signer: new DKIM({ ...opts.dkim, headerFieldNames: DKIM_SIGNED_HEADERS }),
+      }
+    : null;
   const offersSmtpUtf8 = smtpUtf8Probe(url, timeout);
   return {
     kind: 'smtp',
     async send(msg) {
       await checkSmtpUtf8({ from: msg.from.address, to: msg.to.address }, offersSmtpUtf8);
-      const info = await mailer.sendMail({
-        from: { name: sanitizeHeaderValue(msg.from.name), address: msg.from.address },
-        to: msg.to.name ? { name: sanitizeHeaderValue(msg.to.name), address: msg.to.address } : msg.to.address,
-        subject: sanitizeHeaderValue(msg.subject),
-        html: msg.html,
-        text: msg.text,
-        headers: cleanHeaders(msg.headers),
-        messageId: msg.messageId,
-        ...(msg.envelopeFrom ? { envelope: { from: msg.envelopeFrom, to: [msg.to.address] } } : {}),
-      });
-      return { messageId: info.messageId ?? msg.messageId, response: String(info.response ?? '') };
+      const { raw, envelope } = await rawMessage(msg, dkim);
+      const info = await mailer.sendMail({ raw, envelope: { from: envelope.from || undefined, to: envelope.to } });
+      // The id is the one written in the message (a raw message's id is not parsed back out).
+      return { messageId: msg.messageId, response: String(info.response ?? '') };
     },
     async close() {
       mailer.close();
