@@ -68,8 +68,10 @@ export async function start(config: Config, opts: StartOptions = {}): Promise<Ru
 
   const metrics = new Metrics();
   configureRendering({ ...base, metrics }, log);
-  // The render threads start now, beside the rest of the start-up, not with the first e-mail or preview.
-  if (role !== 'bounces') void warmRenderPool();
+  // A worker renders every e-mail: its render threads start now, beside the rest of the start-up. An
+  // `api` process renders only an administrator's previews and template saves, which may never come:
+  // its threads start with the first of them (issue 34: two idle threads were 60 MiB of resident memory).
+  if (role === 'all' || role === 'worker') void warmRenderPool();
   let worker: Worker | null = null;
   let transport: Transport | null = null;
   let router: DeliveryRouter | null = null;

@@ -16,6 +16,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
 import { freePort } from './fixtures/delivery-support.js';
+import { callGateway, ok, type Answer } from './support/faultAnswers.js';
 import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from './support/ownServices.js';
 import { healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
 
@@ -28,16 +29,6 @@ const CLIENTS = 50;
 const RESUME_MS = 10_000;
 /** The worker's lease (delivery/worker.ts): a claim taken before the loss comes back no later. */
 const LEASE_MS = 60_000;
-
-const ok = (a: Answer) => typeof a.status === 'number' && a.status >= 200 && a.status < 300;
-
-interface Answer {
-  status: number | 'refused';
-  code?: string;
-  retryAfter?: string | null;
-  id?: number;
-  error?: string;
-}
 
 describe('PostgreSQL goes away under an API and a worker process (issue 34)', { skip: SKIP || false }, () => {
   let pg: OwnPostgres;
@@ -105,26 +96,7 @@ describe('PostgreSQL goes away under an API and a worker process (issue 34)', { 
       assert.equal(p.child.exitCode, null, `${p.name} died (exit ${p.child.exitCode}):\n${p.out().slice(-4000)}`);
   };
 
-  const call = async (port: number, method: string, path: string, body?: unknown, headers = {}): Promise<Answer> => {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
-        method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(60_000),
-      });
-      const text = await res.text();
-      const json = text ? (JSON.parse(text) as Record<string, any>) : {};
-      return {
-        status: res.status,
-        code: json.detail?.error?.code,
-        retryAfter: res.headers.get('retry-after'),
-        id: json.scheduled_email_id,
-      };
-    } catch (err) {
-      return { status: 'refused', error: String((err as Error).cause ?? err) };
-    }
-  };
+  const call = callGateway;
   let seq = 0;
   const send = () =>
     call(

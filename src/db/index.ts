@@ -4,9 +4,10 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { PoolClient } from 'pg';
 import type { Database } from './schema.js';
+import { waitingSqliteDialect } from './sqliteBusy.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -94,9 +95,9 @@ export async function openDatabase(url: string, opts: DbOptions = {}): Promise<D
   // SQLITE_DEFAULT_WAL_SYNCHRONOUS=1, so a database reopened in WAL mode would otherwise run at NORMAL
   // (a power cut may lose the last commits). Group commit (db/groupCommit.ts) pays for the fsyncs.
   conn.pragma('synchronous = FULL');
-  conn.pragma('busy_timeout = 5000');
   conn.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(conn) }) });
+  // A locked file is waited for on timers, not inside SQLite with the event loop held (sqliteBusy.ts).
+  const db = new Kysely<Database>({ dialect: waitingSqliteDialect(conn, preparedOnce(conn)) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

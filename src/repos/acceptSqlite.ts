@@ -5,9 +5,9 @@
 //
 // They run inside the request's unit of the group commit, on the process's one SQLite connection, which
 // the unit holds alone until it ends: ids read ahead (reserveIds: one past the largest id or sequence
-// value) cannot be taken by another writer of this process before the rows are inserted. Another
-// process writing the same file would make the insert fail on the primary key (or SQLite refuse the
-// write of a stale snapshot): the unit rolls back, it never links rows to another request's.
+// value) cannot be taken by another writer before the rows are inserted. Not by another process either:
+// the transaction opened with BEGIN IMMEDIATE (db/sqliteBusy.ts), so it holds the file's write lock from
+// its first read.
 import { CompiledQuery } from 'kysely';
 import { toFlag } from '../db/flags.js';
 import type { NewEmail, NewEvent, OrderRow } from '../db/schema.js';
