@@ -42,6 +42,8 @@ import {
 const N = Number(process.env.BENCH_E2E_EVENTS) || (QUICK ? 3000 : 20_000);
 const STEADY_S = Number(process.env.BENCH_E2E_STEADY_S) || (QUICK ? 4 : 10);
 const CONNECTIONS = 64;
+/** BENCH_E2E_GATEWAY_ONLY=1: the gateway alone, no hand-written baseline (for before/after runs of a change). */
+const GATEWAY_ONLY = process.env.BENCH_E2E_GATEWAY_ONLY === '1';
 const DRAIN_TIMEOUT_MS = 300_000;
 
 interface Sink {
@@ -262,15 +264,23 @@ export async function runE2e(kinds: Kind[] = KINDS): Promise<Record<string, stri
   log(header);
   for (const kind of kinds) {
     const results: E2eResult[] = [];
-    for (const c of [handwritten(kind), gateway(kind)]) {
+    for (const c of GATEWAY_ONLY ? [gateway(kind)] : [handwritten(kind), gateway(kind)]) {
       const r = await measure(c);
       results.push(r);
       log(
         `${c.name.padEnd(58)}${fmt(r.acceptRps, 0).padStart(8)} ${fmt(r.e2eRate, 0).padStart(6)} ${fmt(r.drainRate, 0).padStart(8)} ${fmt(r.p50, 0).padStart(7)} ${fmt(r.p99, 0).padStart(7)} | ${fmt(r.steadyRate, 0).padStart(8)} ${fmt(r.steadyP99, 0).padStart(7)} | ${fmt(r.cpuMsPerEvent, 2).padStart(9)} ${String(r.connections).padStart(11)} ${fmt(r.peakRssMb, 0).padStart(8)} ${String(r.lost).padStart(5)}`,
       );
     }
-    const [hand, gw] = results;
     const tag = kind === 'sqlite' ? 'sqlite' : 'pg';
+    if (GATEWAY_ONLY) {
+      const [only] = results;
+      out[`${tag}_e2e_per_s`] = Math.round(only.e2eRate);
+      out[`${tag}_cpu_us_per_event`] = Math.round(only.cpuMsPerEvent * 1000);
+      out[`${tag}_rss_mb`] = Math.round(only.peakRssMb);
+      out[`${tag}_lost`] = only.lost;
+      continue;
+    }
+    const [hand, gw] = results;
     out[`${tag}_e2e_per_s`] = Math.round(gw.e2eRate);
     out[`${tag}_hand_e2e_per_s`] = Math.round(hand.e2eRate);
     out[`${tag}_e2e_x`] = Number((gw.e2eRate / hand.e2eRate).toFixed(2));

@@ -5,7 +5,7 @@ import type { Db } from '../db/index.js';
 import type { ContactRow, EmailRow, LayoutRow, Project, TemplateRow } from '../db/schema.js';
 import { findContact, findContactsByIds, setContactStatus } from '../repos/contacts.js';
 import type { RenderedMessage } from '../repos/emails.js';
-import { finishes } from '../repos/outbox.js';
+import { finishes, type Finish } from '../repos/outbox.js';
 import { findProjectById } from '../repos/projects.js';
 import { giveBackQuota, senderOf, takeDailyQuota } from './projectPolicy.js';
 import type { DeliveryRouter, ProjectDelivery } from './router.js';
@@ -99,7 +99,7 @@ export function makeDeliver(ctx: DeliverContext) {
   const db = database.db;
   const id = ctx.workerId;
   const opts = ctx;
-  const { write, writeAttempts, handOver } = writers;
+  const { write, handOver } = writers;
   /** One e-mail from claim to recorded outcome; returns what was recorded (undefined: lease lost). */
   return async function deliver(row: EmailRow, cache: BatchCache, release: () => void): Promise<Outcome | undefined> {
     let relaySlot: (() => void) | null = null;
@@ -310,13 +310,9 @@ export function makeDeliver(ctx: DeliverContext) {
         const note = routed.attempts.at(-1)?.reply;
         return waitForRelay(note, routed.retryAt);
       }
-      const logged = writeAttempts({
-        emailId: row.id,
-        attempt: row.attempts + 1,
-        messageId,
-        attempts: routed.attempts,
-      });
-      logged.catch((err: unknown) => log.warn({ email_id: row.id, err }, 'could not record the attempts log'));
+      // The relay was reached: the attempt log is written with the outcome, in its transaction.
+      const attempted = (f: Finish) =>
+        write(row, f, { emailId: row.id, attempt: row.attempts + 1, messageId, attempts: routed.attempts });
       if (routed.ok) {
         const res = routed.result;
         log.info(
@@ -328,7 +324,7 @@ export function makeDeliver(ctx: DeliverContext) {
           },
           'e-mail sent',
         );
-        return record('sent', write(row, finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
+        return record('sent', attempted(finishes.sent(row.id, { now: clock.now(), rendered, messageId })));
       }
       {
         const err = routed.error;
@@ -350,7 +346,7 @@ export function makeDeliver(ctx: DeliverContext) {
             );
             return record(
               'queued',
-              write(row, finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
+              attempted(finishes.retry(row.id, { now, dueAt, error: f.message, rendered, messageId })),
             );
           }
           const why = ceiling
@@ -358,7 +354,7 @@ export function makeDeliver(ctx: DeliverContext) {
             : `the relay did not take it within ${formatDuration(retry.giveUpAfterMs)} (waiting since ${new Date(since).toISOString()})`;
           const error = `${EXPIRED_NOTE} ${why}; last reply: ${f.message}`;
           log.warn({ email_id: row.id, attempts, error }, 'e-mail expired: the relay stayed unavailable');
-          return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
+          return record('failed', attempted(finishes.failed(row.id, { now, error, rendered, messageId })));
         }
         const error = f.message;
         log.warn(
@@ -372,7 +368,7 @@ export function makeDeliver(ctx: DeliverContext) {
             emailId: row.id,
           });
         }
-        return record('failed', write(row, finishes.failed(row.id, { now, error, rendered, messageId })));
+        return record('failed', attempted(finishes.failed(row.id, { now, error, rendered, messageId })));
       }
     } finally {
       relaySlot?.();

@@ -1,6 +1,7 @@
-// How an e-mail's outcome is written and heard: batched writes of outcomes, attempts and hand-overs
-// (one statement, on SQLite one commit, for every e-mail that finishes while the previous write runs),
-// and the in-process events a waiting request listens to.
+// How an e-mail's outcome is written and heard: batched hand-overs, and batched outcomes with their
+// attempt logs and webhooks (one transaction, on SQLite one unit of the group commit, for every e-mail
+// that finishes within a few milliseconds or while the previous write runs), and the in-process events a
+// waiting request listens to.
 import { EventEmitter } from 'node:events';
 import { batcher, fulfilled } from '../batcher.js';
 import { inTransaction } from '../db/groupCommit.js';
@@ -92,16 +93,15 @@ const OUTCOME_LINGER_MS = 5;
 
 export interface OutcomeWriters {
   /**
-   * Records an outcome under the worker's lease; false: the lease was lost. While the database is away
-   * the outcome is kept here and written again until it is taken (see untilTaken).
+   * Records an outcome under the worker's lease, with what the attempt went through and what the relay
+   * said when it reached one; false: the lease was lost. While the database is away the outcome (and its
+   * attempt log) is kept here and written again until it is taken (see untilTaken).
    */
-  write(row: EmailRow, f: Finish): Promise<boolean>;
+  write(row: EmailRow, f: Finish, attempts?: AttemptsOf): Promise<boolean>;
   /** Outcomes waiting for the database to come back; the worker claims nothing while there are any. */
   owed(): number;
   /** The process is stopping: keep retrying owed outcomes for at most STOP_GRACE_MS more. */
   abandon(): void;
-  /** What an attempt went through and what the relay said. */
-  writeAttempts(a: AttemptsOf): Promise<void>;
   /** The final check at the relay's door (domain/handOver.ts). */
   handOver(emailId: number): Promise<HandOver>;
 }
@@ -160,12 +160,18 @@ export function outcomeWriters(
   // and queue for the one writer in the same line as the requests.
   //
   // An outcome a site may subscribe to (sent, failed, suppressed) enqueues its webhooks in the same
-  // transaction as the status change: both commit or neither does (SPEC §13).
-  const writeBatch = batcher<{ f: Finish; row: EmailRow }, boolean>({
+  // transaction as the status change: both commit or neither does (SPEC §13). The attempt logs of the
+  // batch go in the same transaction too (issue 38: one write unit per batch of outcomes instead of two);
+  // they are written whether or not the lease still held, as before: the relay was reached either way.
+  const writeBatch = batcher<{ f: Finish; row: EmailRow; attempts?: AttemptsOf }, boolean>({
     maxBatch: FINISH_BATCH,
     lingerMs: OUTCOME_LINGER_MS,
     run: async (batch) => {
       const written = await inTransaction(database, async (trx) => {
+        await recordAttempts(
+          trx,
+          batch.flatMap((b) => (b.attempts ? [b.attempts] : [])),
+        );
         const done = await finishMany(
           trx,
           workerId,
@@ -183,18 +189,6 @@ export function outcomeWriters(
     },
   });
 
-  // What each attempt went through and what the relay said, written in batches like the outcomes (in the
-  // group commit on SQLite; one statement, its own commit, on PostgreSQL).
-  const attempts = batcher<AttemptsOf, void>({
-    maxBatch: FINISH_BATCH,
-    lingerMs: OUTCOME_LINGER_MS,
-    run: async (batch) => {
-      if (database.dialect === 'sqlite') await inTransaction(database, (trx) => recordAttempts(trx, batch));
-      else await recordAttempts(database.db, batch);
-      return batch.map(() => fulfilled(undefined));
-    },
-  });
-
   // Hand-overs are decided in batches like the outcomes: every e-mail that reaches the relay's door
   // while one hand-over transaction runs joins the next (one transaction, on SQLite one fsync, for all).
   const handOver = batcher<number, HandOver>({
@@ -206,12 +200,11 @@ export function outcomeWriters(
   });
 
   return {
-    write: (row, f) => untilTaken(row.id, () => writeBatch({ f, row })),
+    write: (row, f, attempts) => untilTaken(row.id, () => writeBatch({ f, row, attempts })),
     owed: () => owedNow,
     abandon: () => {
       giveUpAt = Math.min(giveUpAt, Date.now() + STOP_GRACE_MS);
     },
-    writeAttempts: attempts,
     handOver,
   };
 }
