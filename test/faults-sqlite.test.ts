@@ -25,7 +25,11 @@ function mountSmall(size: string): { dir: string } | { skip: string } {
   }
 }
 
-const mounted = mountSmall('24m');
+// Small enough to fill in an instant, large enough for what is written after the filler is removed: the
+// load after the disk was full and the delivery of everything answered 2xx (rendered copies, attempts,
+// the WAL) on a fast machine. At 24 MiB that could fill the disk a second time (a worker that then could
+// not renew its lease looked stuck), the more so since issue 39 made each rendered copy larger.
+const mounted = mountSmall('96m');
 const SKIP = 'skip' in mounted ? mounted.skip : false;
 if (SKIP) console.log(`faults-sqlite skipped: ${SKIP}`);
 
