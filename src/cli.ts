@@ -1,6 +1,4 @@
 // The one CLI: serve, worker, migrate, keys, admin, demo. `npm start` runs `serve`.
-// First, before the other modules load: `serve` and `worker` restart themselves with their heap flags.
-import './heapFlags.js';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
