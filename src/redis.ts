@@ -33,12 +33,36 @@ export function redisState(): 'shared' | 'fallback' | null {
   return down ? 'fallback' : 'shared';
 }
 
+/**
+ * How long every connection must stay up before an outage is over. A Redis being killed or restarted
+ * can let a connection come up for a moment between two errors (CI saw a command time out, a reconnect,
+ * then ECONNRESET 0.7 s later): without this, one outage was two `warn` lines.
+ */
+const RECOVERY_SETTLE_MS = 2_000;
+let settling: NodeJS.Timeout | null = null;
+
 function update(client: Redis, up: boolean, err?: unknown): void {
   if (connections.has(client)) connections.set(client, up);
+  settle();
   const nowDown = [...connections.values()].some((u) => !u);
-  if (nowDown === down) return;
-  down = nowDown;
-  listener(down, err);
+  if (nowDown && !down) {
+    down = true;
+    listener(true, err);
+  }
+}
+
+/** Ends the outage once every connection has stayed up RECOVERY_SETTLE_MS; a new error restarts the wait. */
+function settle(): void {
+  if (settling) clearTimeout(settling);
+  settling = null;
+  if (!down || [...connections.values()].some((u) => !u)) return;
+  settling = setTimeout(() => {
+    settling = null;
+    if (!down || [...connections.values()].some((u) => !u)) return;
+    down = false;
+    listener(false);
+  }, RECOVERY_SETTLE_MS);
+  settling.unref();
 }
 
 export function newRedis(url: string, options: RedisOptions): Redis {
@@ -62,6 +86,8 @@ export function dropRedis(client: Redis): void {
   connections.delete(client);
   client.disconnect();
   if (down && [...connections.values()].every((u) => u)) {
+    if (settling) clearTimeout(settling);
+    settling = null;
     down = false;
     listener(false);
   }
