@@ -150,7 +150,6 @@ export async function publishTemplateIn(
   return { id, version };
 }
 
-/** POST /api/templates: a new version of the template, published unless `draft`. */
 /**
  * A template just created under a gallery template's name is that template taken (SPEC §22): its event
  * or cart step is routed to it when free (and the route makes no recent request fail); when another
@@ -179,6 +178,7 @@ async function routeTakenGalleryTemplate(
   return { routing_key: routingKey, status: 'routed' as const };
 }
 
+/** POST /api/templates: a new version of the template, published unless `draft`. */
 export async function saveTemplate(deps: Deps, who: AuditActor, input: SaveTemplateInput) {
   const db = deps.db.db;
   const project = await requireProject(db, input.site_key);
