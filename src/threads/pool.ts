@@ -17,19 +17,22 @@
 // came, go back to the front of their queue (tasks are pure: running one again is safe).
 // The tasks live in a module of their own (host.ts explains its shape); the pool knows only their names.
 import { availableParallelism } from 'node:os';
-import { rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { extname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { threadCpuMs } from './cpu.js';
 import type { FromThread, ToThread } from './host.js';
 import { IDLE, newMarkBuffer, readMark, RUN, wallNow, writeMark } from './mark.js';
+import { startThread } from './start.js';
+
+export { siblingModule } from './start.js';
 
 /** Most tasks in one batch. */
 const MAX_BATCH = 32;
-/** A batch is cut to about this much of its key's recent task time (its turn on the thread). */
-const BATCH_MS = 25;
+/**
+ * A batch is cut to about this much of its key's recent wall time per task (its turn on the thread):
+ * short beside a budget, yet long enough that cheap renders on a loaded machine (1–3 ms of wall time
+ * each) still go 32 at a time.
+ */
+const BATCH_MS = 100;
 /** A key's first batch, before its tasks' time is known. */
 const FIRST_BATCH = 4;
 /** A task sent back to its queue more often than this by threads dying under it fails instead. */
@@ -94,59 +97,6 @@ interface Slot {
   chargedTo: string | null;
 }
 
-/** URL of a module next to `importMetaUrl` with the same extension (.ts under tsx, .js when built). */
-export function siblingModule(importMetaUrl: string, relative: string): string {
-  const ext = extname(fileURLToPath(importMetaUrl));
-  return new URL(`${relative}${ext}`, importMetaUrl).href;
-}
-
-const HOST = siblingModule(import.meta.url, './host');
-
-// A thread gets the process's environment without NODE_TEST_CONTEXT: on Node 24 a thread that inherits
-// it from a process started by the test runner sets up a test reporter that keeps the process alive.
-function threadEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
-}
-
-function startThread(tasks: string, mark: SharedArrayBuffer): Worker {
-  const built = HOST.endsWith('.ts') ? devBuild(tasks) : { host: HOST, tasks };
-  return new Worker(new URL(built.host), { workerData: { module: built.tasks, mark }, env: threadEnv() });
-}
-
-/**
- * Under tsx (tests, `npm run cli`) the thread's TypeScript is compiled once per process by esbuild (the
- * compiler tsx itself uses) into JavaScript: a thread that registered tsx would spend ~2 s of CPU
- * compiling before it is ready, ten times a built thread's start, and each stopped render restarts one.
- * The files go under node_modules/.cache so that the packages (left external) resolve as from src/.
- */
-const devBuilds = new Map<string, { host: string; tasks: string }>();
-function devBuild(tasks: string): { host: string; tasks: string } {
-  const known = devBuilds.get(tasks);
-  if (known) return known;
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  const outdir = join(root, 'node_modules', '.cache', 'egw-threads', `${process.pid}-${devBuilds.size}`);
-  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
-  esbuild.buildSync({
-    entryPoints: { host: fileURLToPath(HOST), tasks: fileURLToPath(tasks) },
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
-  const built = {
-    host: pathToFileURL(join(outdir, 'host.mjs')).href,
-    tasks: pathToFileURL(join(outdir, 'tasks.mjs')).href,
-  };
-  devBuilds.set(tasks, built);
-  return built;
-}
-
 export class ThreadPool {
   readonly size: number;
   readonly budgetMs: number;
@@ -161,7 +111,7 @@ export class ThreadPool {
   private readonly taskMs = new Map<string, number>();
   private nextId = 1;
   private closed = false;
-  private dispatchSoon = false;
+  private dispatchScheduled = false;
   /** Threads that died before they were ready, in a row: a broken task module, not a heavy task. */
   private startFailures = 0;
   /** Callers of warm() waiting for every thread to be ready. */
@@ -194,13 +144,20 @@ export class ThreadPool {
         this.order.push(key);
       }
       while (this.slots.length < this.size) this.slots.push(this.spawn());
-      // The tasks asked for in the same turn (a claimed batch's e-mails) go out together.
-      if (this.dispatchSoon) return;
-      this.dispatchSoon = true;
-      setImmediate(() => {
-        this.dispatchSoon = false;
-        this.dispatch();
-      });
+      this.dispatchSoon();
+    });
+  }
+
+  /**
+   * Dispatches once the tasks asked for in this turn of the event loop are in line (a claimed batch's
+   * e-mails; the callers whose tasks just finished and who ask for the next), so they go out together.
+   */
+  private dispatchSoon(): void {
+    if (this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    setImmediate(() => {
+      this.dispatchScheduled = false;
+      this.dispatch();
     });
   }
 
@@ -262,17 +219,14 @@ export class ThreadPool {
     if (!batch) return;
     this.learn(batch[0].key, m.runMs / batch.length);
     this.finish(slot);
-    const byId = new Map(batch.map((j) => [j.id, j]));
-    for (const r of m.results) {
-      const job = byId.get(r.id);
-      if (!job) continue;
-      byId.delete(r.id);
-      if (r.ok) job.resolve(r.value);
+    batch.forEach((job, i) => {
+      const r = m.results[i];
+      // Not expected (a thread answers each task it is sent, in order), but a task left unanswered would hang.
+      if (r?.id !== job.id) job.reject(new TaskError('ThreadError', 'the thread did not answer the task'));
+      else if (r.ok) job.resolve(r.value);
       else job.reject(new TaskError(r.name, r.message));
-    }
-    // Not expected (a thread answers every task it is sent), but a task left without an answer would hang.
-    for (const job of byId.values()) job.reject(new TaskError('ThreadError', 'the thread did not answer the task'));
-    this.dispatch();
+    });
+    this.dispatchSoon();
   }
 
   private learn(key: string, ms: number): void {
