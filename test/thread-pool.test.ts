@@ -70,6 +70,19 @@ describe('thread pool', () => {
     });
   });
 
+  it('an input that cannot be sent to a thread fails alone', async () => {
+    await withPool({ size: 1, budgetMs: 1000 }, async (pool) => {
+      await teach(pool, 'k');
+      const good = [1, 2].map((i) => pool.run<Echo>('k', 'echo', i));
+      const bad = pool.run('k', 'echo', { f: () => 1 });
+      await assert.rejects(bad, { name: 'DataCloneError' });
+      assert.deepEqual(
+        (await Promise.all(good)).map((r) => r.input),
+        [1, 2],
+      );
+    });
+  });
+
   it('keys take turns on one thread: a batch at a time, not a key at a time', async () => {
     await withPool({ size: 1, budgetMs: 1000 }, async (pool) => {
       const order: string[] = [];

@@ -246,7 +246,7 @@ export class ThreadPool {
     const mark = readMark(slot.mark);
     if (!mark) return this.watch(slot, 10);
     const started = mark.phase !== IDLE;
-    const job = started ? batch[mark.index - 1] : batch[0];
+    const job = (started && batch[mark.index - 1]) || batch[0];
     // Until a task's own work starts (the batch not begun, a module loading) only the ceiling applies.
     const wall = wallNow() - (started ? mark.wallMs : slot.sentAt);
     const cpu = mark.phase === RUN && !Number.isNaN(mark.cpuMs) ? threadCpuMs(slot.stat) : null;
@@ -354,7 +354,32 @@ export class ThreadPool {
       this.watch(slot, Math.min(this.budgetMs, this.ceilingMs));
       // One message: an object several tasks share (a template's source) is cloned once.
       const tasks = batch.map((j) => ({ id: j.id, task: j.task, input: j.input }));
-      slot.worker.postMessage({ batch: tasks } satisfies ToThread);
+      try {
+        slot.worker.postMessage({ batch: tasks } satisfies ToThread);
+      } catch (err) {
+        this.unsendable(slot, err as Error);
+      }
+    }
+  }
+
+  /** A batch that could not be cloned: the tasks whose input cannot be fail, the others go back in line. */
+  private unsendable(slot: Slot, err: Error): void {
+    const batch = slot.batch ?? [];
+    this.finish(slot);
+    const rest = batch.filter((job) => {
+      try {
+        structuredClone(job.input);
+        return true;
+      } catch {
+        job.reject(err);
+        return false;
+      }
+    });
+    // Every input clones on its own: the fault is not theirs, and sending them again could fail forever.
+    if (rest.length === batch.length) for (const job of rest) job.reject(err);
+    else if (rest.length) {
+      this.requeue(rest, null);
+      this.dispatchSoon();
     }
   }
 
