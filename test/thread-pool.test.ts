@@ -1,5 +1,6 @@
 // The thread pool (src/threads/pool.ts) hands its threads batches of tasks: a task stopped at its budget
-// or a thread that dies fails only the task it was running, the other tasks of its batch run again and
+// or a thread that dies fails only the task it was running (each task has the whole budget, whatever ran
+// before it in the batch), the other tasks of its batch run again and
 // resolve; an error a task throws is its own; and the keys still share the threads fairly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -54,6 +55,15 @@ describe('thread pool', () => {
         assert.equal((await pool.run<Echo>('k', 'echo', 7)).input, 7);
       },
     );
+  });
+
+  it('each task of a batch has the whole budget: the tasks before it do not count', async () => {
+    await withPool({ size: 1, budgetMs: 200 }, async (pool) => {
+      const first = (await teach(pool, 'k'))[0].thread;
+      // 3 × 120 ms in one batch: 360 ms on the thread, 120 ms each.
+      const done = await Promise.all([1, 2, 3].map(() => pool.run<Echo>('k', 'busy', 120)));
+      for (const r of done) assert.equal(r.thread, first, 'no task was stopped (the thread is the same)');
+    });
   });
 
   it('a thread that dies fails the task it was running; the rest of its batch resolves', async () => {
