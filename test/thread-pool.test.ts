@@ -1,7 +1,7 @@
 // The thread pool (src/threads/pool.ts) hands its threads batches of tasks: a task stopped at its budget
 // or a thread that dies fails only the task it was running (each task has the whole budget, whatever ran
-// before it in the batch), the other tasks of its batch run again and
-// resolve; an error a task throws is its own; and the keys still share the threads fairly.
+// before it in the batch), the other tasks of its batch run again and resolve; an error a task throws is
+// its own; and the keys still share the threads fairly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BudgetExceeded, ThreadPool, type PoolOptions } from '../src/threads/pool.js';
