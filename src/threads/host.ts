@@ -24,7 +24,8 @@ export type FromThread =
 
 const port = parentPort!;
 const { module, mark } = workerData as { module: string; mark: SharedArrayBuffer };
-const stat = threadCpuMs(ownThreadStat()) === null ? null : ownThreadStat();
+const own = ownThreadStat();
+const stat = threadCpuMs(own) === null ? null : own;
 const { tasks } = (await import(module)) as { tasks: TaskTable };
 
 port.on('message', (msg: ToThread) => void runBatch(msg.batch));
