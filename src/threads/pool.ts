@@ -171,7 +171,10 @@ export class ThreadPool {
     if (this.closed) return Promise.resolve();
     while (this.slots.length < this.size) this.slots.push(this.spawn());
     if (this.slots.every((s) => s.ready)) return Promise.resolve();
-    return new Promise((resolve) => this.warmed.push(resolve));
+    return new Promise((resolve) => {
+      this.warmed.push(resolve);
+      this.holdWhileWaited();
+    });
   }
 
   /** Waiting and running tasks (for tests and a gauge). */
@@ -207,11 +210,13 @@ export class ThreadPool {
       timer: null,
       chargedTo: null,
     };
-    worker.unref();
     worker.on('message', (m: FromThread) => this.onMessage(slot, m));
     // A thread that dies on its own (out of memory, a crash in a module) fails its task, never the process.
     worker.on('error', (err) => this.lose(slot, new TaskError('ThreadError', err.message)));
     worker.on('exit', () => this.lose(slot, new TaskError('ThreadError', 'the render thread exited')));
+    // After the listeners: adding a 'message' listener refs the thread's port again (Node's worker), and a
+    // thread that never ran a task would then keep the process alive (the benches did not exit).
+    worker.unref();
     return slot;
   }
 
@@ -293,6 +298,7 @@ export class ThreadPool {
       for (const q of this.queues.values()) for (const j of q) j.reject(err);
       this.queues.clear();
       this.order = [];
+      this.holdWhileWaited();
       return;
     }
     const next = this.spawn();
@@ -311,7 +317,7 @@ export class ThreadPool {
     for (const slot of this.slots) {
       if (!slot.ready || slot.job) continue;
       const job = this.nextJob();
-      if (!job) return;
+      if (!job) break;
       slot.job = job;
       slot.cpuAtBegin = null;
       this.running.set(job.key, (this.running.get(job.key) ?? 0) + 1);
@@ -320,6 +326,20 @@ export class ThreadPool {
       slot.wallAtBegin = performance.now();
       this.watch(slot, this.ceilingMs);
       slot.worker.postMessage({ id: job.id, task: job.task, input: job.input } satisfies ToThread);
+    }
+    this.holdWhileWaited();
+  }
+
+  /**
+   * An idle thread never keeps the process alive; one still starting does while tasks (or warm()) wait
+   * for it: with every thread unref'd, a process awaiting its first render would end with it unsettled.
+   */
+  private holdWhileWaited(): void {
+    const waited = this.order.length > 0 || this.warmed.length > 0;
+    for (const s of this.slots) {
+      if (s.job) continue;
+      if (waited && !s.ready) s.worker.ref();
+      else s.worker.unref();
     }
   }
 
