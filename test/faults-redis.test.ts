@@ -28,7 +28,7 @@ import {
   type TestSmtp,
 } from './fixtures/delivery-support.js';
 import { ownRedisUnavailable, startOwnRedis, type OwnRedis } from './support/ownServices.js';
-import { healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
+import { hasExited, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
 
 const SKIP = ownRedisUnavailable();
 if (SKIP) console.log(`faults-redis skipped: ${SKIP}`);
@@ -80,7 +80,10 @@ describe('Redis killed mid-run (issue 34)', { skip: SKIP || false }, () => {
   });
 
   const alive = () =>
-    assert.equal(serve.child.exitCode, null, `serve died (exit ${serve.child.exitCode}):\n${serve.out().slice(-4000)}`);
+    assert.ok(
+      !hasExited(serve.child),
+      `serve died (exit ${serve.child.exitCode ?? serve.child.signalCode}):\n${serve.out().slice(-4000)}`,
+    );
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`http://127.0.0.1:${serve.port}${path}`, { headers });
     const text = await res.text();

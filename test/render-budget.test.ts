@@ -8,6 +8,11 @@
 // generous, yet each fails on the old code, where every heavy preview held the event loop for its full
 // Liquid renderLimit (2 s), so the slowest /healthz and intake answers took 2 s or more.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createCaptureTransport, type Transport } from '../src/delivery/transports.js';
@@ -280,3 +285,34 @@ for (const d of DIALECTS) {
     });
   });
 }
+
+// A process that rendered and has nothing else to do ends by itself: an idle render thread does not keep
+// it alive (one that never ran a task did, and the delivery and e2e benches never exited), and a thread
+// still starting does while a render waits for it (the process does not end with the render unsettled).
+describe('render threads and the life of the process', () => {
+  it('a script that saves one template exits by itself, with threads left that never ran a task', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'egw-render-exit-'));
+    const file = join(dir, 'render-once.mts');
+    const pool = new URL('../src/delivery/renderPool.ts', import.meta.url).href;
+    writeFileSync(
+      file,
+      [
+        `import { configureRenderPool, prepareInPool } from '${pool}';`,
+        `configureRenderPool({ budgetMs: 500, threads: 3 });`,
+        `const source = { subject: 'Hi', html: '<p>{{ name }}</p>', text: 'x' };`,
+        `console.log('rendered', (await prepareInPool(1, { source, layout: null })).ok);`,
+      ].join('\n'),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += String(c)));
+    child.stderr.on('data', (c: Buffer) => (out += String(c)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const [code, signal] = (await once(child, 'exit')) as [number | null, string | null];
+    clearTimeout(killer);
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(signal, null, `still running after 30 s:\n${out}`);
+    assert.equal(code, 0, out);
+    assert.match(out, /rendered true/);
+  });
+});

@@ -69,6 +69,8 @@ export class CircuitOpenError extends Error {
 
 export class DeliveryRouter {
   private readonly built = new Map<number, Built>();
+  /** Pools replaced by a settings change, until their delayed close (or close(), whichever comes first). */
+  private readonly retired = new Map<Built, NodeJS.Timeout>();
   private readonly decrypted = new Map<number, { version: string; delivery: ProjectDelivery }>();
   readonly breaker: Breaker;
   private readonly clock: Clock;
@@ -140,9 +142,11 @@ export class DeliveryRouter {
   /** An old pool is closed a little later: e-mails already handed to it finish first. */
   private retire(b: Built) {
     const timer = setTimeout(() => {
+      this.retired.delete(b);
       for (const x of Object.values(b.transports)) void x?.t.close();
     }, 30_000);
     timer.unref();
+    this.retired.set(b, timer);
   }
 
   /**
@@ -261,8 +265,12 @@ export class DeliveryRouter {
   }
 
   async close(): Promise<void> {
-    for (const b of this.built.values()) for (const x of Object.values(b.transports)) await x?.t.close();
+    // Retired pools too: a stopped worker must not leave relay connections open for up to 30 s more.
+    for (const timer of this.retired.values()) clearTimeout(timer);
+    const all = [...this.built.values(), ...this.retired.keys()];
     this.built.clear();
+    this.retired.clear();
+    for (const b of all) for (const x of Object.values(b.transports)) await x?.t.close();
     await this.o.rateCap?.close();
   }
 }

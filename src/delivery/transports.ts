@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import type MimeNode from 'nodemailer/lib/mime-node';
 import { domainAscii } from '../domain/email.js';
+import { mimeBytes } from './mimeBytes.js';
 import { sanitizeHeaderValue } from './render.js';
 import { checkSmtpUtf8, smtpUtf8Probe } from './smtputf8.js';
 
@@ -111,8 +113,9 @@ export function rawMessage(msg: OutgoingMessage, dkim: { key: string; signer: DK
   return done;
 }
 
-async function build(msg: OutgoingMessage, signer: DKIM | null): Promise<Raw> {
-  const node = new MailComposer({
+/** The MIME tree nodemailer's sendMail would build from the same fields. */
+export function composeNode(msg: OutgoingMessage): MimeNode {
+  return new MailComposer({
     from: { name: sanitizeHeaderValue(msg.from.name), address: msg.from.address },
     to: msg.to.name ? { name: sanitizeHeaderValue(msg.to.name), address: msg.to.address } : msg.to.address,
     subject: sanitizeHeaderValue(msg.subject),
@@ -125,8 +128,12 @@ async function build(msg: OutgoingMessage, signer: DKIM | null): Promise<Raw> {
     disableUrlAccess: true,
     ...(msg.envelopeFrom ? { envelope: { from: msg.envelopeFrom, to: [msg.to.address] } } : {}),
   }).compile();
+}
+
+async function build(msg: OutgoingMessage, signer: DKIM | null): Promise<Raw> {
+  const node = composeNode(msg);
   const envelope = node.getEnvelope() as Raw['envelope'];
-  const unsigned = await node.build();
+  const unsigned = mimeBytes(node) ?? (await node.build());
   if (!signer) return { raw: unsigned, envelope };
   const chunks: Buffer[] = [];
   for await (const chunk of signer.sign(unsigned)) chunks.push(chunk as Buffer);

@@ -75,6 +75,8 @@ const DEEP_COMMIT_QUEUE = 32;
 /** … this long, at most this many times in a row. */
 const YIELD_MS = 5;
 const MAX_YIELDS = 20;
+/** A claim that found nothing while relays were full is not repeated for the same ones sooner than this. */
+const EMPTY_CLAIM_RECHECK_MS = 100;
 
 export function createWorker(opts: WorkerOptions): Worker {
   const { db: database, transport } = opts;
@@ -145,12 +147,18 @@ export function createWorker(opts: WorkerOptions): Worker {
   // it shares the requests' commit instead of adding one of its own to the single writer's queue.
   // A relay that is full here (a hung one, say) keeps its projects' e-mails unclaimed: the batch goes to
   // the other projects (fair claims, SPEC §20).
-  const claimDue_ = (limit: number) => {
-    const o = { workerId: id, now: clock.now(), leaseMs, limit, skipProjects: slots.fullProjects() };
+  const claimDue_ = (limit: number, skipProjects: number[]) => {
+    const o = { workerId: id, now: clock.now(), leaseMs, limit, skipProjects };
     return database.dialect === 'sqlite'
       ? inTransaction(database, (trx) => claimDue(trx, 'sqlite', o))
       : claimDue(db, database.dialect, o);
   };
+  // Every send's end and every accepted request wakes the loop. While a relay is full, each wake used to
+  // claim again and find nothing (its projects left out, nobody else due): in the e2e bench 1,485 empty
+  // claims of 1,617, more database time than the real ones. A claim that came back empty is repeated for
+  // the same full relays only after EMPTY_CLAIM_RECHECK_MS (real time, not the injectable clock); as soon
+  // as a relay drains below full the next wake claims at once.
+  let emptyWhileFull: { skip: string; at: number } | null = null;
   // In the API's process on SQLite the worker yields: while many requests wait for the writer, the next
   // claim waits a little (a few times in a row at most, so delivery never stops under a steady load).
   let yielded = 0;
@@ -167,7 +175,12 @@ export function createWorker(opts: WorkerOptions): Worker {
     async claim(limit) {
       // Outcomes still owed to a database that was away come first (delivery/outcomes.ts).
       if (writers.owed() > 0) return [];
-      const rows = await claimDue_(limit);
+      const skip = slots.fullProjects();
+      const skipKey = skip.join(',');
+      const recent = emptyWhileFull?.skip === skipKey && performance.now() - emptyWhileFull.at < EMPTY_CLAIM_RECHECK_MS;
+      if (skip.length > 0 && recent) return [];
+      const rows = await claimDue_(limit, skip);
+      emptyWhileFull = rows.length === 0 && skip.length > 0 ? { skip: skipKey, at: performance.now() } : null;
       const cache = newCache();
       prefetchContacts(db, rows, cache);
       for (const r of rows) caches.set(r, cache);

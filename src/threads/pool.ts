@@ -21,8 +21,10 @@ import type { Worker } from 'node:worker_threads';
 import { threadCpuMs } from './cpu.js';
 import type { FromThread, ToThread } from './host.js';
 import { IDLE, newMarkBuffer, readMark, RUN, wallNow, writeMark } from './mark.js';
+import { BudgetExceeded, TaskError } from './errors.js';
 import { startThread } from './start.js';
 
+export { BudgetExceeded } from './errors.js';
 export { siblingModule } from './start.js';
 
 /** Most tasks in one batch. */
@@ -37,24 +39,6 @@ const BATCH_MS = 100;
 const FIRST_BATCH = 4;
 /** A task sent back to its queue more often than this by threads dying under it fails instead. */
 const MAX_REQUEUES = 2;
-
-export class BudgetExceeded extends Error {
-  constructor(
-    readonly budgetMs: number,
-    readonly usedMs: number,
-  ) {
-    super(`used more than its budget of ${budgetMs} ms of CPU`);
-    this.name = 'BudgetExceeded';
-  }
-}
-
-/** An error a task threw, carried over from its thread by name and message. */
-export class TaskError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
 
 export interface PoolOptions {
   /** URL of the module of tasks (see siblingModule). */
@@ -166,7 +150,10 @@ export class ThreadPool {
     if (this.closed) return Promise.resolve();
     while (this.slots.length < this.size) this.slots.push(this.spawn());
     if (this.slots.every((s) => s.ready)) return Promise.resolve();
-    return new Promise((resolve) => this.warmed.push(resolve));
+    return new Promise((resolve) => {
+      this.warmed.push(resolve);
+      this.holdWhileWaited();
+    });
   }
 
   /** Waiting and running tasks (for tests and a gauge). */
@@ -195,11 +182,13 @@ export class ThreadPool {
     const mark = newMarkBuffer();
     const worker = startThread(this.opts.tasks, mark);
     const slot: Slot = { worker, mark, stat: null, ready: false, batch: null, sentAt: 0, timer: null, chargedTo: null };
-    worker.unref();
     worker.on('message', (m: FromThread) => this.onMessage(slot, m));
     // A thread that dies on its own (out of memory, a crash in a module) fails its task, never the process.
     worker.on('error', (err) => this.lose(slot, new TaskError('ThreadError', err.message)));
     worker.on('exit', () => this.lose(slot, new TaskError('ThreadError', 'the render thread exited')));
+    // After the listeners: adding a 'message' listener refs the thread's port again (Node's worker), and a
+    // thread that never ran a task would then keep the process alive (the benches did not exit).
+    worker.unref();
     return slot;
   }
 
@@ -308,6 +297,7 @@ export class ThreadPool {
       for (const q of this.queues.values()) for (const j of q) j.reject(err);
       this.queues.clear();
       this.order = [];
+      this.holdWhileWaited();
       return;
     }
     const next = this.spawn();
@@ -338,13 +328,26 @@ export class ThreadPool {
     }
   }
 
+  /**
+   * An idle thread never keeps the process alive; one still starting does while tasks (or warm()) wait
+   * for it: with every thread unref'd, a process awaiting its first render would end with it unsettled.
+   */
+  private holdWhileWaited(): void {
+    const waited = this.order.length > 0 || this.warmed.length > 0;
+    for (const s of this.slots) {
+      if (s.batch) continue;
+      if (waited && !s.ready) s.worker.ref();
+      else s.worker.unref();
+    }
+  }
+
   /** Gives each idle thread the next batch, taking keys in turn and skipping a key at its limit. */
   private dispatch(): void {
     let idle = this.slots.filter((s) => s.ready && !s.batch).length;
     for (const slot of this.slots) {
       if (!slot.ready || slot.batch) continue;
       const batch = this.nextBatch(idle--);
-      if (!batch) return;
+      if (!batch) break;
       slot.batch = batch;
       const key = batch[0].key;
       this.running.set(key, (this.running.get(key) ?? 0) + 1);
@@ -360,6 +363,7 @@ export class ThreadPool {
         this.unsendable(slot, err as Error);
       }
     }
+    this.holdWhileWaited();
   }
 
   /** A batch that could not be cloned: the tasks whose input cannot be fail, the others go back in line. */

@@ -7,6 +7,7 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../fixtures/delivery-support.js';
+import { hasExited } from './processes.js';
 
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
@@ -109,7 +110,8 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     start,
     async kill() {
       const c = child;
-      if (!c || c.exitCode !== null) return;
+      // Already killed (by the test, before it failed): its 'exit' has been emitted, waiting would hang.
+      if (!c || hasExited(c)) return;
       const exited = new Promise<void>((r) => c.once('exit', () => r()));
       c.kill('SIGKILL');
       await exited;

@@ -29,10 +29,18 @@ export function startProcess(
   return { name, child, port, out: () => out };
 }
 
+/**
+ * Whether the child has ended. A child killed by a signal keeps `exitCode` null (its `signalCode` is set
+ * instead), and its 'exit' has already been emitted: waiting for it then never ends.
+ */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 export async function healthy(p: Proc): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (p.child.exitCode !== null) throw new Error(`${p.name} exited early:\n${p.out()}`);
+    if (hasExited(p.child)) throw new Error(`${p.name} exited early:\n${p.out()}`);
     try {
       if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).ok) return;
     } catch {
@@ -44,7 +52,7 @@ export async function healthy(p: Proc): Promise<void> {
 }
 
 export async function stopProcess(p: Proc): Promise<void> {
-  if (p.child.exitCode !== null) return;
+  if (hasExited(p.child)) return;
   const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
   p.child.kill('SIGTERM');
   const t = setTimeout(() => p.child.kill('SIGKILL'), 15_000);
