@@ -18,6 +18,8 @@ const IN_FLIGHT = 32;
 
 const [, spec] = DEMO_TEMPLATES.contest_results;
 const template = { subject: spec.subject, html: demoHtml(spec), text: demoText(spec), compiled_html: null };
+// One object for every e-mail, as deliver.ts passes a claimed batch's e-mails of one template and layout.
+const layout = { html: DEMO_LAYOUT.html, text: DEMO_LAYOUT.text };
 
 function input(i: number, plan: boolean): EmailInput {
   const context = buildContext({
@@ -35,7 +37,7 @@ function input(i: number, plan: boolean): EmailInput {
   });
   return {
     template,
-    layout: { html: DEMO_LAYOUT.html, text: DEMO_LAYOUT.text },
+    layout,
     context,
     settings: { locale: 'ru', timezone: 'Europe/Moscow' },
     planKey: plan ? 'bench-contest/osnovnoy' : null,

@@ -8,33 +8,37 @@
 //   leaves a thread free for everyone else's. A thread being replaced after a stopped task counts as
 //   held by the key that stopped it, until the replacement is ready.
 // - Threads start on first use and do not keep the process alive while idle.
+// A thread is handed its tasks in batches, one message each way per batch (a message per task cost more
+// CPU than a planned render). A batch holds one key's tasks, so a thread is held by one key as before;
+// the keys still take turns, a batch at a time, and a key whose tasks are slow gets short batches, so
+// a thread's turn lasts about as long as a task's could. The thread marks in shared memory which task
+// it is running and from what CPU time (mark.ts): the budget is still each task's own. When a thread is
+// stopped or dies, the task it was running fails; the other tasks of its batch, whose results never
+// came, go back to the front of their queue (tasks are pure: running one again is safe).
 // The tasks live in a module of their own (host.ts explains its shape); the pool knows only their names.
 import { availableParallelism } from 'node:os';
-import { rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { extname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { threadCpuMs } from './cpu.js';
 import type { FromThread, ToThread } from './host.js';
+import { IDLE, newMarkBuffer, readMark, RUN, wallNow, writeMark } from './mark.js';
+import { BudgetExceeded, TaskError } from './errors.js';
+import { startThread } from './start.js';
 
-export class BudgetExceeded extends Error {
-  constructor(
-    readonly budgetMs: number,
-    readonly usedMs: number,
-  ) {
-    super(`used more than its budget of ${budgetMs} ms of CPU`);
-    this.name = 'BudgetExceeded';
-  }
-}
+export { BudgetExceeded } from './errors.js';
+export { siblingModule } from './start.js';
 
-/** An error a task threw, carried over from its thread by name and message. */
-export class TaskError extends Error {
-  constructor(name: string, message: string) {
-    super(message);
-    this.name = name;
-  }
-}
+/** Most tasks in one batch. */
+const MAX_BATCH = 32;
+/**
+ * A batch is cut to about this much of its key's recent wall time per task (its turn on the thread):
+ * short beside a budget, yet long enough that cheap renders on a loaded machine (1–3 ms of wall time
+ * each) still go 32 at a time.
+ */
+const BATCH_MS = 100;
+/** A key's first batch, before its tasks' time is known. */
+const FIRST_BATCH = 4;
+/** A task sent back to its queue more often than this by threads dying under it fails instead. */
+const MAX_REQUEUES = 2;
 
 export interface PoolOptions {
   /** URL of the module of tasks (see siblingModule). */
@@ -57,73 +61,24 @@ interface Job {
   input: unknown;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
+  /** Times a dying thread sent it back to its queue. */
+  requeued: number;
 }
 
 interface Slot {
   worker: Worker;
+  /** Which task of the batch the thread runs, from what CPU time (mark.ts). */
+  mark: SharedArrayBuffer;
   /** This thread's /proc stat file, once it said so; null: count wall time. */
   stat: string | null;
   ready: boolean;
-  job: Job | null;
-  cpuAtBegin: number | null;
-  wallAtBegin: number;
+  /** The batch the thread is running (all of one key), in its order. */
+  batch: Job[] | null;
+  /** Wall clock (mark.ts) when the batch was sent. */
+  sentAt: number;
   timer: NodeJS.Timeout | null;
   /** A replacement thread starting for a task of this key that was stopped: the key is charged for it. */
   chargedTo: string | null;
-}
-
-/** URL of a module next to `importMetaUrl` with the same extension (.ts under tsx, .js when built). */
-export function siblingModule(importMetaUrl: string, relative: string): string {
-  const ext = extname(fileURLToPath(importMetaUrl));
-  return new URL(`${relative}${ext}`, importMetaUrl).href;
-}
-
-const HOST = siblingModule(import.meta.url, './host');
-
-// A thread gets the process's environment without NODE_TEST_CONTEXT: on Node 24 a thread that inherits
-// it from a process started by the test runner sets up a test reporter that keeps the process alive.
-function threadEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  return env;
-}
-
-function startThread(tasks: string): Worker {
-  if (!HOST.endsWith('.ts')) return new Worker(new URL(HOST), { workerData: { module: tasks }, env: threadEnv() });
-  const built = devBuild(tasks);
-  return new Worker(new URL(built.host), { workerData: { module: built.tasks }, env: threadEnv() });
-}
-
-/**
- * Under tsx (tests, `npm run cli`) the thread's TypeScript is compiled once per process by esbuild (the
- * compiler tsx itself uses) into JavaScript: a thread that registered tsx would spend ~2 s of CPU
- * compiling before it is ready, ten times a built thread's start, and each stopped render restarts one.
- * The files go under node_modules/.cache so that the packages (left external) resolve as from src/.
- */
-const devBuilds = new Map<string, { host: string; tasks: string }>();
-function devBuild(tasks: string): { host: string; tasks: string } {
-  const known = devBuilds.get(tasks);
-  if (known) return known;
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  const outdir = join(root, 'node_modules', '.cache', 'egw-threads', `${process.pid}-${devBuilds.size}`);
-  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
-  esbuild.buildSync({
-    entryPoints: { host: fileURLToPath(HOST), tasks: fileURLToPath(tasks) },
-    outdir,
-    outExtension: { '.js': '.mjs' },
-    bundle: true,
-    format: 'esm',
-    platform: 'node',
-    packages: 'external',
-    logLevel: 'error',
-  });
-  process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
-  const built = {
-    host: pathToFileURL(join(outdir, 'host.mjs')).href,
-    tasks: pathToFileURL(join(outdir, 'tasks.mjs')).href,
-  };
-  devBuilds.set(tasks, built);
-  return built;
 }
 
 export class ThreadPool {
@@ -136,8 +91,11 @@ export class ThreadPool {
   private readonly queues = new Map<string, Job[]>();
   private order: string[] = [];
   private readonly running = new Map<string, number>();
+  /** Each key's recent wall time per task on a thread, which sizes its batches. */
+  private readonly taskMs = new Map<string, number>();
   private nextId = 1;
   private closed = false;
+  private dispatchScheduled = false;
   /** Threads that died before they were ready, in a row: a broken task module, not a heavy task. */
   private startFailures = 0;
   /** Callers of warm() waiting for every thread to be ready. */
@@ -154,7 +112,15 @@ export class ThreadPool {
   run<T>(key: string, task: string, input: unknown): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the thread pool is closed'));
     return new Promise<T>((resolve, reject) => {
-      const job: Job = { id: this.nextId++, key, task, input, resolve: resolve as (v: unknown) => void, reject };
+      const job: Job = {
+        id: this.nextId++,
+        key,
+        task,
+        input,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        requeued: 0,
+      };
       const q = this.queues.get(key);
       if (q) q.push(job);
       else {
@@ -162,6 +128,19 @@ export class ThreadPool {
         this.order.push(key);
       }
       while (this.slots.length < this.size) this.slots.push(this.spawn());
+      this.dispatchSoon();
+    });
+  }
+
+  /**
+   * Dispatches once the tasks asked for in this turn of the event loop are in line (a claimed batch's
+   * e-mails; the callers whose tasks just finished and who ask for the next), so they go out together.
+   */
+  private dispatchSoon(): void {
+    if (this.dispatchScheduled) return;
+    this.dispatchScheduled = true;
+    setImmediate(() => {
+      this.dispatchScheduled = false;
       this.dispatch();
     });
   }
@@ -181,7 +160,8 @@ export class ThreadPool {
   get pending(): number {
     let n = 0;
     for (const q of this.queues.values()) n += q.length;
-    return n + this.slots.filter((s) => s.job).length;
+    for (const s of this.slots) n += s.batch?.length ?? 0;
+    return n;
   }
 
   async close(): Promise<void> {
@@ -193,23 +173,15 @@ export class ThreadPool {
     const slots = this.slots.splice(0);
     for (const s of slots) {
       if (s.timer) clearTimeout(s.timer);
-      s.job?.reject(err);
+      for (const j of s.batch ?? []) j.reject(err);
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
   private spawn(): Slot {
-    const worker = startThread(this.opts.tasks);
-    const slot: Slot = {
-      worker,
-      stat: null,
-      ready: false,
-      job: null,
-      cpuAtBegin: null,
-      wallAtBegin: 0,
-      timer: null,
-      chargedTo: null,
-    };
+    const mark = newMarkBuffer();
+    const worker = startThread(this.opts.tasks, mark);
+    const slot: Slot = { worker, mark, stat: null, ready: false, batch: null, sentAt: 0, timer: null, chargedTo: null };
     worker.on('message', (m: FromThread) => this.onMessage(slot, m));
     // A thread that dies on its own (out of memory, a crash in a module) fails its task, never the process.
     worker.on('error', (err) => this.lose(slot, new TaskError('ThreadError', err.message)));
@@ -232,44 +204,58 @@ export class ThreadPool {
       this.dispatch();
       return;
     }
-    const job = slot.job;
-    if (!job || job.id !== m.id) return;
-    if (m.type === 'begin') {
-      if (slot.timer) clearTimeout(slot.timer);
-      slot.cpuAtBegin = m.cpuMs;
-      slot.wallAtBegin = performance.now();
-      this.watch(slot, this.budgetMs);
-      return;
-    }
+    const batch = slot.batch;
+    if (!batch) return;
+    this.learn(batch[0].key, m.runMs / batch.length);
     this.finish(slot);
-    if (m.ok) job.resolve(m.value);
-    else job.reject(new TaskError(m.name, m.message));
-    this.dispatch();
+    batch.forEach((job, i) => {
+      const r = m.results[i];
+      // Not expected (a thread answers each task it is sent, in order), but a task left unanswered would hang.
+      if (r?.id !== job.id) job.reject(new TaskError('ThreadError', 'the thread did not answer the task'));
+      else if (r.ok) job.resolve(r.value);
+      else job.reject(new TaskError(r.name, r.message));
+    });
+    this.dispatchSoon();
   }
 
-  /** Checks the task's CPU when its budget could be spent, and again later while it is not. */
+  private learn(key: string, ms: number): void {
+    const known = this.taskMs.get(key);
+    this.taskMs.set(key, known === undefined ? ms : (known + ms) / 2);
+  }
+
+  /** Checks the running task's CPU when its budget could be spent, and again later while it is not. */
   private watch(slot: Slot, inMs: number): void {
-    slot.timer = setTimeout(() => {
-      slot.timer = null;
-      const job = slot.job;
-      if (!job) return;
-      const wall = performance.now() - slot.wallAtBegin;
-      const now = slot.cpuAtBegin === null ? null : threadCpuMs(slot.stat);
-      const used = now === null || slot.cpuAtBegin === null ? wall : now - slot.cpuAtBegin;
-      if (used < this.budgetMs && wall < this.ceilingMs)
-        return this.watch(slot, Math.max(10, Math.min(this.budgetMs - used, this.ceilingMs - wall)));
-      this.opts.onBudgetExceeded?.(job.task, job.key);
-      this.lose(slot, new BudgetExceeded(this.budgetMs, Math.round(used)));
-    }, inMs);
+    slot.timer = setTimeout(() => this.check(slot), inMs);
+  }
+
+  private check(slot: Slot): void {
+    slot.timer = null;
+    const batch = slot.batch;
+    if (!batch) return;
+    const mark = readMark(slot.mark);
+    if (!mark) return this.watch(slot, 10);
+    const started = mark.phase !== IDLE;
+    const job = (started && batch[mark.index - 1]) || batch[0];
+    // Until a task's own work starts (the batch not begun, a module loading) only the ceiling applies.
+    const wall = wallNow() - (started ? mark.wallMs : slot.sentAt);
+    const cpu = mark.phase === RUN && !Number.isNaN(mark.cpuMs) ? threadCpuMs(slot.stat) : null;
+    const used = cpu === null ? wall : cpu - mark.cpuMs;
+    const spent = mark.phase === RUN ? used : 0;
+    if (spent < this.budgetMs && wall < this.ceilingMs)
+      return this.watch(slot, Math.max(10, Math.min(this.budgetMs - spent, this.ceilingMs - wall)));
+    this.opts.onBudgetExceeded?.(job.task, job.key);
+    // Its next tasks go one at a time until they prove quicker.
+    this.taskMs.set(job.key, this.budgetMs);
+    this.lose(slot, new BudgetExceeded(this.budgetMs, Math.round(used)), job);
   }
 
   private finish(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
-    const job = slot.job;
-    if (!job) return;
-    slot.job = null;
-    this.release(job.key);
+    const batch = slot.batch;
+    if (!batch) return;
+    slot.batch = null;
+    this.release(batch[0].key);
     slot.worker.unref();
   }
 
@@ -279,13 +265,26 @@ export class ThreadPool {
     else this.running.delete(key);
   }
 
-  /** The slot's thread is stopped (or gone): its task fails with `err`, a new thread takes its place. */
-  private lose(slot: Slot, err: Error): void {
+  /**
+   * The slot's thread is stopped (or gone): the task it was running (`culprit`, else the one its mark
+   * names) fails with `err`, the rest of its batch goes back in line, a new thread takes its place.
+   */
+  private lose(slot: Slot, err: Error, culprit?: Job): void {
     const at = this.slots.indexOf(slot);
     if (at < 0) return;
-    const job = slot.job;
+    const batch = slot.batch ?? [];
+    if (!culprit && batch.length) {
+      const mark = readMark(slot.mark);
+      culprit = mark && mark.phase !== IDLE ? batch[mark.index - 1] : undefined;
+    }
     this.finish(slot);
-    job?.reject(err);
+    culprit?.reject(err);
+    // A stopped task is known for certain; a thread that died may have died of any task it was sent, so
+    // those are sent back a bounded number of times (an input that crashes its thread cannot loop).
+    this.requeue(
+      batch.filter((j) => j !== culprit),
+      err instanceof BudgetExceeded ? null : err,
+    );
     if (slot.chargedTo !== null) this.release(slot.chargedTo);
     slot.worker.removeAllListeners('exit');
     slot.worker.on('error', () => {});
@@ -304,30 +303,29 @@ export class ThreadPool {
     const next = this.spawn();
     // The key whose task was stopped holds the thread it broke until the new one is ready: its next
     // heavy task waits for that, instead of taking the thread the other projects are using meanwhile.
-    if (job && err instanceof BudgetExceeded) {
-      next.chargedTo = job.key;
-      this.running.set(job.key, (this.running.get(job.key) ?? 0) + 1);
+    if (culprit && err instanceof BudgetExceeded) {
+      next.chargedTo = culprit.key;
+      this.running.set(culprit.key, (this.running.get(culprit.key) ?? 0) + 1);
     }
     this.slots[at] = next;
     this.dispatch();
   }
 
-  /** Gives each idle thread the next job, taking keys in turn and skipping a key at its limit. */
-  private dispatch(): void {
-    for (const slot of this.slots) {
-      if (!slot.ready || slot.job) continue;
-      const job = this.nextJob();
-      if (!job) break;
-      slot.job = job;
-      slot.cpuAtBegin = null;
-      this.running.set(job.key, (this.running.get(job.key) ?? 0) + 1);
-      slot.worker.ref();
-      // Until the thread says the task began, only the ceiling applies (it may be loading a module).
-      slot.wallAtBegin = performance.now();
-      this.watch(slot, this.ceilingMs);
-      slot.worker.postMessage({ id: job.id, task: job.task, input: job.input } satisfies ToThread);
+  /** Puts `jobs` back at the front of their queues, in their order; with `counted`, at most MAX_REQUEUES times. */
+  private requeue(jobs: Job[], counted: Error | null): void {
+    for (let i = jobs.length - 1; i >= 0; i--) {
+      const job = jobs[i];
+      if (counted && ++job.requeued > MAX_REQUEUES) {
+        job.reject(counted);
+        continue;
+      }
+      const q = this.queues.get(job.key);
+      if (q) q.unshift(job);
+      else {
+        this.queues.set(job.key, [job]);
+        this.order.push(job.key);
+      }
     }
-    this.holdWhileWaited();
   }
 
   /**
@@ -337,23 +335,74 @@ export class ThreadPool {
   private holdWhileWaited(): void {
     const waited = this.order.length > 0 || this.warmed.length > 0;
     for (const s of this.slots) {
-      if (s.job) continue;
+      if (s.batch) continue;
       if (waited && !s.ready) s.worker.ref();
       else s.worker.unref();
     }
   }
 
-  private nextJob(): Job | null {
+  /** Gives each idle thread the next batch, taking keys in turn and skipping a key at its limit. */
+  private dispatch(): void {
+    let idle = this.slots.filter((s) => s.ready && !s.batch).length;
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.batch) continue;
+      const batch = this.nextBatch(idle--);
+      if (!batch) break;
+      slot.batch = batch;
+      const key = batch[0].key;
+      this.running.set(key, (this.running.get(key) ?? 0) + 1);
+      slot.worker.ref();
+      writeMark(slot.mark, 0, IDLE, NaN);
+      slot.sentAt = wallNow();
+      this.watch(slot, Math.min(this.budgetMs, this.ceilingMs));
+      // One message: an object several tasks share (a template's source) is cloned once.
+      const tasks = batch.map((j) => ({ id: j.id, task: j.task, input: j.input }));
+      try {
+        slot.worker.postMessage({ batch: tasks } satisfies ToThread);
+      } catch (err) {
+        this.unsendable(slot, err as Error);
+      }
+    }
+    this.holdWhileWaited();
+  }
+
+  /** A batch that could not be cloned: the tasks whose input cannot be fail, the others go back in line. */
+  private unsendable(slot: Slot, err: Error): void {
+    const batch = slot.batch ?? [];
+    this.finish(slot);
+    const rest = batch.filter((job) => {
+      try {
+        structuredClone(job.input);
+        return true;
+      } catch {
+        job.reject(err);
+        return false;
+      }
+    });
+    // Every input clones on its own: the fault is not theirs, and sending them again could fail forever.
+    if (rest.length === batch.length) for (const job of rest) job.reject(err);
+    else if (rest.length) {
+      this.requeue(rest, null);
+      this.dispatchSoon();
+    }
+  }
+
+  /** The next key's batch: its waiting tasks shared among the idle threads it may take, cut to BATCH_MS. */
+  private nextBatch(idle: number): Job[] | null {
     for (let i = 0; i < this.order.length; i++) {
       const key = this.order[i];
-      if ((this.running.get(key) ?? 0) >= this.perKeyLimit) continue;
+      const held = this.running.get(key) ?? 0;
+      if (held >= this.perKeyLimit) continue;
       const q = this.queues.get(key)!;
-      const job = q.shift()!;
+      const threads = Math.max(1, Math.min(idle, this.perKeyLimit - held));
+      const ms = this.taskMs.get(key);
+      const most = ms === undefined ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_MS / ms)));
+      const batch = q.splice(0, Math.min(most, Math.ceil(q.length / threads)));
       // The key served goes to the back of the round; a key with nothing left leaves it.
       this.order.splice(i, 1);
       if (q.length) this.order.push(key);
       else this.queues.delete(key);
-      return job;
+      return batch;
     }
     return null;
   }
