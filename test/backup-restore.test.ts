@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { openDatabase } from '../src/db/index.js';
 import { MIGRATION_NAMES } from '../src/db/migrate.js';
-import { runCli } from './support/processes.js';
+import { hasExited, runCli } from './support/processes.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
 const cli = runCli;
@@ -36,7 +36,8 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
 }
 
 async function stop(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return child.exitCode;
+  // A child killed by a signal keeps exitCode null: waiting for its 'exit' again would never end.
+  if (hasExited(child)) return child.exitCode;
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   child.kill('SIGTERM');
   return exited;

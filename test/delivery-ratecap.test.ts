@@ -29,6 +29,7 @@ import {
   until,
   type TestSmtp,
 } from './fixtures/delivery-support.js';
+import { hasExited } from './support/processes.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL?.trim() || null;
 const REDIS_URL = process.env.TEST_REDIS_URL?.trim() || null;
@@ -117,7 +118,7 @@ describe(
     });
     after(async () => {
       for (const p of procs) {
-        if (p.child.exitCode !== null) continue;
+        if (hasExited(p.child)) continue;
         const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
         p.child.kill('SIGCONT'); // a failure may leave one paused
         p.child.kill('SIGTERM');

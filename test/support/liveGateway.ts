@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { dropSchema, openDatabase, schemaUrl } from '../../src/db/index.js';
 import { freePort } from '../fixtures/delivery-support.js';
 import { PG_URL } from './harness.js';
+import { hasExited } from './processes.js';
 
 const run = promisify(execFile);
 export const LIVE_ADMIN_TOKEN = 'client-tests-admin-token-0123456789';
@@ -55,7 +56,7 @@ export async function startLiveGateway(dialect: 'sqlite' | 'postgres'): Promise<
   const url = `http://127.0.0.1:${port}`;
 
   const close = async () => {
-    if (child.exitCode === null) {
+    if (!hasExited(child)) {
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       child.kill('SIGTERM');
       const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -68,7 +69,7 @@ export async function startLiveGateway(dialect: 'sqlite' | 'postgres'): Promise<
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) {
+    if (hasExited(child)) {
       await close();
       throw new Error(`serve exited early:\n${out}`);
     }
