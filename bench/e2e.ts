@@ -212,7 +212,12 @@ function latencies(answered: Map<string, number>, arrived: Map<string, number>):
 
 async function measure(c: Contender): Promise<E2eResult> {
   const sink = await startSink();
-  const started = await c.start(sink.url);
+  // A failed run stops its sink too (it is a process of its own and would outlive the bench).
+  let sinkStopped = false;
+  const started = await c.start(sink.url).catch(async (err: unknown) => {
+    await sink.stop().catch(() => {});
+    throw err;
+  });
   const cpu0 = started.procs.reduce((s, p) => s + p.cpuSeconds(), 0);
   try {
     const run = `e2e${randomBytes(3).toString('hex')}`;
@@ -231,6 +236,7 @@ async function measure(c: Contender): Promise<E2eResult> {
     await waitFor(sink, arrivedSoFar + steady.answered.size);
     const peakRssMb = Math.max(...started.procs.map((p) => p.peakRssMb()));
     for (const p of started.procs) await p.stop();
+    sinkStopped = true;
     const arrived = await sink.stop();
     const lat = latencies(burst.answered, arrived);
     const steadyLat = latencies(steady.answered, arrived);
@@ -249,6 +255,7 @@ async function measure(c: Contender): Promise<E2eResult> {
     };
   } finally {
     for (const p of started.procs) await p.stop().catch(() => {});
+    if (!sinkStopped) await sink.stop().catch(() => {});
     await started.cleanup();
   }
 }
