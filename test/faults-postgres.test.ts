@@ -18,7 +18,7 @@ import { loadDemo } from '../src/services/demo.js';
 import { freePort } from './fixtures/delivery-support.js';
 import { callGateway, ok, type Answer } from './support/faultAnswers.js';
 import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from './support/ownServices.js';
-import { hasExited, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
+import { assertAlive, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
 
 const ADMIN = 'faults-admin-token-0123456789abcdef';
 const SKIP = ownPostgresUnavailable();
@@ -92,11 +92,7 @@ describe('PostgreSQL goes away under an API and a worker process (issue 34)', { 
   });
 
   const alive = () => {
-    for (const p of [api, worker])
-      assert.ok(
-        !hasExited(p.child),
-        `${p.name} died (exit ${p.child.exitCode ?? p.child.signalCode}):\n${p.out().slice(-4000)}`,
-      );
+    for (const p of [api, worker]) assertAlive(p);
   };
 
   const call = callGateway;

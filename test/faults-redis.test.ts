@@ -28,7 +28,7 @@ import {
   type TestSmtp,
 } from './fixtures/delivery-support.js';
 import { ownRedisUnavailable, startOwnRedis, type OwnRedis } from './support/ownServices.js';
-import { hasExited, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
+import { assertAlive, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
 
 const SKIP = ownRedisUnavailable();
 if (SKIP) console.log(`faults-redis skipped: ${SKIP}`);
@@ -79,11 +79,7 @@ describe('Redis killed mid-run (issue 34)', { skip: SKIP || false }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const alive = () =>
-    assert.ok(
-      !hasExited(serve.child),
-      `serve died (exit ${serve.child.exitCode ?? serve.child.signalCode}):\n${serve.out().slice(-4000)}`,
-    );
+  const alive = () => assertAlive(serve);
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`http://127.0.0.1:${serve.port}${path}`, { headers });
     const text = await res.text();

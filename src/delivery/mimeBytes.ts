@@ -44,26 +44,19 @@ function walk(node: MimeNode, out: string[]): boolean {
     } else out.push(content);
   }
   if (node.multipart) {
-    node.childNodes.forEach((child, i) => {
+    for (const [i, child] of node.childNodes.entries()) {
       out.push(`${i > 0 ? '\r\n' : ''}--${String(node.boundary)}\r\n`);
-      if (!walk(child, out)) throw new Unsupported();
-    });
+      if (!walk(child, out)) return false;
+    }
     out.push(`\r\n--${String(node.boundary)}--\r\n`);
   }
   return true;
 }
 
-class Unsupported extends Error {}
-
 /** The message's bytes as MimeNode.build() gives them, or null when the tree needs nodemailer's streams. */
 export function mimeBytes(root: MimeNode): Buffer | null {
   const out: string[] = [];
-  try {
-    if (!walk(root, out)) return null;
-  } catch (err) {
-    if (err instanceof Unsupported) return null;
-    throw err;
-  }
+  if (!walk(root, out)) return null;
   const text = out.join('');
   // nodemailer's LastNewline stage: the message ends with a line break.
   return Buffer.from(text.endsWith('\n') ? text : `${text}\r\n`, 'utf8');

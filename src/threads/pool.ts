@@ -121,12 +121,7 @@ export class ThreadPool {
         reject,
         requeued: 0,
       };
-      const q = this.queues.get(key);
-      if (q) q.push(job);
-      else {
-        this.queues.set(key, [job]);
-        this.order.push(key);
-      }
+      this.enqueue(job, 'back');
       while (this.slots.length < this.size) this.slots.push(this.spawn());
       this.dispatchSoon();
     });
@@ -319,13 +314,18 @@ export class ThreadPool {
         job.reject(counted);
         continue;
       }
-      const q = this.queues.get(job.key);
-      if (q) q.unshift(job);
-      else {
-        this.queues.set(job.key, [job]);
-        this.order.push(job.key);
-      }
+      this.enqueue(job, 'front');
     }
+  }
+
+  /** Puts a job in its key's queue; a key that had none joins the end of the round. */
+  private enqueue(job: Job, end: 'front' | 'back'): void {
+    const q = this.queues.get(job.key);
+    if (!q) {
+      this.queues.set(job.key, [job]);
+      this.order.push(job.key);
+    } else if (end === 'front') q.unshift(job);
+    else q.push(job);
   }
 
   /**

@@ -1,5 +1,6 @@
 // Real gateway processes for the multi-process tests: `serve` or `worker` spawned through the CLI as an
 // operator would start them, a health wait, a clean stop, and a bounded pool for the load they are given.
+import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 
 export interface Proc {
@@ -35,6 +36,14 @@ export function startProcess(
  */
 export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Fails the test, with the end of the process's output, when the process has exited. */
+export function assertAlive(p: Proc): void {
+  assert.ok(
+    !hasExited(p.child),
+    `${p.name} died (exit ${p.child.exitCode ?? p.child.signalCode}):\n${p.out().slice(-4000)}`,
+  );
 }
 
 export async function healthy(p: Proc): Promise<void> {

@@ -14,7 +14,7 @@ import { systemClock } from '../../src/services/context.js';
 import { loadDemo } from '../../src/services/demo.js';
 import { freePort } from '../fixtures/delivery-support.js';
 import { callGateway, ok, type Answer } from './faultAnswers.js';
-import { hasExited, healthy, startProcess, stopProcess, type Proc } from './processes.js';
+import { assertAlive, healthy, startProcess, stopProcess, type Proc } from './processes.js';
 
 export interface SqliteServe {
   serve: Proc;
@@ -102,11 +102,7 @@ export async function startSqliteServe(file: string, relayDelayMs = 0): Promise<
     );
     return answers;
   };
-  const alive = () =>
-    assert.ok(
-      !hasExited(serve.child),
-      `serve died (exit ${serve.child.exitCode ?? serve.child.signalCode}):\n${serve.out().slice(-4000)}`,
-    );
+  const alive = () => assertAlive(serve);
 
   // Said when e-mails stay unsent: a file system filled up again shows here.
   const filesNow = () => {
