@@ -1,14 +1,23 @@
 // Issue 38: the render plan (CSS inlined once per template version, on the Liquid source) gives the same
 // bytes as the per-e-mail path (inlined on each e-mail's output) for every gallery template, the demo and
 // default layouts, MJML, and data that tries to break out (markup, quotes, javascript: links, empties);
-// and a template the plan cannot handle safely is left to the per-e-mail path.
+// and a template the plan cannot handle safely is left to the per-e-mail path. The tracking step after it
+// (links signed, the pixel) gives the same bytes from the plan's link marks as from parsing each e-mail.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEMO_LAYOUT, templateGallery } from '../src/services/demoTemplates.js';
 import { defaultLayout } from '../src/domain/defaultLayout.js';
 import { compileMjml } from '../src/delivery/mjml.js';
-import { buildContext, liquidEngines, renderEmail, type EmailInput } from '../src/delivery/render.js';
+import {
+  buildContext,
+  liquidEngines,
+  renderEmail,
+  type EmailInput,
+  type RenderedParts,
+} from '../src/delivery/render.js';
 import { buildPlan } from '../src/delivery/renderPlan.js';
+import { applyTracking, type TrackingSettings } from '../src/delivery/tracking.js';
+import { withUnsubscribeFooter } from '../src/domain/defaultLayout.js';
 
 /** Every name a source prints or tests, so each context fills (or empties) all of them. */
 function namesIn(...sources: string[]): string[] {
@@ -54,10 +63,36 @@ function contexts(names: string[]): Record<string, unknown>[] {
   });
 }
 
+const TRACKING: TrackingSettings[] = [
+  { opens: true, clicks: true, utm: null },
+  { opens: true, clicks: false, utm: null },
+  { opens: false, clicks: true, utm: { source: 'gw', medium: 'email', campaign: '{{ template_key }}' } },
+  { opens: false, clicks: false, utm: null },
+];
+
+/** What delivery does after the render: SPEC §22's footer (advertising only), then the tracking step. */
+function delivered(parts: RenderedParts, settings: TrackingSettings, footer: boolean): RenderedParts {
+  const withFooter = footer
+    ? withUnsubscribeFooter(parts, {
+        locale: 'ru',
+        siteName: 'Школа',
+        unsubscribeUrl: 'https://gw.example.org/u/tok',
+        preferencesUrl: 'https://gw.example.org/p/tok',
+      })
+    : parts;
+  const key = Buffer.alloc(32, 7);
+  const input = { publicUrl: 'https://gw.example.org/', key, emailId: 42, projectId: 3, templateKey: 'welcome' };
+  return applyTracking(withFooter, { ...input, sentAt: 1_800_000_000_000, settings });
+}
+
+/** Whether the plan marks the links (test label), so the tracking step reads no e-mail with the parser. */
+const marking = new Map<string, boolean>();
+
 function compare(label: string, base: Omit<EmailInput, 'context' | 'planKey'>, planned: boolean): void {
   const source = base.template.compiled_html ?? base.template.html;
   const plan = buildPlan(liquidEngines.html, source, base.layout?.html ?? null, base.settings.locale);
   assert.equal(plan !== null, planned, `${label}: ${planned ? 'planned' : 'left to the per-e-mail path'}`);
+  marking.set(label, plan?.links != null);
   const names = namesIn(source, base.template.subject, base.template.text, base.layout?.html ?? '');
   for (const [i, context] of contexts(names).entries()) {
     // Data the per-e-mail path itself fails on (juice on a broken <style>) must fail the same way.
@@ -73,6 +108,18 @@ function compare(label: string, base: Omit<EmailInput, 'context' | 'planKey'>, p
     assert.equal(withPlan.html, without.html, `${label}, context ${i}: the HTML`);
     assert.equal(withPlan.subject, without.subject, `${label}, context ${i}: the subject`);
     assert.equal(withPlan.text, without.text, `${label}, context ${i}: the text`);
+    if (without.subject === 'threw') continue;
+    const marked = renderEmail({ ...base, context, planKey: `test:${label}`, markLinks: true });
+    assert.equal(marked.linkMark !== undefined, plan?.links != null, `${label}: marked as planned`);
+    for (const settings of TRACKING)
+      for (const footer of [false, true]) {
+        const expected = delivered(without, settings, footer);
+        const got = delivered(marked, settings, footer);
+        const what = `${label}, context ${i}, ${JSON.stringify(settings)}, footer ${footer}`;
+        assert.equal(got.html, expected.html, `${what}: the tracked HTML`);
+        assert.equal(got.text, expected.text, `${what}: the tracked text`);
+        assert.deepEqual(Object.keys(got).sort(), ['html', 'subject', 'text'], `${what}: no mark leaves the step`);
+      }
   }
 }
 
@@ -98,6 +145,38 @@ test('every gallery template in every layout: the plan gives the same bytes as t
           },
           true,
         );
+  const unmarked = [...marking].filter(([, marked]) => !marked).map(([label]) => label);
+  assert.deepEqual(unmarked, [], 'every gallery template has its links marked by its plan');
+});
+
+test('links the tracking step reads from the plan: entities, forms of href, areas, what is not a link', () => {
+  const fixtures: [string, boolean][] = [
+    [
+      '<p><a HREF="https://example.org/a?x=1&amp;y=2&copy=3">a</a> <a href=\'{{ url }}\' title="t">b</a></p>' +
+        '<map><area href="https://example.org/area?a=&quot;q&quot;"></map><a>no href</a><a href="">empty</a>' +
+        '<!-- <a href="https://example.org/comment">c</a> --><a href="#top">top</a><a href="mailto:x@example.org">m</a>' +
+        '<a href=" https://example.org/spaced ">s</a><a href="https://gw.example.org/u/own">own</a>' +
+        '{% if order_id %}<a href="https://example.org/pay/{{ order_id }}?n={{ name }}">pay</a>{% endif %}' +
+        '{% for i in (1..2) %}<a href="https://example.org/{{ i }}">{{ i }}</a>{% endfor %}',
+      true,
+    ],
+    // A second `</body>` (in a comment): where the pixel goes is left to the parser, e-mail by e-mail.
+    ['<p><a href="{{ url }}">x</a></p><!-- </body> -->', false],
+  ];
+  for (const [n, [html, marked]] of fixtures.entries())
+    for (const [name, layout] of LAYOUTS) {
+      const label = `links ${n} / ${name}`;
+      compare(
+        label,
+        {
+          template: { subject: 's {{ name }}', html, text: '{{ url }} https://example.org/t.', compiled_html: null },
+          layout: layout && { html: layout.html, text: layout.text },
+          settings: { locale: 'ru', timezone: 'Europe/Moscow' },
+        },
+        true,
+      );
+      assert.equal(marking.get(label), marked, `${label}: links marked`);
+    }
 });
 
 test('MJML templates and the fixtures of the template tests: the same bytes', async () => {

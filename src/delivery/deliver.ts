@@ -229,6 +229,7 @@ export function makeDeliver(ctx: DeliverContext) {
         context,
         settings: { locale: project.locale, timezone: project.timezone },
         planKey: content.planKey,
+        markLinks: true,
       });
     } catch (err) {
       // The same template and context fail the same way every time: no point retrying.

@@ -27,7 +27,10 @@ export interface TemplateSource {
   text: string;
 }
 
-export type RenderedParts = TemplateSource;
+export interface RenderedParts extends TemplateSource {
+  /** Stands before each link's href of `html` (linkMarks.ts): the tracking step reads and removes it. */
+  linkMark?: string;
+}
 export type TemplatePart = keyof TemplateSource;
 
 export interface TemplateProblem {
@@ -236,6 +239,11 @@ export interface EmailInput {
    * render plan of that pair is used (renderPlan.ts); without it (previews, saves) every step runs.
    */
   planKey?: string | null;
+  /**
+   * With a plan: leave the plan's link marks in the HTML for the tracking step (tracking.ts), which
+   * removes them; without it (every caller but delivery) no mark is left.
+   */
+  markLinks?: boolean;
 }
 
 /** The template's rendered parts placed where the layout's one `{{ content }}` stands. */
@@ -304,7 +312,9 @@ export function renderEmail(input: EmailInput): RenderedParts {
     // Never expected (the plan checked its title stands once); the per-e-mail path is the safe answer.
     if (at < 0) return renderEmail({ ...input, planKey: null });
     const html = safe.slice(0, at) + escapeHtml(laid.subject) + safe.slice(at + plan.title.length);
-    return { subject: laid.subject, html, text: laid.text };
+    if (plan.links === null) return { subject: laid.subject, html, text: laid.text };
+    if (input.markLinks) return { subject: laid.subject, html, text: laid.text, linkMark: plan.links };
+    return { subject: laid.subject, html: html.replaceAll(plan.links, ''), text: laid.text };
   }
   // 3. A whole document: doctype, <html lang>, charset, the subject as <title>; links that are not
   //    http(s), mailto or tel dropped (SPEC §21: a request member cannot make a javascript: link).

@@ -25,6 +25,8 @@ import { TokenKind, Tokenizer, type Liquid, type TagToken, type TopLevelToken } 
 /** liquidjs does not export its OutputToken type; this is the member read here. */
 type OutputToken = TopLevelToken & { content: string };
 import { inlineCss, wholeDocument } from './document.js';
+import { markLinks } from './linkMarks.js';
+import { dropUnsafeLinks } from '../domain/safeLinks.js';
 
 export interface RenderPlan {
   /** The template's HTML source with the layout's CSS inlined (Liquid intact). */
@@ -38,6 +40,11 @@ export interface RenderPlan {
    * serializer writes such an attribute bare (`alt`, not `alt=""`); renderEmail does the same with it.
    */
   bare: string | null;
+  /**
+   * Stands before the href of every link of the source (linkMarks.ts), so the tracking step finds them
+   * without parsing each e-mail; null: not marked (the tracking step parses).
+   */
+  links: string | null;
 }
 
 const OPENS = new Set(['if', 'unless', 'case', 'for']);
@@ -134,13 +141,23 @@ function plan(engine: Liquid, templateHtml: string, layoutHtml: string | null, l
     skeleton = `${before}${mark('b')}${body}${mark('e')}${after}`;
   }
   const title = mark('t');
-  const document = wholeDocument(skeleton, title, lang);
+  // Static unsafe links dropped before inlining, as the per-e-mail path does (an empty href would be
+  // written bare by it, and then not seen by the unsafe-link step); those Liquid prints, per e-mail.
+  const document = wholeDocument(
+    dropUnsafeLinks(skeleton, (raw) => raw.includes(nonce)),
+    title,
+    lang,
+  );
   const bareAt = new Set<string>();
   const seen = inspect(document, nonce, all, bareAt);
   const bare = bareAt.size ? `${nonce}_a_` : null;
   checkBlocks(all, seen, layoutHtml !== null ? contentAt : -1);
 
-  const inlined = inlineCss(document);
+  const inlinedOnly = inlineCss(document);
+  const linkMark = ` ${nonce}_l`;
+  const marked = markLinks(inlinedOnly, linkMark);
+  const inlined = marked ?? inlinedOnly;
+  const links = marked === null ? null : linkMark;
   // Every placeholder once and in order (the template's markers where the content stood); then the
   // Liquid put back.
   const pattern = new RegExp(`${nonce}_(\\d+|[bet])_`, 'g');
@@ -172,11 +189,11 @@ function plan(engine: Liquid, templateHtml: string, layoutHtml: string | null, l
   }
   out += inlined.slice(last);
   if (titles !== 1 || next !== all.length) throw new Unplannable('lost placeholder');
-  if (layoutHtml === null) return { html: out, layoutHtml: null, title, bare };
+  if (layoutHtml === null) return { html: out, layoutHtml: null, title, bare, links };
   if (template0 < 0 || template1 < template0) throw new Unplannable('markers');
   const html = out.slice(template0, template1);
   const layoutOut = out.slice(0, template0) + all[contentAt].text + out.slice(template1);
-  return { html, layoutHtml: layoutOut, title, bare };
+  return { html, layoutHtml: layoutOut, title, bare, links };
 }
 
 /** Where each placeholder stands in the document; throws when one stands where inlining could read it. */

@@ -4,9 +4,11 @@
 //
 // The HTML is read with htmlparser2 (never a regular expression over HTML) and edited by source
 // position: only the href attributes that change and the pixel are written, every other byte of the
-// author's HTML stays as it was. The text part is plain text, where a link is a run of non-space
-// characters after http:// or https://.
+// author's HTML stays as it was. A planned template's links were found once, by the same parser, when
+// its version was planned (linkMarks.ts): then its e-mails are not parsed again. The text part is plain
+// text, where a link is a run of non-space characters after http:// or https://.
 import { Parser } from 'htmlparser2';
+import { LINK_ELEMENTS, PARSE_OPTIONS, rewriteMarked } from './linkMarks.js';
 import type { RenderedParts } from './render.js';
 import { TRANSACTIONAL } from '../domain/consent.js';
 import { MAX_TRACKED_URL, safeDestination, signClick, signOpen, withUtm, type Utm } from '../domain/trackingTokens.js';
@@ -36,7 +38,6 @@ interface Edit {
 }
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-const LINK_ELEMENTS = new Set(['a', 'area']);
 
 /** Applies edits (sorted, not overlapping) to the source. */
 function applyEdits(source: string, edits: Edit[]): string {
@@ -106,7 +107,7 @@ function rewriteHtml(html: string, link: (href: string) => string | null, pixel:
         if (name === 'html') htmlClose = parser.startIndex;
       },
     },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true },
+    PARSE_OPTIONS,
   );
   parser.end(html);
   if (pixel !== null) {
@@ -148,10 +149,16 @@ function rewriteText(text: string, link: (href: string) => string | null): strin
 /** The parts as sent: links rewritten and the pixel added as the settings ask; the subject untouched. */
 export function applyTracking(parts: RenderedParts, i: TrackingInput): RenderedParts {
   const { opens, clicks, utm } = i.settings;
-  if (!opens && !clicks && !utm) return parts;
+  const { subject, linkMark } = parts;
+  // The render's link marks never leave this step, whatever the settings.
+  const unmarked = () => (linkMark ? parts.html.replaceAll(linkMark, '') : parts.html);
+  if (!opens && !clicks && !utm) return { subject, html: unmarked(), text: parts.text };
   const link = makeLinker(i);
   const pixel = opens && parts.html.trim() !== '' ? openPixel(i) : null;
-  return { subject: parts.subject, html: rewriteHtml(parts.html, link, pixel), text: rewriteText(parts.text, link) };
+  const html =
+    (linkMark ? rewriteMarked(parts.html, linkMark, link, (next) => `href="${escapeAttr(next)}"`, pixel) : null) ??
+    rewriteHtml(unmarked(), link, pixel);
+  return { subject, html, text: rewriteText(parts.text, link) };
 }
 
 /** What the project stores in projects.tracking (JSON); absent members take the defaults. */
@@ -209,7 +216,7 @@ export function withoutOpenPixel(html: string, publicUrl: string): string {
           edits.push({ start: parser.startIndex, end: parser.endIndex + 1, text: '' });
       },
     },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true, recognizeSelfClosing: true },
+    PARSE_OPTIONS,
   );
   parser.end(html);
   return applyEdits(html, edits);

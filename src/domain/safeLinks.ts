@@ -31,14 +31,15 @@ export function isSafeLink(raw: string): boolean {
   return ALLOWED_SCHEMES.test(value);
 }
 
-/** The HTML with every unsafe `href`/`src` attribute removed. */
-export function dropUnsafeLinks(html: string): string {
+/** The HTML with every unsafe `href`/`src` attribute removed (but those whose raw value `keep` says to keep). */
+export function dropUnsafeLinks(html: string, keep?: (raw: string) => boolean): string {
   return html.replace(START_TAG, (tag, name: string, attributes: string, end: string) => {
     let changed = false;
     const kept = attributes.replace(
       LINK_ATTRIBUTE,
       (all, _space: string, _attr: string, _eq: string, _q: string, dq?: string, sq?: string, bare?: string) => {
-        if (isSafeLink(dq ?? sq ?? bare ?? '')) return all;
+        const raw = dq ?? sq ?? bare ?? '';
+        if (isSafeLink(raw) || keep?.(raw)) return all;
         changed = true;
         return '';
       },
