@@ -68,3 +68,16 @@ test('a tree with streamed content is left to nodemailer', async () => {
   node.childNodes[0].setContent(Readable.from(['streamed']));
   assert.equal(mimeBytes(node), null);
 });
+
+test('every message has boundaries of its own (drawn in bulk, never repeated)', () => {
+  const seen = new Set<string>();
+  // More messages than one draw of random bytes serves (1 KiB, 8 bytes a message).
+  for (let i = 0; i < 300; i++) {
+    const bytes = mimeBytes(composeNode(message({})));
+    assert.ok(bytes, 'written synchronously');
+    const boundary = /boundary="([^"]+)"/.exec(bytes.toString('latin1'))?.[1];
+    assert.ok(boundary, 'a multipart message');
+    seen.add(boundary);
+  }
+  assert.equal(seen.size, 300);
+});
