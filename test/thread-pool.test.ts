@@ -80,6 +80,19 @@ describe('thread pool', () => {
     });
   });
 
+  it('a thread that dies before it starts a batch blames no task: the batch runs on the next thread', async () => {
+    await withPool({ size: 1, budgetMs: 1000 }, async (pool) => {
+      await teach(pool, 'k');
+      const armed = await pool.run<Echo>('k', 'dieOnNextBatch', null);
+      const done = await Promise.all([1, 2, 3].map((i) => pool.run<Echo>('k', 'echo', i)));
+      assert.deepEqual(
+        done.map((r) => r.input),
+        [1, 2, 3],
+      );
+      for (const r of done) assert.notEqual(r.thread, armed.thread, 'ran on the thread that replaced it');
+    });
+  });
+
   it('an input that cannot be sent to a thread fails alone', async () => {
     await withPool({ size: 1, budgetMs: 1000 }, async (pool) => {
       await teach(pool, 'k');
