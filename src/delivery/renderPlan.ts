@@ -14,10 +14,11 @@
 //   and holds none of the elements the whole-document step or the inlining reads (html, head, title,
 //   meta, body, style, link);
 // - with such blocks, no selector depends on an element's siblings (`:first-child`, `+`, `~`, …), and no
-//   selector reads an attribute whose value Liquid prints, nor href/src (the unsafe-link step drops some
-//   before inlining in the per-e-mail path, after it here);
+//   selector reads an attribute whose value Liquid prints, nor href/src (the unsafe-link step drops a
+//   link Liquid prints before inlining in the per-e-mail path, after it here);
 // - the layout prints `{{ content }}` once, outside any block, and every placeholder survives inlining
 //   once and in order.
+// The plan also marks where each link's href stands, for the tracking step (linkMarks.ts).
 import { randomBytes } from 'node:crypto';
 import { Parser } from 'htmlparser2';
 import { TokenKind, Tokenizer, type Liquid, type TagToken, type TopLevelToken } from 'liquidjs';
@@ -265,7 +266,7 @@ function inspect(document: string, nonce: string, all: Construct[], bare: Set<st
   parser.end(document);
   for (const [, s] of seen) if (s.count !== 1) throw new Unplannable('twice');
   if (hasBlocks && SIBLING_SELECTOR.test(css)) throw new Unplannable('sibling selectors');
-  // An unsafe static link is dropped before inlining in the per-e-mail path and after it here.
+  // An unsafe link Liquid prints is dropped before inlining in the per-e-mail path and after it here.
   for (const m of css.matchAll(/\[\s*([\w:-]+)/g)) {
     const name = m[1].toLowerCase();
     if (attrNames.has(name) || LINK_ATTRIBUTES.has(name)) throw new Unplannable('attribute selector');
