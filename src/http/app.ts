@@ -10,6 +10,7 @@ import type { Deps } from '../services/context.js';
 import { checkDeclaredAccess, registerAccess } from './plugins/access.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './plugins/errors.js';
 import { registerJsonBody } from './jsonBody.js';
+import { lazySerializers } from './lazySerializers.js';
 import { registerSessions } from './plugins/session.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { apiDocumentRoutes } from './routes/api/index.js';
@@ -97,6 +98,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Malformed HTTP and unreadable URLs get the envelope too (SPEC §1), not Fastify's own body.
     clientErrorHandler,
     frameworkErrors,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   });
   configureRendering(deps, app.log);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
