@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import Fastify from 'fastify';
+import { buildApp } from '../src/http/app.js';
 import { lazySerializers } from '../src/http/lazySerializers.js';
+import { createTestApp } from './support/harness.js';
 
 describe('lazy response serializers', () => {
   it('compiles a route and status when it first answers with it, and serializes by its schema', async () => {
@@ -34,5 +36,16 @@ describe('lazy response serializers', () => {
     assert.equal((await app.inject('/b')).body, '{"code":"x","params":2}');
     assert.deepEqual(compiled, ['GET /a 200', 'GET /b 400']);
     await app.close();
+  });
+
+  it("every route's serializers of the real app compile (a broken response schema fails here, not on its first answer)", async () => {
+    const t = await createTestApp('sqlite');
+    try {
+      const eager = await buildApp(t.deps, { eagerSerializers: true });
+      await eager.ready();
+      await eager.close();
+    } finally {
+      await t.close();
+    }
   });
 });

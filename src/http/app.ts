@@ -31,6 +31,8 @@ export const API_VERSION = '1.0.0';
 
 export interface AppOptions {
   logger?: boolean | object;
+  /** Every response serializer compiled at start (a test's check that all compile), not on first use. */
+  eagerSerializers?: boolean;
 }
 
 /** Never log a key, a token or a session cookie. */
@@ -98,7 +100,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Malformed HTTP and unreadable URLs get the envelope too (SPEC §1), not Fastify's own body.
     clientErrorHandler,
     frameworkErrors,
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    ...(opts.eagerSerializers
+      ? {}
+      : { schemaController: { compilersFactory: { buildSerializer: lazySerializers() } } }),
   });
   configureRendering(deps, app.log);
   app.setValidatorCompiler(({ schema, httpPart }) => compileRequestValidator(schema, httpPart));
