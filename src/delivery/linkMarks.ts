@@ -22,6 +22,9 @@ export const PARSE_OPTIONS = {
 /** The elements whose href is a link. */
 export const LINK_ELEMENTS = new Set(['a', 'area']);
 const BODY_CLOSE = '</body>';
+
+/** An attribute value as the tracking step writes it between double quotes. */
+export const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 /** An href as the inlined source writes it, after the space that parts it from what precedes it. */
 const HREF = ' href="';
 
@@ -97,7 +100,6 @@ export function rewriteMarked(
   html: string,
   mark: string,
   link: (href: string) => string | null,
-  write: (href: string) => string,
   pixel: string | null,
 ): string | null {
   if (pixel !== null && !html.includes(BODY_CLOSE)) return null;
@@ -112,7 +114,7 @@ export function rewriteMarked(
     if (end < 0) continue;
     const next = link(attributeValue(html.slice(last + HREF.length, end)));
     if (next === null) continue;
-    out += ` ${write(next)}`;
+    out += ` href="${escapeAttr(next)}"`;
     last = end + 1;
   }
   out += html.slice(last);

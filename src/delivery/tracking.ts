@@ -8,7 +8,7 @@
 // its version was planned (linkMarks.ts): then its e-mails are not parsed again. The text part is plain
 // text, where a link is a run of non-space characters after http:// or https://.
 import { Parser } from 'htmlparser2';
-import { LINK_ELEMENTS, PARSE_OPTIONS, rewriteMarked } from './linkMarks.js';
+import { escapeAttr, LINK_ELEMENTS, PARSE_OPTIONS, rewriteMarked } from './linkMarks.js';
 import type { RenderedParts } from './render.js';
 import { TRANSACTIONAL } from '../domain/consent.js';
 import { MAX_TRACKED_URL, safeDestination, signClick, signOpen, withUtm, type Utm } from '../domain/trackingTokens.js';
@@ -36,8 +36,6 @@ interface Edit {
   end: number;
   text: string;
 }
-
-const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 /** Applies edits (sorted, not overlapping) to the source. */
 function applyEdits(source: string, edits: Edit[]): string {
@@ -156,8 +154,7 @@ export function applyTracking(parts: RenderedParts, i: TrackingInput): RenderedP
   const link = makeLinker(i);
   const pixel = opens && parts.html.trim() !== '' ? openPixel(i) : null;
   const html =
-    (linkMark ? rewriteMarked(parts.html, linkMark, link, (next) => `href="${escapeAttr(next)}"`, pixel) : null) ??
-    rewriteHtml(unmarked(), link, pixel);
+    (linkMark ? rewriteMarked(parts.html, linkMark, link, pixel) : null) ?? rewriteHtml(unmarked(), link, pixel);
   return { subject, html, text: rewriteText(parts.text, link) };
 }
 
