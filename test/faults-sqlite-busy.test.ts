@@ -78,20 +78,21 @@ describe('SQLite file locked by another connection (issue 34)', () => {
       })();
       await Promise.all([release, health, ...writers]);
       holder.close();
+      const saidDuring = summary(during);
       console.log(
-        `# lock held ${HOLD_MS} ms: ${summary(during)}; /healthz answered ${healthAnswered} times, ${healthWhileWaiting} while a write waited`,
+        `# lock held ${HOLD_MS} ms: ${saidDuring}; /healthz answered ${healthAnswered} times, ${healthWhileWaiting} while a write waited`,
       );
       gw.alive();
       // A handful is enough to tell the loop ran between tries (the old wait answered at most one per 5 s).
       assert.ok(healthWhileWaiting >= 5, `/healthz answered ${healthWhileWaiting} times while a write waited`);
       for (const a of during.filter((x) => !ok(x))) {
-        assert.equal(a.status, 503, summary(during));
-        assert.equal(a.code, 'service_unavailable', summary(during));
+        assert.equal(a.status, 503, saidDuring);
+        assert.equal(a.code, 'service_unavailable', saidDuring);
         assert.ok(Number(a.retryAfter) >= 1, 'a 503 carries Retry-After');
       }
       assert.ok(
         during.some((a) => a.status === 503),
-        `the lock outlasted the gateway's wait: some requests were refused (${summary(during)})`,
+        `the lock outlasted the gateway's wait: some requests were refused (${saidDuring})`,
       );
 
       // Released: writes go through again without a restart.

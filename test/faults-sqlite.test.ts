@@ -84,19 +84,25 @@ describe('SQLite on a full file system (issue 34)', { skip: SKIP }, () => {
 
       fill();
       const full = await gw.load(6_000);
-      console.log(`# disk full: ${summary(full)}`);
+      const saidFull = summary(full);
+      console.log(`# disk full: ${saidFull}`);
       gw.alive();
       assert.ok(
         full.some((a) => a.status === 503),
-        `some writes failed while the disk was full: ${summary(full)}\n${gw.serve.out().slice(-3000)}`,
+        `some writes failed while the disk was full: ${saidFull}\n${gw.serve.out().slice(-3000)}`,
       );
       for (const a of full.filter((x) => !ok(x))) {
-        assert.equal(a.status, 503, summary(full));
-        assert.equal(a.code, 'service_unavailable', summary(full));
+        assert.equal(a.status, 503, saidFull);
+        assert.equal(a.code, 'service_unavailable', saidFull);
         assert.ok(Number(a.retryAfter) >= 1, 'a 503 carries Retry-After');
       }
       // A write was refused moments ago: not ready, though the process is healthy.
-      assert.equal((await gw.send()).status, 503);
+      const single = await gw.send();
+      assert.equal(
+        single.status,
+        503,
+        `a send while the disk is full: ${summary([single])}\n${gw.serve.out().slice(-3000)}`,
+      );
       assert.equal((await gw.call('GET', '/readyz')).status, 503, '/readyz while the disk is full');
       assert.equal((await gw.call('GET', '/healthz')).status, 200, '/healthz while the disk is full');
 
