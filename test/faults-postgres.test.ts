@@ -16,7 +16,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/services/context.js';
 import { loadDemo } from '../src/services/demo.js';
 import { freePort } from './fixtures/delivery-support.js';
-import { callGateway, ok, type Answer } from './support/faultAnswers.js';
+import { callGateway, ok, summary, type Answer } from './support/faultAnswers.js';
 import { ownPostgresUnavailable, startOwnPostgres, type OwnPostgres } from './support/ownServices.js';
 import { assertAlive, healthy, startProcess, stopProcess, type Proc } from './support/processes.js';
 
@@ -156,19 +156,17 @@ describe('PostgreSQL goes away under an API and a worker process (issue 34)', { 
       alive();
 
       const by = (s: Answer['status']) => answers.filter((a) => a.status === s);
-      const summary = [...new Set(answers.map((a) => `${a.status}${a.code ? ` ${a.code}` : ''}`))]
-        .map((s) => `${s}: ${answers.filter((a) => `${a.status}${a.code ? ` ${a.code}` : ''}` === s).length}`)
-        .join(', ');
-      console.log(`# ${answers.length} requests (${before} before the restart): ${summary}`);
-      assert.equal(by('refused').length, 0, `refused at the socket: ${by('refused')[0]?.error} (${summary})`);
-      assert.equal(by(500).length, 0, `answered 500 (${summary})`);
+      const said = summary(answers);
+      console.log(`# ${answers.length} requests (${before} before the restart): ${said}`);
+      assert.equal(by('refused').length, 0, `refused at the socket: ${by('refused')[0]?.error} (${said})`);
+      assert.equal(by(500).length, 0, `answered 500 (${said})`);
       for (const a of answers.filter((x) => !ok(x))) {
-        assert.equal(a.status, 503, summary);
-        assert.equal(a.code, 'service_unavailable', summary);
+        assert.equal(a.status, 503, said);
+        assert.equal(a.code, 'service_unavailable', said);
         assert.ok(Number(a.retryAfter) >= 1, 'a 503 carries Retry-After');
       }
       const tail = answers.slice(tailFrom);
-      assert.ok(tail.length > 0 && tail.every(ok), `resumed after the restart (${summary})`);
+      assert.ok(tail.length > 0 && tail.every(ok), `resumed after the restart (${said})`);
       console.log(
         `# resumed: every request of the last 3 s answered 2xx; the restart was ${((Date.now() - restartedAt) / 1000).toFixed(0)} s before the end`,
       );
